@@ -1,0 +1,30 @@
+# Ghost: the two commands of the README, and a few helpers. Every target sets itself up first
+# (scripts/bootstrap.sh is idempotent: with nothing changed it takes seconds).
+SHELL := /bin/bash
+SCENARIO ?= drift_then_recovery
+ARGS ?=
+
+.PHONY: demo test bootstrap lint typecheck bench clean
+
+## The main job: set up if needed, run the closed loop as separate processes, record, verify.
+demo: bootstrap
+	@source scripts/env.sh && python scripts/run_closed_loop.py --scenario $(SCENARIO) $(ARGS)
+
+## The whole test suite: lint, strict typing, then every package's tests (unit, bag, real DDS).
+test: bootstrap
+	@bash scripts/test.sh $(ARGS)
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+lint: bootstrap
+	@source scripts/env.sh && ruff check .
+
+typecheck: bootstrap
+	@source scripts/env.sh && mypy --strict ghost_core/ghost_core && mypy --strict ghost_verify/ghost_verify
+
+bench: bootstrap
+	@source scripts/env.sh && python bench/run_all.py $(ARGS)
+
+clean:
+	rm -rf build install log

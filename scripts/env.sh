@@ -1,0 +1,16 @@
+# Source this file to use the no-ROS Ghost workspace: the venv's ROS 2 Jazzy and the colcon
+# install space (verify_*, ghost nodes, ghost_interfaces) on PATH/PYTHONPATH.
+# `source scripts/env.sh --no-install` sets up only the venv (used by bootstrap before building).
+_ghost_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+_ghost_venv=${GHOST_VENV:-$_ghost_root/.venv}
+export VIRTUAL_ENV=$_ghost_venv
+case ":$PATH:" in *":$_ghost_venv/bin:"*) ;; *) export PATH="$_ghost_venv/bin:$PATH" ;; esac
+export AMENT_PREFIX_PATH="$_ghost_venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+export CMAKE_PREFIX_PATH="$_ghost_venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+export RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
+if [ "${1:-}" != "--no-install" ] && [ -f "$_ghost_root/install/local_setup.bash" ]; then
+  # colcon's own setup script: AMENT_PREFIX_PATH, PYTHONPATH, PATH and library paths.
+  COLCON_CURRENT_PREFIX="$_ghost_root/install" source "$_ghost_root/install/local_setup.bash"
+fi
+mkdir -p "$_ghost_root/log"
+unset _ghost_root _ghost_venv
