@@ -1,0 +1,3 @@
+"""Ghost's closed loop as ROS 2 nodes: thin adapters over ghost_core."""
+
+__all__ = ['convert', 'frames', 'graph', 'launcher', 'sequencing']

@@ -1,0 +1,138 @@
+"""The closed-loop node graph, declared once: used by the ROS 2 launch file and the no-ROS runner.
+
+Both `launch/closed_loop.launch.py` and `ghost_nodes.launcher` build their processes from
+``closed_loop_graph()``, so the two start the same nodes with the same parameter files,
+parameter overrides and remaps. No rclpy here: the launch file imports this module too.
+"""
+
+from collections.abc import Mapping
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+__all__ = ['GHOST_TOPICS', 'INPUT_TOPICS', 'NodeSpec', 'SCENARIOS', 'closed_loop_graph',
+           'expected_subscribers', 'overrides_yaml', 'ros_arguments']
+
+#: Default topic names and types of SPEC section 2 (all remappable).
+INPUT_TOPICS: Mapping[str, str] = {
+    '/state/nav': 'nav_msgs/msg/Odometry',
+    '/observations': 'geometry_msgs/msg/PoseWithCovarianceStamped',
+}
+GHOST_TOPICS: Mapping[str, str] = {
+    '/self_assessment': 'ghost_interfaces/msg/BeliefSelfAssessment',
+    '/predictions': 'ghost_interfaces/msg/ForwardPrediction',
+    '/prediction_outcomes': 'ghost_interfaces/msg/PredictionOutcome',
+    '/self_assessment/calibrated': 'ghost_interfaces/msg/CalibratedSelfAssessment',
+    '/decisions': 'ghost_interfaces/msg/DecisionRationale',
+    '/actuations': 'ghost_interfaces/msg/ActionEmission',
+}
+
+SCENARIOS = ('smoke', 'drift_then_recovery', 'nominal', 'dropout')
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One process of the graph."""
+
+    name: str
+    executable: str
+    package: str = 'ghost_nodes'
+    param_files: tuple[str, ...] = ()
+    parameters: Mapping[str, object] = field(default_factory=dict)
+    remaps: tuple[tuple[str, str], ...] = ()
+    subscribes: tuple[str, ...] = ()
+    publishes: tuple[str, ...] = ()
+
+
+# Which node subscribes to / publishes which default topic.
+_WIRING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ('scenario', (), ('/state/nav', '/observations')),
+    ('self_assessor', ('/state/nav',), ('/self_assessment',)),
+    ('forward_predictor', ('/state/nav',), ('/predictions',)),
+    ('outcome_evaluator', ('/state/nav', '/predictions', '/observations'),
+     ('/prediction_outcomes',)),
+    ('calibrator', ('/self_assessment', '/prediction_outcomes'), ('/self_assessment/calibrated',)),
+    ('decision_policy', ('/self_assessment/calibrated',), ('/decisions',)),
+    ('action_emitter', ('/decisions',), ('/actuations',)),
+)
+
+
+def closed_loop_graph(
+    config_dir: Path | str,
+    scenario: str = 'drift_then_recovery',
+    record: bool = True,
+    bag_path: str = '',
+    with_scenario: bool = True,
+    remaps: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Mapping[str, object]] | None = None,
+) -> list[NodeSpec]:
+    """The processes of the closed loop.
+
+    ``config_dir`` holds ghost.yaml (every node's defaults) and scenarios/<scenario>.yaml (the
+    scenario's parameters). ``remaps`` maps default topic names to the stack's own (e.g.
+    ``{'/state/nav': '/ekf/odom'}``); ``overrides`` maps node name to parameter overrides;
+    ``with_scenario`` False leaves the simulator out (a real estimator provides the inputs).
+    """
+    if scenario not in SCENARIOS:
+        raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
+    config = Path(config_dir)
+    files = (str(config / 'ghost.yaml'), str(config / 'scenarios' / f'{scenario}.yaml'))
+    remap_pairs = tuple(sorted((remaps or {}).items()))
+    overrides = overrides or {}
+    specs: list[NodeSpec] = []
+    for name, subs, pubs in _WIRING:
+        if name == 'scenario' and not with_scenario:
+            continue
+        params: dict[str, object] = dict(overrides.get(name, {}))
+        if name == 'scenario':
+            params.setdefault('scenario', scenario)
+        # The scenario waits for the whole graph, so it resolves every topic name.
+        used = set(subs) | set(pubs) if name != 'scenario' else set(INPUT_TOPICS) | set(
+            GHOST_TOPICS)
+        specs.append(NodeSpec(
+            name=name, executable=name, param_files=files, parameters=params,
+            remaps=tuple(pair for pair in remap_pairs if pair[0] in used),
+            subscribes=subs, publishes=pubs))
+    if record:
+        topics = (*INPUT_TOPICS, *GHOST_TOPICS)
+        params = {'output': bag_path, **overrides.get('recorder', {})}
+        specs.append(NodeSpec(
+            name='recorder', executable='recorder', param_files=files, parameters=params,
+            remaps=tuple(pair for pair in remap_pairs if pair[0] in topics),
+            subscribes=topics))
+    counts = expected_subscribers(specs)
+    return [replace(spec, parameters={
+        'expected_subscribers': [f'{topic}={n}' for topic, n in sorted(counts.items())],
+        **spec.parameters}) if spec.name == 'scenario' else spec for spec in specs]
+
+
+def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:
+    """How many subscriptions each default topic has in the graph (the scenario waits for
+    them before its first cycle, so nothing published is lost to discovery)."""
+    counts: dict[str, int] = {}
+    for spec in specs:
+        for topic in spec.subscribes:
+            counts[topic] = counts.get(topic, 0) + 1
+    return counts
+
+
+def ros_arguments(spec: NodeSpec, overrides_file: str | None = None) -> list[str]:
+    """The ``--ros-args`` of one process: node name, parameter files, remaps.
+
+    ``spec.parameters`` must be passed as ``overrides_file``, a YAML file scoped to the node
+    (see ``overrides_yaml``): a bare ``-p name:=value`` is global and loses against the
+    node-scoped values of the parameter files, while launch_ros passes them node-scoped too.
+    """
+    args = ['--ros-args', '-r', f'__node:={spec.name}']
+    for path in spec.param_files:
+        args += ['--params-file', path]
+    if overrides_file is not None:
+        args += ['--params-file', overrides_file]
+    for src, dst in spec.remaps:
+        args += ['-r', f'{src}:={dst}']
+    return args
+
+
+def overrides_yaml(spec: NodeSpec) -> str:
+    """A parameter file holding ``spec.parameters`` for the node ``spec.name`` (JSON is YAML)."""
+    return json.dumps({spec.name: {'ros__parameters': dict(spec.parameters)}}, indent=2) + '\n'

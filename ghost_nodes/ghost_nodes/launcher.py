@@ -1,0 +1,105 @@
+"""Start the closed-loop graph as separate processes without ROS 2's launch tools.
+
+This is the no-ROS twin of launch/closed_loop.launch.py: both take their processes from
+``ghost_nodes.graph.closed_loop_graph``. Each node runs as its own process (the executable
+colcon installed under lib/ghost_nodes), in its own session so the whole graph can be stopped.
+"""
+
+from collections.abc import Mapping, Sequence
+import os
+from pathlib import Path
+import shutil
+import signal
+import subprocess
+import time
+from typing import IO
+
+from ghost_nodes.graph import NodeSpec, overrides_yaml, ros_arguments
+
+__all__ = ['GraphProcesses', 'executable_path']
+
+
+def executable_path(spec: NodeSpec) -> str:
+    """The installed executable of a node (lib/<package>/<executable> in an install prefix)."""
+    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
+        if not prefix:
+            continue
+        candidate = Path(prefix) / 'lib' / spec.package / spec.executable
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which(spec.executable)
+    if found:
+        return found
+    raise FileNotFoundError(f'executable {spec.executable!r} of package {spec.package!r} not '
+                            'found on AMENT_PREFIX_PATH: build the workspace and source '
+                            'scripts/env.sh (or install/setup.bash)')
+
+
+class GraphProcesses:
+    """The processes of one graph; stop() ends them, the recorder last so it loses nothing."""
+
+    def __init__(self, specs: Sequence[NodeSpec], log_dir: Path,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.specs = list(specs)
+        self.log_dir = log_dir
+        self.env = dict(env if env is not None else os.environ)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._logs: list[IO[bytes]] = []
+
+    def start(self) -> None:
+        """Start every process (the recorder first, so it is ready before any cycle)."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        ordered = sorted(self.specs, key=lambda s: (s.name != 'recorder', s.name == 'scenario'))
+        for spec in ordered:
+            overrides = self.log_dir / f'{spec.name}.params.yaml'
+            overrides.write_text(overrides_yaml(spec))
+            argv = [executable_path(spec), *ros_arguments(spec, str(overrides))]
+            log = (self.log_dir / f'{spec.name}.log').open('wb')
+            self._logs.append(log)
+            self.procs[spec.name] = subprocess.Popen(  # noqa: S603
+                argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+
+    def failed(self) -> dict[str, int]:
+        """Processes that have already exited, with their exit codes."""
+        return {name: p.returncode for name, p in self.procs.items() if p.poll() is not None}
+
+    def stop(self, drain_s: float = 0.5, timeout_s: float = 20.0) -> dict[str, int | None]:
+        """SIGINT every node, then the recorder after ``drain_s``; SIGKILL what hangs."""
+        others = [n for n in self.procs if n != 'recorder']
+        self._signal(others, signal.SIGINT)
+        self._wait(others, timeout_s)
+        if 'recorder' in self.procs:
+            time.sleep(drain_s)
+            self._signal(['recorder'], signal.SIGINT)
+            self._wait(['recorder'], timeout_s)
+        for log in self._logs:
+            log.close()
+        return {name: p.returncode for name, p in self.procs.items()}
+
+    def kill(self) -> None:
+        """SIGKILL every process group (cleanup after a failure)."""
+        self._signal(list(self.procs), signal.SIGKILL)
+        self._wait(list(self.procs), 5.0)
+
+    def _signal(self, names: Sequence[str], sig: int) -> None:
+        for name in names:
+            proc = self.procs[name]
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    pass
+
+    def _wait(self, names: Sequence[str], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        for name in names:
+            proc = self.procs[name]
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(timeout=5)

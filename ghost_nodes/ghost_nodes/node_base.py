@@ -1,0 +1,133 @@
+"""What every Ghost node shares: typed, validated parameters and the Jazzy run/shutdown pattern."""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+import sys
+from typing import Any
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+
+__all__ = ['GhostNode', 'ParamSpec', 'positive', 'at_least', 'non_negative', 'one_of', 'run']
+
+Check = Callable[[Any], str | None]
+
+
+def at_least(minimum: int | float) -> Check:
+    """A check that a number is >= ``minimum``."""
+    def check(value: Any) -> str | None:
+        return None if value >= minimum else f'must be >= {minimum}, got {value}'
+    return check
+
+
+def positive(value: Any) -> str | None:
+    """A check that a number is > 0."""
+    return None if value > 0 else f'must be > 0, got {value}'
+
+
+def non_negative(value: Any) -> str | None:
+    """A check that a number is >= 0."""
+    return None if value >= 0 else f'must be >= 0, got {value}'
+
+
+def one_of(choices: Sequence[str]) -> Check:
+    """A check that a string is one of ``choices``."""
+    def check(value: Any) -> str | None:
+        return None if value in choices else f'must be one of {sorted(choices)}, got {value!r}'
+    return check
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One declared parameter: name, typed default, description, validity checks."""
+
+    name: str
+    default: Any
+    description: str
+    checks: tuple[Check, ...] = ()
+    read_only: bool = False
+
+
+class GhostNode(Node):
+    """A node whose parameters are declared from specs, validated at start-up and on update.
+
+    Invalid start-up values raise ``ValueError`` naming the parameter (the process exits with a
+    one-line error); invalid ``set_parameters`` requests are refused with the same reason.
+    Subclasses override ``on_parameters_changed`` to rebuild their core configuration.
+    """
+
+    def __init__(self, node_name: str, specs: Sequence[ParamSpec]) -> None:
+        super().__init__(node_name)
+        self._specs = {spec.name: spec for spec in specs}
+        for spec in specs:
+            self.declare_parameter(spec.name, spec.default, ParameterDescriptor(
+                description=spec.description, read_only=spec.read_only))
+        for spec in specs:
+            reason = self._check(spec.name, self.get_parameter(spec.name).value)
+            if reason is not None:
+                raise ValueError(reason)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(lambda _params: self.on_parameters_changed())
+
+    def param(self, name: str) -> Any:
+        """The current value of a declared parameter."""
+        return self.get_parameter(name).value
+
+    def _check(self, name: str, value: Any) -> str | None:
+        spec = self._specs.get(name)
+        if spec is None:
+            return None
+        if type(value) is not type(spec.default) and not (
+                isinstance(spec.default, float) and isinstance(value, int)):
+            return (f'parameter {name} must be of type {type(spec.default).__name__}, '
+                    f'got {value!r}')
+        for check in spec.checks:
+            problem = check(value)
+            if problem is not None:
+                return f'parameter {name} {problem}'
+        return None
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        for p in params:
+            reason = self._check(p.name, p.value)
+            if reason is not None:
+                return SetParametersResult(successful=False, reason=reason)
+        try:
+            reason = self.validate_together({p.name: p.value for p in params})
+        except ValueError as err:
+            reason = str(err)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
+        return SetParametersResult(successful=True)
+
+    def on_parameters_changed(self) -> None:
+        """Rebuild whatever the node derived from its parameters (after an accepted update)."""
+
+    def validate_together(self, updates: dict[str, Any]) -> str | None:
+        """Cross-parameter checks for an update; return a reason to refuse it, or None."""
+        return None
+
+
+def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
+    """Run one node until shutdown (SIGINT/SIGTERM), following the Jazzy pattern."""
+    rclpy.init(args=args)
+    node: Node | None = None
+    try:
+        node = node_factory()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ValueError as err:
+        # Bad configuration: one line, no traceback.
+        print(f'error: {err}', file=sys.stderr)
+        if node is None:
+            rclpy.try_shutdown()
+            sys.exit(2)
+        raise
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()

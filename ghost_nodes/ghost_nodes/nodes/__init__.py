@@ -1,0 +1,1 @@
+"""The executables of the Ghost graph, one module each."""

@@ -1,0 +1,29 @@
+"""Action emitter node: the reference emission contract (/decisions -> /actuations)."""
+
+from ghost_core.loop import emit
+from ghost_core.wire import parse_decision_rationale, to_msg_dict
+from ghost_interfaces.msg import ActionEmission, DecisionRationale
+
+from ghost_nodes.convert import from_msg_dict, to_msg_dict as msg_to_dict
+from ghost_nodes.node_base import GhostNode, run
+from ghost_nodes.qos import GHOST_QOS
+
+__all__ = ['ActionEmitterNode', 'main']
+
+
+class ActionEmitterNode(GhostNode):
+    """For each decision, publishes the actuation that executes it, citing it by hash."""
+
+    def __init__(self) -> None:
+        super().__init__('action_emitter', ())
+        self._pub = self.create_publisher(ActionEmission, '/actuations', GHOST_QOS)
+        self.create_subscription(DecisionRationale, '/decisions', self._on_decision, GHOST_QOS)
+
+    def _on_decision(self, msg: DecisionRationale) -> None:
+        emission = emit(parse_decision_rationale(msg_to_dict(msg)))
+        self._pub.publish(from_msg_dict(ActionEmission, to_msg_dict(emission)))
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``action_emitter`` executable."""
+    run(ActionEmitterNode, args)

@@ -1,0 +1,30 @@
+"""Decision policy node: the reference policy on the adjusted level (/decisions)."""
+
+from ghost_core.loop import decide
+from ghost_core.wire import parse_calibrated, to_msg_dict
+from ghost_interfaces.msg import CalibratedSelfAssessment, DecisionRationale
+
+from ghost_nodes.convert import from_msg_dict, to_msg_dict as msg_to_dict
+from ghost_nodes.node_base import GhostNode, run
+from ghost_nodes.qos import GHOST_QOS
+
+__all__ = ['DecisionPolicyNode', 'main']
+
+
+class DecisionPolicyNode(GhostNode):
+    """For each calibrated assessment, publishes a DecisionRationale citing it by hash."""
+
+    def __init__(self) -> None:
+        super().__init__('decision_policy', ())
+        self._pub = self.create_publisher(DecisionRationale, '/decisions', GHOST_QOS)
+        self.create_subscription(CalibratedSelfAssessment, '/self_assessment/calibrated',
+                                 self._on_calibrated, GHOST_QOS)
+
+    def _on_calibrated(self, msg: CalibratedSelfAssessment) -> None:
+        rationale = decide(parse_calibrated(msg_to_dict(msg)))
+        self._pub.publish(from_msg_dict(DecisionRationale, to_msg_dict(rationale)))
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``decision_policy`` executable."""
+    run(DecisionPolicyNode, args)

@@ -1,0 +1,49 @@
+"""Forward predictor node: constant-velocity prediction of the next cycle (/predictions)."""
+
+from ghost_core.prediction import prediction_from_belief
+from ghost_core.wire import to_msg_dict
+from ghost_interfaces.msg import ForwardPrediction
+from nav_msgs.msg import Odometry
+
+from ghost_nodes.convert import from_msg_dict
+from ghost_nodes.frames import belief_sample
+from ghost_nodes.node_base import GhostNode, ParamSpec, non_negative, one_of, positive, run
+from ghost_nodes.qos import GHOST_QOS, input_qos
+
+__all__ = ['ForwardPredictorNode', 'main']
+
+PARAMS = (
+    ParamSpec('period_s', 0.1, 'Cycle period (s): the prediction horizon, i.e. the next '
+              'belief is expected period_s after this one.', (positive,)),
+    ParamSpec('process_noise', 0.01, 'Process noise Q (m^2/s per axis) added as Q*period to '
+              'the predicted position covariance.', (non_negative,)),
+    ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav "
+              "subscription: 'reliable' or 'best_effort'.", (one_of(('reliable', 'best_effort')),),
+              read_only=True),
+)
+
+
+class ForwardPredictorNode(GhostNode):
+    """For each belief at t, publishes the predicted position at t + period_s."""
+
+    def __init__(self) -> None:
+        super().__init__('forward_predictor', PARAMS)
+        self._pub = self.create_publisher(ForwardPrediction, '/predictions', GHOST_QOS)
+        self.create_subscription(Odometry, '/state/nav', self._on_belief,
+                                 input_qos(self.param('input_reliability')))
+
+    def _on_belief(self, msg: Odometry) -> None:
+        belief = belief_sample(msg)
+        prediction = prediction_from_belief(belief, round(self.param('period_s') * 1e9),
+                                            float(self.param('process_noise')))
+        if prediction is None:
+            # Not finite: nothing can be predicted; the next cycle's outcome says so.
+            self.get_logger().warning('belief not finite: no prediction',
+                                      throttle_duration_sec=5.0)
+            return
+        self._pub.publish(from_msg_dict(ForwardPrediction, to_msg_dict(prediction)))
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``forward_predictor`` executable."""
+    run(ForwardPredictorNode, args)

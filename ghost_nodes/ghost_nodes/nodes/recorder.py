@@ -1,0 +1,117 @@
+"""Recorder node: writes every ghost topic and the two inputs to a rosbag2-layout MCAP bag.
+
+Messages are recorded as received (serialized CDR, no decode), with the schemas embedded as
+ros2msg and the publishers' QoS in the channel metadata, like `ros2 bag record -s mcap`.
+A chunk is written when it reaches ``chunk_size`` bytes or its oldest message is
+``chunk_max_age_s`` old, and the file is then flushed to disk: a crash loses at most the chunk
+being filled (docs/reliability.md). On SIGINT/SIGTERM the bag is closed with its summary and
+metadata.yaml, so nothing received is lost.
+"""
+
+from datetime import datetime, timezone
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+from ament_index_python.packages import get_package_share_directory
+from ghost_verify.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
+from rclpy.qos import QoSProfile
+from rosbags.interfaces import (
+    Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime,
+)
+
+from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS
+from ghost_nodes.node_base import GhostNode, ParamSpec, at_least, positive, run
+from ghost_nodes.qos import GHOST_QOS
+
+__all__ = ['RecorderNode', 'main']
+
+_DEFAULT_TOPICS = [f'{topic}={type_name}' for topic, type_name in
+                   (*INPUT_TOPICS.items(), *GHOST_TOPICS.items())]
+
+PARAMS = (
+    ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
+              'directory). It must not exist yet.', read_only=True),
+    ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two inputs '
+              'and every ghost topic, by their default names; remaps apply).', read_only=True),
+    ParamSpec('chunk_size', 262144, f'Largest MCAP chunk in bytes (1..{MAX_CHUNK_SIZE}).',
+              (at_least(1), lambda v: None if v <= MAX_CHUNK_SIZE else
+               f'must be <= {MAX_CHUNK_SIZE}, got {v}'), read_only=True),
+    ParamSpec('chunk_max_age_s', 0.5, 'Oldest a chunk gets before it is written and the file '
+              'flushed (s).', (positive,), read_only=True),
+)
+
+
+def _qos_time(duration: Any) -> QosTime:
+    ns = int(duration.nanoseconds)
+    return QosTime(ns // 1_000_000_000, ns % 1_000_000_000)
+
+
+def _bag_qos(profile: QoSProfile) -> Qos:
+    """rosbags' Qos record of an rclpy QoS profile (for the channel metadata)."""
+    return Qos(
+        history=QosHistory(int(profile.history)), depth=int(profile.depth),
+        reliability=QosReliability(int(profile.reliability)),
+        durability=QosDurability(int(profile.durability)),
+        deadline=_qos_time(profile.deadline), lifespan=_qos_time(profile.lifespan),
+        liveliness=QosLiveliness(int(profile.liveliness)),
+        liveliness_lease_duration=_qos_time(profile.liveliness_lease_duration),
+        avoid_ros_namespace_conventions=bool(profile.avoid_ros_namespace_conventions))
+
+
+def _message_class(type_name: str) -> type:
+    package, kind, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{package}.{kind}'), name)  # type: ignore[no-any-return]
+
+
+class RecorderNode(GhostNode):
+    """Subscribes (serialized) to each topic and appends what arrives to the bag."""
+
+    def __init__(self) -> None:
+        super().__init__('recorder', PARAMS)
+        output = self.param('output') or datetime.now(timezone.utc).strftime(
+            'ghost_bag_%Y%m%dT%H%M%SZ')
+        msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
+        self._writer = GhostBagWriter(output, msg_dir, chunk_size=self.param('chunk_size'))
+        self._writer.open()
+        self._received = 0
+        self._topics: dict[str, str] = {}
+        for item in self.param('topics'):
+            topic, sep, type_name = item.partition('=')
+            if not sep or not type_name:
+                raise ValueError(f'parameter topics: {item!r} is not topic=pkg/msg/Type')
+            resolved = self.resolve_topic_name(topic)
+            self._topics[resolved] = type_name
+            self.create_subscription(_message_class(type_name), resolved,
+                                     self._callback(resolved, type_name), GHOST_QOS, raw=True)
+        self._declared: set[str] = set()
+        self.create_timer(self.param('chunk_max_age_s'), self._writer.flush)
+        self.get_logger().info(f'recording {len(self._topics)} topics to {output}')
+
+    def _callback(self, topic: str, type_name: str) -> Any:
+        def on_message(data: bytes) -> None:
+            if topic not in self._declared:
+                self._declared.add(topic)
+                infos = self.get_publishers_info_by_topic(topic)
+                self._writer.add_topic(topic, type_name, offered_qos_profiles=[
+                    _bag_qos(info.qos_profile) for info in infos])
+            self._writer.write(topic, type_name, data, self.get_clock().now().nanoseconds)
+            self._received += 1
+        return on_message
+
+    def close(self) -> None:
+        """Write the last chunk, the summary and metadata.yaml."""
+        self._writer.close()
+        self.get_logger().info(f'bag closed: {self._received} messages')
+
+    def destroy_node(self) -> None:
+        """Close the bag before the node goes away (also on SIGINT/SIGTERM)."""
+        self.close()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``recorder`` executable."""
+    os.environ.setdefault('PYTHONUNBUFFERED', '1')
+    run(RecorderNode, args)

@@ -1,0 +1,123 @@
+"""Scenario node: publishes a seeded simulated flight on /state/nav and /observations."""
+
+import time
+
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from ghost_core.scenarios import generate_scenario
+from nav_msgs.msg import Odometry
+
+from ghost_nodes.convert import time_from_ns
+from ghost_nodes.graph import SCENARIOS
+from ghost_nodes.node_base import GhostNode, ParamSpec, non_negative, one_of, run
+from ghost_nodes.qos import GHOST_QOS
+
+__all__ = ['ScenarioNode', 'main']
+
+PARAMS = (
+    ParamSpec('scenario', 'smoke', 'Scenario to play: ' + ', '.join(SCENARIOS) + '.',
+              (one_of(SCENARIOS),), read_only=True),
+    ParamSpec('seed', 0, 'Seed of the scenario (same seed, same flight).', (non_negative,),
+              read_only=True),
+    ParamSpec('cycles', 0, 'Number of cycles to play; 0 = the scenario\'s own length.',
+              (non_negative,), read_only=True),
+    ParamSpec('rate_hz', 0.0, 'Publication rate in wall-clock Hz; 0 = the scenario\'s own '
+              'period. Stamps always follow the scenario\'s simulated time.', (non_negative,)),
+    ParamSpec('frame_id', 'map', 'Frame of the published belief and observations.',
+              read_only=True),
+    ParamSpec('expected_subscribers', [''], 'topic=count pairs to wait for before the first '
+              'cycle (set by the launch file / runner from the graph).', read_only=True),
+    ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
+              (non_negative,), read_only=True),
+    ParamSpec('settle_s', 0.5, 'Pause after the graph is complete, so that every writer has '
+              'matched every reader before the first cycle.', (non_negative,), read_only=True),
+)
+
+
+class ScenarioNode(GhostNode):
+    """Plays one scenario: per cycle, an Odometry belief and (maybe) an observation."""
+
+    def __init__(self) -> None:
+        super().__init__('scenario', PARAMS)
+        cycles = self.param('cycles')
+        self._scenario = generate_scenario(self.param('scenario'), seed=self.param('seed'),
+                                           **({'cycles': cycles} if cycles else {}))
+        self._frame = self.param('frame_id')
+        self._state_pub = self.create_publisher(Odometry, '/state/nav', GHOST_QOS)
+        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, '/observations',
+                                              GHOST_QOS)
+        self._next = 0
+        self._started_wait = time.monotonic()
+        self._ready_at: float | None = None
+        self._timer = self.create_timer(0.05, self._wait_for_graph)
+
+    def _expected(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for item in self.param('expected_subscribers'):
+            if item:
+                topic, _, n = item.rpartition('=')
+                counts[self.resolve_topic_name(topic)] = int(n)
+        return counts
+
+    def _wait_for_graph(self) -> None:
+        now = time.monotonic()
+        if self._ready_at is None:
+            missing = {t: n for t, n in self._expected().items()
+                       if self.count_subscribers(t) < n}
+            waited = now - self._started_wait
+            if missing and waited < self.param('wait_for_graph_s'):
+                return
+            if missing:
+                self.get_logger().warning(f'starting without the whole graph after {waited:.1f}s:'
+                                          f' missing subscribers {missing}')
+            self._ready_at = now
+        if now - self._ready_at < self.param('settle_s'):
+            return
+        self._timer.cancel()
+        rate = self.param('rate_hz')
+        period_s = 1.0 / rate if rate > 0 else self._scenario.parameters.period_ns / 1e9
+        self.get_logger().info(f'playing {self._scenario.name!r}: {len(self._scenario.cycles)} '
+                               f'cycles every {period_s * 1e3:.1f} ms')
+        self._timer = self.create_timer(period_s, self._publish_cycle)
+
+    def _publish_cycle(self) -> None:
+        if self._next >= len(self._scenario.cycles):
+            self._timer.cancel()
+            self.get_logger().info('scenario complete')
+            return
+        cycle = self._scenario.cycles[self._next]
+        self._next += 1
+        stamp = time_from_ns(cycle.stamp_ns)
+        if cycle.observation is not None:
+            # The observation goes first: it is usually needed as soon as the belief is.
+            obs = PoseWithCovarianceStamped()
+            obs.header.stamp.sec, obs.header.stamp.nanosec = stamp['sec'], stamp['nanosec']
+            obs.header.frame_id = self._frame
+            (obs.pose.pose.position.x, obs.pose.pose.position.y,
+             obs.pose.pose.position.z) = cycle.observation.position
+            obs.pose.pose.orientation.w = 1.0
+            # The fix gives position only: its 3x3 block; orientation rows stay zero.
+            cov = [0.0] * 36
+            for i in range(3):
+                for j in range(3):
+                    cov[i * 6 + j] = float(cycle.observation.covariance[i * 3 + j])
+            obs.pose.covariance = cov
+            self._obs_pub.publish(obs)
+        odom = Odometry()
+        odom.header.stamp.sec, odom.header.stamp.nanosec = stamp['sec'], stamp['nanosec']
+        odom.header.frame_id = self._frame
+        odom.child_frame_id = 'base_link'
+        (odom.pose.pose.position.x, odom.pose.pose.position.y,
+         odom.pose.pose.position.z) = cycle.belief.position
+        (odom.pose.pose.orientation.x, odom.pose.pose.orientation.y,
+         odom.pose.pose.orientation.z, odom.pose.pose.orientation.w) = \
+            cycle.belief.orientation_xyzw
+        odom.pose.covariance = [float(v) for v in cycle.belief.pose_covariance]
+        (odom.twist.twist.linear.x, odom.twist.twist.linear.y,
+         odom.twist.twist.linear.z) = cycle.belief.velocity
+        odom.twist.covariance = [float(v) for v in cycle.belief.twist_covariance]
+        self._state_pub.publish(odom)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``scenario`` executable."""
+    run(ScenarioNode, args)

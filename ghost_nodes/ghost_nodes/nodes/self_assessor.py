@@ -1,0 +1,65 @@
+"""Self-assessor node: judges each belief's covariance (/state/nav -> /self_assessment)."""
+
+from ghost_core.assessment import BlockThresholds, ThresholdsConfig, assess_belief
+from ghost_core.wire import to_msg_dict
+from ghost_interfaces.msg import BeliefSelfAssessment
+from nav_msgs.msg import Odometry
+
+from ghost_nodes.convert import from_msg_dict, stamp_ns
+from ghost_nodes.node_base import GhostNode, ParamSpec, one_of, positive, run
+from ghost_nodes.qos import GHOST_QOS, input_qos
+
+__all__ = ['SelfAssessorNode', 'main']
+
+_BLOCKS = (('position', 'm', 0.5, 2.0), ('velocity', 'm/s', 0.5, 2.0),
+           ('orientation', 'rad', 0.1, 0.35))
+
+PARAMS = (
+    *(spec for block, unit, known, uncertain in _BLOCKS for spec in (
+        ParamSpec(f'{block}_known_max_std', known,
+                  f'Largest 1-sigma {block} std ({unit}) still judged KNOWN.', (positive,)),
+        ParamSpec(f'{block}_uncertain_max_std', uncertain,
+                  f'Largest 1-sigma {block} std ({unit}) still judged UNCERTAIN '
+                  '(beyond it: UNKNOWN).', (positive,)))),
+    ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav "
+              "subscription: 'reliable' or 'best_effort'.", (one_of(('reliable', 'best_effort')),),
+              read_only=True),
+)
+
+
+class SelfAssessorNode(GhostNode):
+    """Publishes one BeliefSelfAssessment per belief, with the thresholds' content address."""
+
+    def __init__(self) -> None:
+        super().__init__('self_assessor', PARAMS)
+        self.on_parameters_changed()
+        self._pub = self.create_publisher(BeliefSelfAssessment, '/self_assessment', GHOST_QOS)
+        self.create_subscription(Odometry, '/state/nav', self._on_belief,
+                                 input_qos(self.param('input_reliability')))
+
+    def on_parameters_changed(self) -> None:
+        self._thresholds = self._build({})
+
+    def _build(self, updates: dict[str, object]) -> ThresholdsConfig:
+        def value(name: str) -> float:
+            return float(updates.get(name, self.param(name)))  # type: ignore[arg-type]
+        return ThresholdsConfig(**{
+            block: BlockThresholds(value(f'{block}_known_max_std'),
+                                   value(f'{block}_uncertain_max_std'))
+            for block, *_ in _BLOCKS})
+
+    def validate_together(self, updates: dict[str, object]) -> str | None:
+        self._build(updates)  # raises ConfigError (a ValueError) naming the bad threshold
+        return None
+
+    def _on_belief(self, msg: Odometry) -> None:
+        assessment = assess_belief(
+            stamp_ns(msg.header.stamp), msg.header.frame_id,
+            [float(v) for v in msg.pose.covariance], [float(v) for v in msg.twist.covariance],
+            self._thresholds)
+        self._pub.publish(from_msg_dict(BeliefSelfAssessment, to_msg_dict(assessment)))
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``self_assessor`` executable."""
+    run(SelfAssessorNode, args)

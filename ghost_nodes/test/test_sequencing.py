@@ -1,0 +1,142 @@
+"""The outcome sequencer and calibration joiner decide cycles the same way in any arrival order."""
+
+import itertools
+import random
+
+from hypothesis import given, settings, strategies as st
+import pytest
+
+from ghost_nodes.sequencing import CalibrationJoiner, OutcomeSequencer, StampedOutcome
+
+P = 100  # period, ns
+
+
+def _feed(events: list[tuple[str, int]], grace: int = 3) -> list[tuple[int, object, object]]:
+    seq: OutcomeSequencer[str, str] = OutcomeSequencer(grace_cycles=grace, tolerance_ns=P // 2)
+    out = []
+    for kind, stamp in events:
+        if kind == 'belief':
+            done = seq.on_belief(stamp)
+        elif kind == 'prediction':
+            done = seq.on_prediction(stamp, f'pred@{stamp}')
+        else:
+            done = seq.on_observation(stamp, f'obs@{stamp}')
+        out += [(c.stamp_ns, c.prediction, c.observation) for c in done]
+    return out
+
+
+def _streams(cycles: int, observed: set[int]) -> dict[str, list[tuple[str, int]]]:
+    """Per-topic FIFO streams of a run: beliefs 1..n, predictions for 2..n+1, observations."""
+    return {
+        'belief': [('belief', t * P) for t in range(1, cycles + 1)],
+        'prediction': [('prediction', (t + 1) * P) for t in range(1, cycles + 1)],
+        'observation': [('observation', t * P) for t in range(1, cycles + 1) if t in observed],
+    }
+
+
+def _interleave(streams: dict[str, list[tuple[str, int]]], rng: random.Random,
+                grace: int = 3) -> list:
+    """A random merge that keeps each topic's own order (what DDS guarantees) and delivers a
+    cycle's prediction and observation before the belief ``grace`` cycles later (the
+    sequencer's documented assumption)."""
+    queues = {k: list(v) for k, v in streams.items()}
+    merged = []
+    while any(queues.values()):
+        choices = [k for k, v in queues.items() if v]
+        if queues['belief']:
+            next_belief = queues['belief'][0][1]
+            late = any(q and q[0][1] <= next_belief - grace * P
+                       for k, q in queues.items() if k != 'belief')
+            if late and len(choices) > 1:
+                choices.remove('belief')
+        k = rng.choice(choices)
+        merged.append(queues[k].pop(0))
+    return merged
+
+
+def test_in_order_run_pairs_every_cycle() -> None:
+    streams = _streams(5, observed={1, 2, 3, 4, 5})
+    events = list(itertools.chain.from_iterable(
+        zip(streams['observation'], streams['belief'], streams['prediction'])))
+    out = _feed(events)
+    assert [s for s, *_ in out] == [100, 200, 300, 400, 500]
+    assert out[0] == (100, None, 'obs@100')  # the first cycle has no prediction
+    assert out[1] == (200, 'pred@200', 'obs@200')
+
+
+@settings(max_examples=200, deadline=None)
+@given(cycles=st.integers(2, 12), seed=st.integers(0, 10_000),
+       dropped=st.sets(st.integers(1, 11), max_size=4))
+def test_any_fifo_interleaving_gives_the_same_cycles(cycles: int, seed: int,
+                                                     dropped: set[int]) -> None:
+    """Same streams, any cross-topic order: the same resolved cycles, in cycle order."""
+    observed = set(range(1, cycles + 1)) - dropped | {cycles}
+    streams = _streams(cycles, observed)
+    reference = _feed(_interleave(streams, random.Random(0)))
+    shuffled = _feed(_interleave(streams, random.Random(seed)))
+    # Trailing cycles may still wait for later input; what is resolved must agree.
+    n = min(len(reference), len(shuffled))
+    assert shuffled[:n] == reference[:n]
+    assert [s for s, *_ in shuffled] == sorted(s for s, *_ in shuffled)
+    for stamp, pred, obs in shuffled:
+        t = stamp // P
+        assert (obs is not None) == (t in observed)
+        assert (pred is None) == (t == 1)
+
+
+def test_missing_observation_is_resolved_by_the_next_one() -> None:
+    out = _feed([('belief', 100), ('belief', 200), ('prediction', 200), ('observation', 100),
+                 ('observation', 300)])
+    assert out == [(100, None, 'obs@100'), (200, 'pred@200', None)]
+
+
+def test_grace_cycles_bound_the_wait_for_a_missing_input() -> None:
+    events = [('belief', 100), ('observation', 100)] + [('belief', t * P) for t in (2, 3, 4, 5)]
+    out = _feed(events, grace=3)
+    assert out == [(100, None, 'obs@100'), (200, None, None)]
+
+
+def test_repeated_or_old_beliefs_are_not_new_cycles() -> None:
+    seq: OutcomeSequencer[str, str] = OutcomeSequencer(grace_cycles=3, tolerance_ns=50)
+    seq.on_belief(200)
+    assert seq.on_belief(200) == [] and seq.on_belief(100) == []
+    assert seq.pending_cycles == 1
+
+
+def test_sequencer_rejects_bad_configuration() -> None:
+    with pytest.raises(ValueError, match='grace_cycles'):
+        OutcomeSequencer(grace_cycles=0, tolerance_ns=1)
+
+
+def _outcome(t: int, observed: bool = True) -> StampedOutcome[str]:
+    return StampedOutcome(t, observed, f'o{t}')
+
+
+def test_joiner_waits_for_the_cycles_own_outcome() -> None:
+    joiner: CalibrationJoiner[str, str] = CalibrationJoiner(max_history=3)
+    assert joiner.on_assessment(1, 'r1') == []
+    assert joiner.on_outcome(_outcome(1)) == [('r1', ['o1'])]
+    assert joiner.on_outcome(_outcome(2)) == []
+    assert joiner.on_outcome(_outcome(3)) == []
+    # The outcome came before the assessment: released at once, with outcomes <= t only.
+    assert joiner.on_assessment(2, 'r2') == [('r2', ['o1', 'o2'])]
+    assert joiner.on_assessment(3, 'r3') == [('r3', ['o1', 'o2', 'o3'])]
+
+
+def test_joiner_keeps_only_the_window_of_old_outcomes() -> None:
+    joiner: CalibrationJoiner[str, str] = CalibrationJoiner(max_history=2)
+    for t in range(1, 50):
+        joiner.on_assessment(t, f'r{t}')
+        (raw, outcomes), = joiner.on_outcome(_outcome(t, observed=t % 3 != 0))
+        assert raw == f'r{t}'
+        observed_before = [f'o{s}' for s in range(1, t) if s % 3 != 0][-2:]
+        assert outcomes[:-1][-2:] == observed_before[-len(outcomes[:-1][-2:]):] or not outcomes[:-1]
+        assert outcomes[-1] == f'o{t}'
+        assert len(outcomes) <= 3
+
+
+def test_joiner_drops_an_assessment_whose_outcome_can_no_longer_come() -> None:
+    joiner: CalibrationJoiner[str, str] = CalibrationJoiner(max_history=4)
+    joiner.on_outcome(_outcome(5))
+    assert joiner.on_assessment(3, 'r3') == []
+    assert joiner.dropped == [3]

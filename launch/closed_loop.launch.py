@@ -1,0 +1,69 @@
+"""Launch Ghost's closed loop: the node graph of ghost_nodes.graph, optionally recorded.
+
+    ros2 launch ghost closed_loop.launch.py scenario:=drift_then_recovery record:=true
+    ros2 launch ghost closed_loop.launch.py use_scenario:=false state_topic:=/ekf/odom \
+        observations_topic:=/rtk/pose
+
+The graph (nodes, parameter files, parameter overrides, remaps) comes from
+ghost_nodes.graph.closed_loop_graph, the same function the no-ROS runner uses.
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from ghost_nodes.graph import closed_loop_graph, SCENARIOS
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def _truthy(text: str) -> bool:
+    return text.strip().lower() in ('1', 'true', 'yes', 'on')
+
+
+def _graph(context, *args, **kwargs):
+    config_dir = LaunchConfiguration('config_dir').perform(context) or os.path.join(
+        get_package_share_directory('ghost'), 'config')
+    remaps = {}
+    for default, arg in (('/state/nav', 'state_topic'), ('/observations', 'observations_topic')):
+        value = LaunchConfiguration(arg).perform(context)
+        if value and value != default:
+            remaps[default] = value
+    specs = closed_loop_graph(
+        config_dir,
+        scenario=LaunchConfiguration('scenario').perform(context),
+        record=_truthy(LaunchConfiguration('record').perform(context)),
+        bag_path=LaunchConfiguration('bag').perform(context),
+        with_scenario=_truthy(LaunchConfiguration('use_scenario').perform(context)),
+        remaps=remaps)
+    return [
+        Node(package=spec.package, executable=spec.executable, name=spec.name,
+             parameters=[*spec.param_files, dict(spec.parameters)],
+             remappings=list(spec.remaps), output='screen')
+        for spec in specs
+    ]
+
+
+def generate_launch_description() -> LaunchDescription:
+    return LaunchDescription([
+        DeclareLaunchArgument('scenario', default_value='drift_then_recovery',
+                              choices=list(SCENARIOS),
+                              description='Scenario the simulator plays.'),
+        DeclareLaunchArgument('use_scenario', default_value='true',
+                              description='Start the simulator; false when a real estimator '
+                                          'and position fix publish the inputs.'),
+        DeclareLaunchArgument('record', default_value='false',
+                              description='Start the recorder (rosbag2-layout MCAP bag).'),
+        DeclareLaunchArgument('bag', default_value='',
+                              description="Bag directory for the recorder ('' = "
+                                          'ghost_bag_<UTC time>).'),
+        DeclareLaunchArgument('state_topic', default_value='/state/nav',
+                              description='Topic of the estimator odometry (belief).'),
+        DeclareLaunchArgument('observations_topic', default_value='/observations',
+                              description='Topic of the independent position fix.'),
+        DeclareLaunchArgument('config_dir', default_value='',
+                              description='Folder with ghost.yaml and scenarios/ '
+                                          "('' = share/ghost/config)."),
+        OpaqueFunction(function=_graph),
+    ])
