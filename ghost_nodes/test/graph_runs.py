@@ -1,0 +1,59 @@
+"""Helpers for the real-process tests: run the graph, read what the bag holds."""
+
+from collections import defaultdict
+import json
+from pathlib import Path
+import subprocess
+import sys
+
+from ghost_core.calibration import drift_condition
+from ghost_core.levels import SelfAssessmentLevel
+from ghost_verify.bag import GhostBag
+from mcap.reader import make_reader
+import yaml
+
+GHOST_RUN = [sys.executable, '-c', 'import sys; from ghost_nodes.run import main; sys.exit(main())']
+
+
+def run_main_job(scenario: str, run_dir: Path, env: dict[str, str],
+                 timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
+    """Run ghost_run (the README's main job) and return its completed process."""
+    return subprocess.run([*GHOST_RUN, '--scenario', scenario, '--run-dir', str(run_dir)],
+                          env=env, text=True, capture_output=True, timeout=timeout,
+                          check=False)
+
+
+def payloads_by_topic(bag: Path) -> dict[str, list[bytes]]:
+    """The raw CDR payloads of every topic, in recorded order, files in metadata order."""
+    meta = yaml.safe_load((bag / 'metadata.yaml').read_text())
+    files = meta['rosbag2_bagfile_information']['relative_file_paths']
+    out: dict[str, list[bytes]] = defaultdict(list)
+    for name in files:
+        with (bag / name).open('rb') as stream:
+            for _schema, channel, message in make_reader(stream).iter_messages(log_time_order=False):
+                out[channel.topic].append(bytes(message.data))
+    return dict(out)
+
+
+def cycle_table(bag: Path) -> list[dict[str, object]]:
+    """Per cycle: counts of each ghost message and which precondition held."""
+    rows = []
+    for cycle in GhostBag(bag).cycles():
+        row: dict[str, object] = {
+            'stamp_ns': cycle.stamp_ns, 'calibrated': len(cycle.calibrated),
+            'rationales': len(cycle.rationales), 'actuations': len(cycle.actuations),
+            'raw': len(cycle.raw_assessments)}
+        if cycle.calibrated:
+            c = cycle.calibrated[0]
+            drift = drift_condition(c.outcomes_considered, c.count_beyond_3_std,
+                                    c.count_beyond_5_std, c.min_outcomes, c.downgrade_threshold)
+            row['baud'] = drift
+            row['erur'] = not drift and c.raw_overall_level == SelfAssessmentLevel.KNOWN
+        if cycle.actuations:
+            row['decision'] = cycle.actuations[0].decision_kind
+        rows.append(row)
+    return rows
+
+
+def reports(run_dir: Path) -> dict[str, object]:
+    return json.loads((run_dir / 'reports.json').read_text())  # type: ignore[no-any-return]
