@@ -35,7 +35,9 @@ class ProcessGroup:
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen[str]] = []
 
-    def start(self, argv: list[str], env: dict[str, str], **kwargs: object) -> subprocess.Popen[str]:
+    def start(self, argv: list[str], env: dict[str, str],
+              **kwargs: object) -> subprocess.Popen[str]:
+        """Start ``argv`` in a new session, stdout/stderr piped unless given."""
         proc: subprocess.Popen[str] = subprocess.Popen(  # noqa: S603
             argv, env=env, text=True, start_new_session=True,
             stdout=kwargs.pop('stdout', subprocess.PIPE),  # type: ignore[arg-type]
@@ -45,6 +47,7 @@ class ProcessGroup:
         return proc
 
     def stop_all(self) -> None:
+        """SIGINT every process group, then SIGKILL whatever is left."""
         for proc in self.procs:
             if proc.poll() is None:
                 try:

@@ -11,11 +11,12 @@ ghost_nodes.graph.closed_loop_graph, the same function the no-ROS runner uses.
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from ghost_nodes.graph import closed_loop_graph, SCENARIOS
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+from ghost_nodes.graph import closed_loop_graph, SCENARIOS
 
 
 def _truthy(text: str) -> bool:
@@ -46,6 +47,7 @@ def _graph(context, *args, **kwargs):
 
 
 def generate_launch_description() -> LaunchDescription:
+    """Declare the arguments; the graph itself is built once they are known."""
     return LaunchDescription([
         DeclareLaunchArgument('scenario', default_value='drift_then_recovery',
                               choices=list(SCENARIOS),

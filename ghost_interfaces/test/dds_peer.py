@@ -3,9 +3,10 @@
 import json
 import sys
 
-from ghost_interfaces.msg import BeliefSelfAssessment, CalibratedSelfAssessment
 import rclpy
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
+
+from ghost_interfaces.msg import BeliefSelfAssessment, CalibratedSelfAssessment
 
 QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
                  durability=QoSDurabilityPolicy.VOLATILE,

@@ -2,9 +2,10 @@
 
 import math
 
-import pytest
-
 from builtin_interfaces.msg import Time
+import pytest
+from rclpy.serialization import deserialize_message, serialize_message
+
 from ghost_interfaces.msg import (
     ActionEmission,
     ActuatorCommand,
@@ -17,7 +18,6 @@ from ghost_interfaces.msg import (
     ForwardPrediction,
     PredictionOutcome,
 )
-from rclpy.serialization import deserialize_message, serialize_message
 
 SHA = 'ab' * 32
 

@@ -4,7 +4,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from ghost_core.samples import BeliefSample
-
 from ghost_nodes.convert import stamp_ns
 
 __all__ = ['belief_sample', 'body_twist_in_parent', 'rotation_matrix']

@@ -6,8 +6,8 @@ parameter overrides and remaps. No rclpy here: the launch file imports this modu
 """
 
 from collections.abc import Mapping
-import json
 from dataclasses import dataclass, field, replace
+import json
 from pathlib import Path
 
 __all__ = ['GHOST_TOPICS', 'INPUT_TOPICS', 'NodeSpec', 'SCENARIOS', 'closed_loop_graph',
@@ -107,8 +107,10 @@ def closed_loop_graph(
 
 
 def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:
-    """How many subscriptions each default topic has in the graph (the scenario waits for
-    them before its first cycle, so nothing published is lost to discovery)."""
+    """Count the subscriptions of each default topic in the graph.
+
+    The scenario waits for them before its first cycle, so nothing is lost to discovery.
+    """
     counts: dict[str, int] = {}
     for spec in specs:
         for topic in spec.subscribes:

@@ -5,11 +5,11 @@ from dataclasses import dataclass
 import sys
 from typing import Any
 
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 
 __all__ = ['GhostNode', 'ParamSpec', 'positive', 'at_least', 'non_negative', 'one_of', 'run']
 

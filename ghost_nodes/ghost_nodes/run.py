@@ -8,7 +8,7 @@ verifier found a violation or a broken chain; 2 for a usage error; 3 when the ru
 """
 
 import argparse
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 import os
 from pathlib import Path
 import subprocess
@@ -50,8 +50,8 @@ def _parser() -> argparse.ArgumentParser:
 def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float) -> int:
     """Count actuations on /actuations until ``expected_cycles`` or timeout; return the count."""
     import rclpy
-    from ghost_interfaces.msg import ActionEmission
 
+    from ghost_interfaces.msg import ActionEmission
     from ghost_nodes.qos import GHOST_QOS
 
     rclpy.init()
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     from ghost_core.scenarios import generate_scenario
 
     scenario = generate_scenario(args.scenario, seed=args.seed)
-    stamp = datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')
+    stamp = datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')
     run_dir = (args.run_dir or Path('runs') / f'{args.scenario}-{stamp}').resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         print(f'error: run folder {run_dir} exists and is not empty', file=sys.stderr)
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
               f'(log: {run_dir / "logs" / "recorder.log"})', file=sys.stderr)
         return 3
     reports = run_dir / 'reports.json'
-    verdict = subprocess.run([sys.executable, '-c', 'import sys; from ghost_verify.cli import verify_all; sys.exit(verify_all())', str(bag),
+    verdict = subprocess.run([sys.executable, '-m', 'ghost_verify', str(bag),
                               '--json', str(reports)], check=False)  # noqa: S603
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
     if got < len(scenario.cycles):

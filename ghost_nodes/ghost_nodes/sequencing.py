@@ -69,8 +69,10 @@ class OutcomeSequencer(Generic[P, O]):
         return len(self._pending)
 
     def on_belief(self, stamp_ns: int) -> list[CycleInputs[P, O]]:
-        """Register a new cycle; returns the cycles this completes. Old or repeated stamps are
-        ignored (returned list empty) since they are not new cycles."""
+        """Register a new cycle and return the cycles this completes.
+
+        Old or repeated stamps are not new cycles: they are ignored (nothing returned).
+        """
         if self._last_belief_ns is not None and stamp_ns <= self._last_belief_ns:
             return []
         if self._first_belief_ns is None:

@@ -6,13 +6,15 @@ from pathlib import Path
 import subprocess
 import sys
 
-from ghost_core.calibration import drift_condition
-from ghost_core.levels import SelfAssessmentLevel
-from ghost_verify.bag import GhostBag
 from mcap.reader import make_reader
 import yaml
 
-GHOST_RUN = [sys.executable, '-c', 'import sys; from ghost_nodes.run import main; sys.exit(main())']
+from ghost_core.calibration import drift_condition
+from ghost_core.levels import SelfAssessmentLevel
+from ghost_verify.bag import GhostBag
+
+GHOST_RUN = [sys.executable, '-c',
+             'import sys; from ghost_nodes.run import main; sys.exit(main())']
 
 
 def run_main_job(scenario: str, run_dir: Path, env: dict[str, str],
@@ -30,7 +32,8 @@ def payloads_by_topic(bag: Path) -> dict[str, list[bytes]]:
     out: dict[str, list[bytes]] = defaultdict(list)
     for name in files:
         with (bag / name).open('rb') as stream:
-            for _schema, channel, message in make_reader(stream).iter_messages(log_time_order=False):
+            reader = make_reader(stream)
+            for _schema, channel, message in reader.iter_messages(log_time_order=False):
                 out[channel.topic].append(bytes(message.data))
     return dict(out)
 

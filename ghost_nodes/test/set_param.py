@@ -3,9 +3,9 @@
 import ast
 import sys
 
+from rcl_interfaces.srv import SetParameters
 import rclpy
 from rclpy.parameter import Parameter
-from rcl_interfaces.srv import SetParameters
 
 
 def main() -> None:

@@ -3,9 +3,9 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ghost_nodes.graph import closed_loop_graph, expected_subscribers, overrides_yaml
-import yaml
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 

@@ -3,8 +3,8 @@
 from ghost_core.loop import decide
 from ghost_core.wire import parse_calibrated, to_msg_dict
 from ghost_interfaces.msg import CalibratedSelfAssessment, DecisionRationale
-
-from ghost_nodes.convert import from_msg_dict, to_msg_dict as msg_to_dict
+from ghost_nodes.convert import from_msg_dict
+from ghost_nodes.convert import to_msg_dict as msg_to_dict
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.qos import GHOST_QOS
 

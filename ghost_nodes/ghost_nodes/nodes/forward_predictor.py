@@ -1,13 +1,13 @@
 """Forward predictor node: constant-velocity prediction of the next cycle (/predictions)."""
 
+from nav_msgs.msg import Odometry
+
 from ghost_core.prediction import prediction_from_belief
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import ForwardPrediction
-from nav_msgs.msg import Odometry
-
 from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.frames import belief_sample
-from ghost_nodes.node_base import GhostNode, ParamSpec, non_negative, one_of, positive, run
+from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos
 
 __all__ = ['ForwardPredictorNode', 'main']
@@ -15,7 +15,7 @@ __all__ = ['ForwardPredictorNode', 'main']
 PARAMS = (
     ParamSpec('period_s', 0.1, 'Cycle period (s): the prediction horizon, i.e. the next '
               'belief is expected period_s after this one.', (positive,)),
-    ParamSpec('process_noise', 0.01, 'Process noise Q (m^2/s per axis) added as Q*period to '
+    ParamSpec('process_noise', 0.05, 'Process noise Q (m^2/s per axis) added as Q*period to '
               'the predicted position covariance.', (non_negative,)),
     ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav "
               "subscription: 'reliable' or 'best_effort'.", (one_of(('reliable', 'best_effort')),),

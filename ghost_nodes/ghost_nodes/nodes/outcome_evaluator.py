@@ -1,15 +1,16 @@
 """Outcome evaluator node: pairs observations with predictions (/prediction_outcomes)."""
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
-from ghost_core.prediction import outcome_for_cycle
-from ghost_core.samples import Observation
-from ghost_core.contracts import ForwardPrediction as ForwardPredictionContract
-from ghost_core.wire import parse_forward_prediction, to_msg_dict
-from ghost_interfaces.msg import ForwardPrediction, PredictionOutcome
 from nav_msgs.msg import Odometry
 
-from ghost_nodes.convert import from_msg_dict, stamp_ns, to_msg_dict as msg_to_dict
-from ghost_nodes.node_base import GhostNode, ParamSpec, at_least, one_of, positive, run
+from ghost_core.contracts import ForwardPrediction as ForwardPredictionContract
+from ghost_core.prediction import outcome_for_cycle
+from ghost_core.samples import Observation
+from ghost_core.wire import parse_forward_prediction, to_msg_dict
+from ghost_interfaces.msg import ForwardPrediction, PredictionOutcome
+from ghost_nodes.convert import from_msg_dict, stamp_ns
+from ghost_nodes.convert import to_msg_dict as msg_to_dict
+from ghost_nodes.node_base import at_least, GhostNode, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos
 from ghost_nodes.sequencing import CycleInputs, OutcomeSequencer
 
@@ -33,8 +34,9 @@ class OutcomeEvaluatorNode(GhostNode):
     def __init__(self) -> None:
         super().__init__('outcome_evaluator', PARAMS)
         period_ns = round(self.param('period_s') * 1e9)
-        self._sequencer: OutcomeSequencer[ForwardPredictionContract, Observation] = OutcomeSequencer(
-            grace_cycles=self.param('grace_cycles'), tolerance_ns=period_ns // 2)
+        self._sequencer: OutcomeSequencer[ForwardPredictionContract, Observation] = \
+            OutcomeSequencer(grace_cycles=self.param('grace_cycles'),
+                             tolerance_ns=period_ns // 2)
         self._pub = self.create_publisher(PredictionOutcome, '/prediction_outcomes', GHOST_QOS)
         qos = input_qos(self.param('input_reliability'))
         # Observations first: when both are ready at once, the observation is taken first.

@@ -8,22 +8,27 @@ being filled (docs/reliability.md). On SIGINT/SIGTERM the bag is closed with its
 metadata.yaml, so nothing received is lost.
 """
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 import importlib
 import os
 from pathlib import Path
 from typing import Any
 
 from ament_index_python.packages import get_package_share_directory
-from ghost_verify.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
 from rclpy.qos import QoSProfile
 from rosbags.interfaces import (
-    Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime,
+    Qos,
+    QosDurability,
+    QosHistory,
+    QosLiveliness,
+    QosReliability,
+    QosTime,
 )
 
 from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS
-from ghost_nodes.node_base import GhostNode, ParamSpec, at_least, positive, run
+from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS
+from ghost_verify.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
 
 __all__ = ['RecorderNode', 'main']
 
@@ -49,7 +54,7 @@ def _qos_time(duration: Any) -> QosTime:
 
 
 def _bag_qos(profile: QoSProfile) -> Qos:
-    """rosbags' Qos record of an rclpy QoS profile (for the channel metadata)."""
+    """Rosbags' Qos record of an rclpy QoS profile (for the channel metadata)."""
     return Qos(
         history=QosHistory(int(profile.history)), depth=int(profile.depth),
         reliability=QosReliability(int(profile.reliability)),
@@ -70,7 +75,7 @@ class RecorderNode(GhostNode):
 
     def __init__(self) -> None:
         super().__init__('recorder', PARAMS)
-        output = self.param('output') or datetime.now(timezone.utc).strftime(
+        output = self.param('output') or datetime.now(UTC).strftime(
             'ghost_bag_%Y%m%dT%H%M%SZ')
         msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
         self._writer = GhostBagWriter(output, msg_dir, chunk_size=self.param('chunk_size'))

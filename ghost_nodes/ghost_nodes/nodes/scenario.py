@@ -3,12 +3,12 @@
 import time
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
-from ghost_core.scenarios import generate_scenario
 from nav_msgs.msg import Odometry
 
+from ghost_core.scenarios import generate_scenario
 from ghost_nodes.convert import time_from_ns
 from ghost_nodes.graph import SCENARIOS
-from ghost_nodes.node_base import GhostNode, ParamSpec, non_negative, one_of, run
+from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
 
 __all__ = ['ScenarioNode', 'main']
@@ -18,10 +18,10 @@ PARAMS = (
               (one_of(SCENARIOS),), read_only=True),
     ParamSpec('seed', 0, 'Seed of the scenario (same seed, same flight).', (non_negative,),
               read_only=True),
-    ParamSpec('cycles', 0, 'Number of cycles to play; 0 = the scenario\'s own length.',
+    ParamSpec('cycles', 0, "Number of cycles to play; 0 = the scenario's own length.",
               (non_negative,), read_only=True),
-    ParamSpec('rate_hz', 0.0, 'Publication rate in wall-clock Hz; 0 = the scenario\'s own '
-              'period. Stamps always follow the scenario\'s simulated time.', (non_negative,)),
+    ParamSpec('rate_hz', 0.0, "Publication rate in wall-clock Hz; 0 = the scenario's own "
+              "period. Stamps always follow the scenario's simulated time.", (non_negative,)),
     ParamSpec('frame_id', 'map', 'Frame of the published belief and observations.',
               read_only=True),
     ParamSpec('expected_subscribers', [''], 'topic=count pairs to wait for before the first '

@@ -1,12 +1,12 @@
 """Self-assessor node: judges each belief's covariance (/state/nav -> /self_assessment)."""
 
-from ghost_core.assessment import BlockThresholds, ThresholdsConfig, assess_belief
-from ghost_core.wire import to_msg_dict
-from ghost_interfaces.msg import BeliefSelfAssessment
 from nav_msgs.msg import Odometry
 
+from ghost_core.assessment import assess_belief, BlockThresholds, ThresholdsConfig
+from ghost_core.wire import to_msg_dict
+from ghost_interfaces.msg import BeliefSelfAssessment
 from ghost_nodes.convert import from_msg_dict, stamp_ns
-from ghost_nodes.node_base import GhostNode, ParamSpec, one_of, positive, run
+from ghost_nodes.node_base import GhostNode, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos
 
 __all__ = ['SelfAssessorNode', 'main']
@@ -38,6 +38,7 @@ class SelfAssessorNode(GhostNode):
                                  input_qos(self.param('input_reliability')))
 
     def on_parameters_changed(self) -> None:
+        """Rebuild the core configuration from the parameters."""
         self._thresholds = self._build({})
 
     def _build(self, updates: dict[str, object]) -> ThresholdsConfig:
@@ -49,6 +50,7 @@ class SelfAssessorNode(GhostNode):
             for block, *_ in _BLOCKS})
 
     def validate_together(self, updates: dict[str, object]) -> str | None:
+        """Refuse thresholds where uncertain_max_std < known_max_std."""
         self._build(updates)  # raises ConfigError (a ValueError) naming the bad threshold
         return None
 

@@ -1,0 +1,123 @@
+"""The one-step closed loop (calibrate, decide, emit) shared by the nodes and the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ghost_core.actions import emit_reference_action
+from ghost_core.calibration import build_calibration_history, MahalanobisDowngradePolicy
+from ghost_core.contracts import (
+    ActionEmission,
+    BeliefSelfAssessment,
+    CalibratedSelfAssessment,
+    CalibrationHistory,
+    DecisionContext,
+    DecisionRationale,
+    PredictionOutcome,
+)
+from ghost_core.decisions import decide_with_rationale, UncertaintyAwareReferencePolicy
+from ghost_core.errors import ConfigError
+
+__all__ = [
+    'CycleResult',
+    'LoopConfig',
+    'calibrate',
+    'calibrate_from_history',
+    'closed_loop_step',
+    'cycle_from_history',
+    'decide',
+    'emit',
+]
+
+_REFERENCE_POLICY = UncertaintyAwareReferencePolicy()
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    """Parameters of the closed loop: M, K and the window W (all integers >= 1)."""
+
+    min_outcomes: int = 4
+    downgrade_threshold: int = 2
+    max_history: int = 32
+
+    def __post_init__(self) -> None:
+        """Enforce the invariants above, normalising field types."""
+        for name in ('min_outcomes', 'downgrade_threshold', 'max_history'):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f'LoopConfig.{name} must be an integer >= 1, got {value!r}')
+
+    @property
+    def adjustment_policy(self) -> MahalanobisDowngradePolicy:
+        """The reference calibration policy with this M and K."""
+        return MahalanobisDowngradePolicy(self.min_outcomes, self.downgrade_threshold)
+
+
+_DEFAULT_CONFIG = LoopConfig()
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """Everything the loop produces for one cycle, all with the cycle stamp."""
+
+    calibrated: CalibratedSelfAssessment
+    rationale: DecisionRationale
+    emission: ActionEmission
+
+
+def calibrate_from_history(
+    raw: BeliefSelfAssessment,
+    history: CalibrationHistory,
+    config: LoopConfig = _DEFAULT_CONFIG,
+) -> CalibratedSelfAssessment:
+    """Return `raw` calibrated by `history` under MahalanobisDowngradePolicy(M, K)."""
+    return config.adjustment_policy.adjust(raw, history)
+
+
+def calibrate(
+    raw: BeliefSelfAssessment,
+    outcomes: Iterable[PredictionOutcome],
+    config: LoopConfig = _DEFAULT_CONFIG,
+) -> CalibratedSelfAssessment:
+    """Return `raw` calibrated by the last W observed outcomes stamped no later than it.
+
+    `outcomes` are chronological and must include this cycle's outcome (SPEC section 5: the
+    calibrated assessment for t waits for the outcome of t). Outcomes stamped after the
+    cycle are ignored, so a caller may pass everything it has.
+    """
+    eligible = (outcome for outcome in outcomes if outcome.stamp_ns <= raw.stamp_ns)
+    return calibrate_from_history(raw, build_calibration_history(eligible, config.max_history),
+                                  config)
+
+
+def decide(calibrated: CalibratedSelfAssessment) -> DecisionRationale:
+    """Return the reference decision on the adjusted level, with both hashes filled."""
+    return decide_with_rationale(_REFERENCE_POLICY, DecisionContext.from_calibrated(calibrated))
+
+
+def emit(rationale: DecisionRationale) -> ActionEmission:
+    """Return the reference actuation of `rationale` (rationale_sha256 = H(rationale))."""
+    return emit_reference_action(rationale)
+
+
+def cycle_from_history(
+    raw: BeliefSelfAssessment,
+    history: CalibrationHistory,
+    config: LoopConfig = _DEFAULT_CONFIG,
+) -> CycleResult:
+    """Return calibrate, decide and emit for one cycle whose history is already built."""
+    calibrated = calibrate_from_history(raw, history, config)
+    rationale = decide(calibrated)
+    return CycleResult(calibrated, rationale, emit(rationale))
+
+
+def closed_loop_step(
+    raw: BeliefSelfAssessment,
+    outcomes: Iterable[PredictionOutcome],
+    config: LoopConfig = _DEFAULT_CONFIG,
+) -> CycleResult:
+    """Return calibrate, decide and emit for one cycle from its raw assessment and outcomes."""
+    calibrated = calibrate(raw, outcomes, config)
+    rationale = decide(calibrated)
+    return CycleResult(calibrated, rationale, emit(rationale))

@@ -1,0 +1,115 @@
+"""Plain input samples: a belief (what nav_msgs/Odometry carries) and a position observation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+import math
+import numbers
+
+from ghost_core import _checks as check
+from ghost_core.contracts import Mat3, Vec3
+from ghost_core.linalg import block3
+
+__all__ = ['BeliefSample', 'Observation']
+
+_set = object.__setattr__
+
+
+def _numbers(owner: str, name: str, value: object, length: int) -> tuple[float, ...]:
+    # Inputs may legitimately hold NaN or inf (a broken estimator): that is what the
+    # self-assessor must judge, so only the shape and the number type are checked here.
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise check.failure(owner, name, f'a sequence of {length} numbers', value)
+    items = list(value)
+    if len(items) != length or any(
+        isinstance(item, bool) or not isinstance(item, numbers.Real) for item in items
+    ):
+        raise check.failure(owner, name, f'a sequence of {length} numbers', value)
+    return tuple(float(item) for item in items)
+
+
+@dataclass(frozen=True, slots=True)
+class BeliefSample:
+    """One belief: the fields of a nav_msgs/Odometry the core uses.
+
+    `pose_covariance` and `twist_covariance` are 36 floats, row-major 6x6 in the order of
+    geometry_msgs PoseWithCovariance / TwistWithCovariance (x, y, z, rot x, rot y, rot z).
+    The velocity is taken to be expressed in the pose frame (`frame_id`); a bridge whose twist
+    is in the body frame must rotate it first. Values may be non-finite: judging them is the
+    self-assessor's job.
+    """
+
+    stamp_ns: int
+    frame_id: str
+    position: Vec3
+    velocity: Vec3
+    pose_covariance: tuple[float, ...]
+    twist_covariance: tuple[float, ...]
+    orientation_xyzw: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        """Enforce the invariants above, normalising field types."""
+        owner = 'BeliefSample'
+        _set(self, 'stamp_ns', check.stamp(owner, 'stamp_ns', self.stamp_ns))
+        _set(self, 'frame_id', check.text(owner, 'frame_id', self.frame_id))
+        _set(self, 'position', _numbers(owner, 'position', self.position, 3))
+        _set(self, 'velocity', _numbers(owner, 'velocity', self.velocity, 3))
+        _set(self, 'pose_covariance', _numbers(owner, 'pose_covariance',
+                                               self.pose_covariance, 36))
+        _set(self, 'twist_covariance', _numbers(owner, 'twist_covariance',
+                                                self.twist_covariance, 36))
+        _set(self, 'orientation_xyzw', _numbers(owner, 'orientation_xyzw',
+                                                self.orientation_xyzw, 4))
+
+    @property
+    def position_covariance(self) -> Mat3:
+        """The 3x3 position block (x, y, z) of the pose covariance."""
+        return block3(self.pose_covariance, 0, 0)
+
+    @property
+    def orientation_covariance(self) -> Mat3:
+        """The 3x3 rotation block of the pose covariance."""
+        return block3(self.pose_covariance, 3, 3)
+
+    @property
+    def velocity_covariance(self) -> Mat3:
+        """The 3x3 linear-velocity block of the twist covariance."""
+        return block3(self.twist_covariance, 0, 0)
+
+    @property
+    def is_predictable(self) -> bool:
+        """True when position, velocity and their covariance blocks are all finite."""
+        values = (*self.position, *self.velocity, *self.position_covariance,
+                  *self.velocity_covariance)
+        return all(math.isfinite(x) for x in values)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """An independent position fix (what geometry_msgs/PoseWithCovarianceStamped carries).
+
+    `covariance` is the 3x3 position block, row-major. Values may be non-finite: the outcome
+    evaluator turns that into an `invalid_observation` or an infinite distance.
+    """
+
+    stamp_ns: int
+    frame_id: str
+    position: Vec3
+    covariance: Mat3
+
+    def __post_init__(self) -> None:
+        """Enforce the invariants above, normalising field types."""
+        owner = 'Observation'
+        _set(self, 'stamp_ns', check.stamp(owner, 'stamp_ns', self.stamp_ns))
+        _set(self, 'frame_id', check.text(owner, 'frame_id', self.frame_id))
+        _set(self, 'position', _numbers(owner, 'position', self.position, 3))
+        _set(self, 'covariance', _numbers(owner, 'covariance', self.covariance, 9))
+
+    @classmethod
+    def from_pose_covariance(
+        cls, stamp_ns: int, frame_id: str, position: Vec3, pose_covariance: tuple[float, ...]
+    ) -> Observation:
+        """Return the observation of a PoseWithCovariance (position block of its 6x6)."""
+        pose = _numbers('Observation', 'pose_covariance', pose_covariance, 36)
+        return cls(stamp_ns, frame_id, position, block3(pose, 0, 0))

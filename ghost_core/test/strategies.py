@@ -1,0 +1,244 @@
+"""Hypothesis strategies for every ghost_core contract (the one place tests draw inputs from)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+
+from ghost_core._checks import MAX_STAMP_NS
+from ghost_core.contracts import (
+    ActionEmission,
+    ActuatorCommand,
+    AxisAssessment,
+    BeliefSelfAssessment,
+    CalibratedSelfAssessment,
+    CalibrationHistory,
+    Decision,
+    DecisionRationale,
+    ForwardPrediction,
+    PredictionOutcome,
+    STATUS_INVALID_OBSERVATION,
+    STATUS_NO_OBSERVATION,
+    STATUS_NO_PREDICTION,
+    STATUS_PAIRED,
+)
+from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
+
+ZERO3 = (0.0, 0.0, 0.0)
+
+levels = st.sampled_from(list(SelfAssessmentLevel))
+decision_kinds = st.sampled_from(list(DecisionKind))
+command_kinds = st.sampled_from(list(ActuatorCommandKind))
+stamps = st.integers(min_value=0, max_value=MAX_STAMP_NS)
+frame_ids = st.sampled_from(['map', 'odom', 'base_link', '', 'mapa_ñ'])
+taxonomies = st.from_regex(r'[a-z][a-z0-9_]{0,63}', fullmatch=True)
+shas = st.text(alphabet='0123456789abcdef', min_size=64, max_size=64)
+optional_shas = st.none() | shas
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+non_negative = st.floats(min_value=0.0, max_value=1e6, allow_nan=False, allow_infinity=False)
+vec3s = st.tuples(finite, finite, finite)
+mat3s = st.tuples(*[finite] * 9)
+
+#: Mahalanobis distances: >= 0, +inf legitimate, with the bin edges and their neighbours.
+BIN_EDGES = (0.0, 1.0, 3.0, 5.0)
+distances = st.one_of(
+    st.sampled_from([
+        *BIN_EDGES,
+        *(math.nextafter(edge, math.inf) for edge in BIN_EDGES),
+        math.inf,
+    ]),
+    st.floats(min_value=0.0, max_value=20.0, allow_nan=False),
+)
+
+
+@st.composite
+def axis_assessments(draw: st.DrawFn, level: SelfAssessmentLevel | None = None) -> AxisAssessment:
+    """Draw an AxisAssessment (of the given level, if any)."""
+    return AxisAssessment(draw(levels) if level is None else level, draw(non_negative),
+                          draw(taxonomies))
+
+
+@st.composite
+def belief_self_assessments(
+    draw: st.DrawFn,
+    stamp_ns: int | None = None,
+    overall: SelfAssessmentLevel | None = None,
+) -> BeliefSelfAssessment:
+    """Draw a raw assessment (with the given stamp / overall level, if any)."""
+    if overall is None:
+        axes = [draw(axis_assessments()) for _ in range(3)]
+    else:
+        worst_index = draw(st.integers(0, 2))
+        axes = [
+            draw(axis_assessments(overall)) if i == worst_index
+            else draw(axis_assessments(SelfAssessmentLevel(draw(st.integers(0, int(overall))))))
+            for i in range(3)
+        ]
+    return BeliefSelfAssessment(
+        stamp_ns=draw(stamps) if stamp_ns is None else stamp_ns,
+        frame_id=draw(frame_ids),
+        overall_level=worst_level(*(axis.level for axis in axes)),
+        position=axes[0],
+        velocity=axes[1],
+        orientation=axes[2],
+        thresholds_sha256=draw(shas),
+        assessor_id=draw(taxonomies),
+    )
+
+
+@st.composite
+def forward_predictions(draw: st.DrawFn) -> ForwardPrediction:
+    """Draw a ForwardPrediction."""
+    stamp_ns = draw(st.integers(0, MAX_STAMP_NS - 1))
+    return ForwardPrediction(
+        stamp_ns=stamp_ns,
+        frame_id=draw(frame_ids),
+        target_stamp_ns=draw(st.integers(stamp_ns + 1, MAX_STAMP_NS)),
+        predicted_position=draw(vec3s),
+        position_covariance=draw(mat3s),
+        model_id=draw(taxonomies),
+    )
+
+
+@st.composite
+def prediction_outcomes(
+    draw: st.DrawFn, stamp_ns: int | None = None, observed: bool | None = None
+) -> PredictionOutcome:
+    """Draw a PredictionOutcome of any status (observed or not, if given)."""
+    stamp = draw(stamps) if stamp_ns is None else stamp_ns
+    if observed is None:
+        status = draw(st.sampled_from([STATUS_PAIRED, STATUS_NO_OBSERVATION,
+                                       STATUS_NO_PREDICTION, STATUS_INVALID_OBSERVATION]))
+    elif observed:
+        status = STATUS_PAIRED
+    else:
+        status = draw(st.sampled_from([STATUS_NO_OBSERVATION, STATUS_NO_PREDICTION,
+                                       STATUS_INVALID_OBSERVATION]))
+    paired = status == STATUS_PAIRED
+    has_prediction = status != STATUS_NO_PREDICTION
+    has_observation = status in (STATUS_PAIRED, STATUS_NO_PREDICTION)
+    return PredictionOutcome(
+        stamp_ns=stamp,
+        frame_id=draw(frame_ids),
+        prediction_stamp_ns=draw(st.integers(0, stamp)) if has_prediction else 0,
+        observed=paired,
+        status=status,
+        predicted_position=draw(vec3s) if has_prediction else ZERO3,
+        observed_position=draw(vec3s) if has_observation else ZERO3,
+        position_mahalanobis=draw(distances) if paired else 0.0,
+        orientation_mahalanobis=draw(distances | st.just(0.0)) if paired else 0.0,
+    )
+
+
+@st.composite
+def outcome_sequences(draw: st.DrawFn, max_size: int = 60) -> list[PredictionOutcome]:
+    """Draw a chronological list of outcomes (strictly increasing stamps, mixed statuses)."""
+    steps = draw(st.lists(st.integers(1, 10**9), max_size=max_size))
+    outcomes = []
+    stamp = draw(st.integers(0, 10**12))
+    for step in steps:
+        stamp += step
+        outcomes.append(draw(prediction_outcomes(stamp_ns=stamp)))
+    return outcomes
+
+
+@st.composite
+def calibration_histories(
+    draw: st.DrawFn, max_stamp_ns: int = MAX_STAMP_NS
+) -> CalibrationHistory:
+    """Draw a synthetic, internally consistent history (any counts, any window >= 1)."""
+    bins = draw(st.lists(st.integers(0, 40), min_size=4, max_size=4))
+    total = sum(bins)
+    empty = total == 0
+    return CalibrationHistory(
+        outcomes_considered=total,
+        count_within_1_std=bins[0],
+        count_beyond_1_std=bins[1],
+        count_beyond_3_std=bins[2],
+        count_beyond_5_std=bins[3],
+        worst_position_mahalanobis=0.0 if empty else draw(distances),
+        worst_orientation_mahalanobis=0.0 if empty else draw(distances),
+        most_recent_observed_stamp_ns=None if empty else draw(st.integers(0, max_stamp_ns)),
+        window_size=draw(st.integers(1, 200)),
+    )
+
+
+@st.composite
+def calibrated_assessments(draw: st.DrawFn) -> CalibratedSelfAssessment:
+    """Draw a CalibratedSelfAssessment with arbitrary (valid) field values."""
+    raw = draw(belief_self_assessments())
+    return CalibratedSelfAssessment(
+        stamp_ns=raw.stamp_ns,
+        frame_id=draw(frame_ids),
+        raw_assessment=raw,
+        raw_assessment_sha256=draw(shas),
+        calibration_history=draw(calibration_histories(max_stamp_ns=raw.stamp_ns)),
+        adjusted_overall_level=draw(levels),
+        adjustment_policy_id=draw(taxonomies),
+        adjustment_reason=draw(taxonomies),
+        min_outcomes=draw(st.integers(1, 2**32 - 1)),
+        downgrade_threshold=draw(st.integers(1, 2**32 - 1)),
+    )
+
+
+@st.composite
+def decisions(draw: st.DrawFn, stamp_ns: int | None = None) -> Decision:
+    """Draw a Decision (with the given stamp, if any)."""
+    return Decision(draw(decision_kinds), draw(stamps) if stamp_ns is None else stamp_ns,
+                    draw(taxonomies))
+
+
+@st.composite
+def decision_rationales(draw: st.DrawFn) -> DecisionRationale:
+    """Draw a DecisionRationale (a calibrated sha only alongside a raw one)."""
+    stamp_ns = draw(stamps)
+    raw_sha = draw(optional_shas)
+    return DecisionRationale(
+        stamp_ns=stamp_ns,
+        frame_id=draw(frame_ids),
+        decision=draw(decisions(stamp_ns)),
+        self_assessment_sha256=raw_sha,
+        calibrated_assessment_sha256=None if raw_sha is None else draw(optional_shas),
+        policy_id=draw(taxonomies),
+    )
+
+
+@st.composite
+def actuator_commands(draw: st.DrawFn) -> ActuatorCommand:
+    """Draw an ActuatorCommand (non-zero velocity only for VELOCITY_SETPOINT)."""
+    kind = draw(command_kinds)
+    if kind == ActuatorCommandKind.VELOCITY_SETPOINT:
+        return ActuatorCommand(kind, draw(vec3s), draw(vec3s))
+    return ActuatorCommand(kind)
+
+
+@st.composite
+def action_emissions(draw: st.DrawFn) -> ActionEmission:
+    """Draw an ActionEmission."""
+    stamp_ns = draw(stamps)
+    return ActionEmission(
+        stamp_ns=stamp_ns,
+        frame_id=draw(frame_ids),
+        decision=draw(decisions(stamp_ns)),
+        rationale_sha256=draw(shas),
+        command=draw(actuator_commands()),
+        contract_id=draw(taxonomies),
+    )
+
+
+#: Every ghost message type name -> a strategy drawing its contract.
+MESSAGE_STRATEGIES = {
+    'ActionEmission': action_emissions(),
+    'ActuatorCommand': actuator_commands(),
+    'AxisAssessment': axis_assessments(),
+    'BeliefSelfAssessment': belief_self_assessments(),
+    'CalibratedSelfAssessment': calibrated_assessments(),
+    'CalibrationHistory': calibration_histories(),
+    'Decision': decisions(),
+    'DecisionRationale': decision_rationales(),
+    'ForwardPrediction': forward_predictions(),
+    'PredictionOutcome': prediction_outcomes(),
+}
+
+messages = st.one_of(*MESSAGE_STRATEGIES.values())

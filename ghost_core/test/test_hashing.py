@@ -1,0 +1,81 @@
+"""The canonical JSON and content address of SPEC section 4, pinned by known answers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+from ghost_core_test import examples as ex
+from ghost_core_test.strategies import messages
+from hypothesis import given, settings
+
+from ghost_core.hashing import canonical_json, content_address, is_sha256_hex
+from ghost_core.wire import message_address, parse_decision, to_msg_dict
+
+
+def test_content_address_known_answer() -> None:
+    """H of a literal object equals SHA-256 of its canonical JSON written out by hand."""
+    literal = '{"a":[1.0,"é",{"nanosec":5,"sec":1}],"b":true,"z":null}'
+    expected = hashlib.sha256(literal.encode('utf-8')).hexdigest()
+    obj = {'z': None, 'b': True, 'a': [1.0, 'é', {'sec': 1, 'nanosec': 5}]}
+    assert canonical_json(obj) == literal
+    assert content_address(obj) == expected
+
+
+def test_canonical_json_keeps_floats_and_non_finite_values() -> None:
+    """Floats stay floats (0.0, not 0) and +inf / NaN serialise as Python's json does."""
+    assert canonical_json({'d': 0.0, 'e': math.inf}) == '{"d":0.0,"e":Infinity}'
+    assert canonical_json({'n': math.nan}) == '{"n":NaN}'
+
+
+def test_canonical_json_is_spec_json_dumps() -> None:
+    """canonical_json is exactly the json.dumps call SPEC section 4 names."""
+    obj = {'β': [3, 2.5, 'ü'], 'a': {'y': 1, 'x': 2}}
+    assert canonical_json(obj) == json.dumps(obj, sort_keys=True, ensure_ascii=False,
+                                             separators=(',', ':'))
+
+
+def test_decision_message_known_answer() -> None:
+    """A Decision's message dict serialises to the hand-written canonical JSON."""
+    literal = '{"decision_stamp":{"nanosec":500000000,"sec":1},"kind":0,' \
+              '"reason":"adjusted_level_known"}'
+    decision = ex.decision()
+    assert canonical_json(to_msg_dict(decision)) == literal
+    assert message_address(decision) == hashlib.sha256(literal.encode()).hexdigest()
+    assert parse_decision(json.loads(literal)) == decision
+
+
+def test_raw_assessment_message_known_answer() -> None:
+    """A BeliefSelfAssessment hashes as its hand-written canonical JSON (header included)."""
+    axis = '{"level":0,"max_std":0.05,"reason":"within_known_threshold"}'
+    literal = (
+        '{"assessor_id":"covariance_threshold_v1",'
+        '"header":{"frame_id":"map","stamp":{"nanosec":500000000,"sec":1}},'
+        f'"orientation":{axis},"overall_level":0,"position":{axis},"schema_version":1,'
+        f'"thresholds_sha256":"{"a" * 64}","velocity":{axis}}}'
+    )
+    assert canonical_json(to_msg_dict(ex.raw())) == literal
+    assert message_address(ex.raw()) == hashlib.sha256(literal.encode()).hexdigest()
+
+
+def test_is_sha256_hex() -> None:
+    """Only 64 lowercase hex digits are a content address."""
+    assert is_sha256_hex('0' * 64)
+    assert not is_sha256_hex('A' * 64)
+    assert not is_sha256_hex('0' * 63)
+    assert not is_sha256_hex(None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(messages)
+def test_hash_is_stable_and_independent_of_implementation(message: object) -> None:
+    """H(msg) is the same on every call and equals hashlib over json.dumps of the dict."""
+    first = to_msg_dict(message)
+    second = to_msg_dict(message)
+    assert canonical_json(first) == canonical_json(second)
+    expected = hashlib.sha256(
+        json.dumps(first, sort_keys=True, ensure_ascii=False, separators=(',', ':'))
+        .encode('utf-8')).hexdigest()
+    assert message_address(message) == expected
+    assert is_sha256_hex(expected)

@@ -1,0 +1,67 @@
+"""ghost_verify: re-check BAUD-v1, ERUR-v1 and the SHA-256 chain from a rosbag2 MCAP bag alone."""
+
+from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
+from .bagwrite import ghost_typestore, GhostBagWriter, MAX_CHUNK_SIZE
+from .baud import BAUD_VERSION, BaudChecker, BaudReport, judge_baud, verify_baud
+from .common import canonical_report_json, PropertyReport, Violation, ViolationKind
+from .errors import (
+    BagFormatError,
+    BagNotFoundError,
+    BagWriteError,
+    GhostVerifyError,
+    LateMessageError,
+    NoGhostTopicsError,
+)
+from .erur import ERUR_VERSION, ErurChecker, ErurReport, judge_erur, verify_erur
+from .events import BagInfo, CycleEvent, GhostMessage
+from .trace import (
+    ChainLink,
+    ChainStatus,
+    DecisionTracer,
+    DecisionTraceRecord,
+    DecisionTraceReport,
+    LinkRecord,
+    trace_decisions,
+)
+from .verify import VerificationResult, verify_all
+
+__all__ = [
+    'BAUD_VERSION',
+    'DEFAULT_CYCLE_WINDOW',
+    'ERUR_VERSION',
+    'MAX_CHUNK_SIZE',
+    'BagFormatError',
+    'BagInfo',
+    'BagNotFoundError',
+    'BagWriteError',
+    'BaudChecker',
+    'BaudReport',
+    'ChainLink',
+    'ChainStatus',
+    'CycleEvent',
+    'DecisionTraceRecord',
+    'DecisionTraceReport',
+    'DecisionTracer',
+    'ErurChecker',
+    'ErurReport',
+    'GhostBag',
+    'GhostBagWriter',
+    'GhostMessage',
+    'GhostVerifyError',
+    'LateMessageError',
+    'LinkRecord',
+    'NoGhostTopicsError',
+    'PropertyReport',
+    'VerificationResult',
+    'Violation',
+    'ViolationKind',
+    'canonical_report_json',
+    'ghost_typestore',
+    'judge_baud',
+    'judge_erur',
+    'resolve_bag',
+    'trace_decisions',
+    'verify_all',
+    'verify_baud',
+    'verify_erur',
+]

@@ -1,0 +1,307 @@
+"""Write rosbag2 MCAP bags of ghost messages with rosbags (for tests, the recorder, benchmarks)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+import keyword
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import numpy
+from rosbags.interfaces import Connection, Nodetype
+from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
+from rosbags.rosbag2.storage_mcap import McapWriter
+from rosbags.typesys import get_types_from_msg, get_typestore, Stores
+from rosbags.typesys.store import Typestore
+
+from .errors import BagWriteError
+
+__all__ = [
+    'MAX_CHUNK_SIZE',
+    'GhostBagWriter',
+    'ghost_typestore',
+    'normalize_type_name',
+]
+
+#: rosbags (0.11) closes an MCAP chunk once it holds more than 1 MiB; a writer can only ask
+#: for smaller chunks (a smaller chunk loses less data if the writing process dies).
+MAX_CHUNK_SIZE = 1 << 20
+
+_DTYPES: Mapping[str, str] = {
+    'bool': 'bool_', 'byte': 'uint8', 'char': 'uint8', 'int8': 'int8', 'uint8': 'uint8',
+    'int16': 'int16', 'uint16': 'uint16', 'int32': 'int32', 'uint32': 'uint32',
+    'int64': 'int64', 'uint64': 'uint64', 'float32': 'float32', 'float64': 'float64',
+}
+_INTEGERS = frozenset({'byte', 'char', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32',
+                       'int64', 'uint64'})
+
+
+def normalize_type_name(type_name: str) -> str:
+    """Return ``pkg/msg/Type`` for ``pkg/msg/Type`` or ``pkg/Type``."""
+    parts = type_name.split('/')
+    if len(parts) == 2:
+        return f'{parts[0]}/msg/{parts[1]}'
+    return type_name
+
+
+def ghost_typestore(
+    msg_dir: str | os.PathLike[str], *, package: str = 'ghost_interfaces'
+) -> Typestore:
+    """Return a ROS 2 Jazzy typestore with every ``*.msg`` of `msg_dir` registered in `package`."""
+    directory = Path(msg_dir)
+    files = sorted(directory.glob('*.msg'))
+    if not files:
+        raise BagWriteError(f'{directory}: no .msg files (expected the ghost_interfaces/msg '
+                            'directory)')
+    typestore = get_typestore(Stores.ROS2_JAZZY)
+    types = {}
+    for file in files:
+        try:
+            types.update(get_types_from_msg(file.read_text(encoding='utf-8'),
+                                            f'{package}/msg/{file.stem}'))
+        except Exception as err:  # noqa: BLE001 - the parser raises several types
+            raise BagWriteError(f'{file}: cannot be parsed: {err}') from err
+    typestore.register(types)
+    return typestore
+
+
+class _ChunkedMcapWriter(McapWriter):
+    """rosbags' MCAP storage, closing chunks at a chosen size (at most MAX_CHUNK_SIZE)."""
+
+    chunk_size = MAX_CHUNK_SIZE
+
+    def write(self, connection: Connection, timestamp: int, data: bytes | memoryview) -> None:
+        super().write(connection, timestamp, data)
+        if self.chunk.bio.tell() >= self.chunk_size:
+            self.close_chunk()
+
+
+class _Writer(Writer):
+    STORAGE_PLUGINS = {**Writer.STORAGE_PLUGINS, StoragePlugin.MCAP: _ChunkedMcapWriter}
+
+
+class GhostBagWriter:
+    """A rosbag2 bag (metadata.yaml + one .mcap file, CDR, ros2msg schemas) being written.
+
+    Use as a context manager::
+
+        with GhostBagWriter(bag_dir, msg_dir) as writer:
+            writer.write('/decisions', 'ghost_interfaces/msg/DecisionRationale',
+                         message_dict, log_time_ns)
+
+    `message` is either a SPEC section 4 message dict (every field of the type, exactly) or
+    the CDR bytes of an already serialised message (as a recorder receives them). Types are
+    those of ROS 2 Jazzy plus the ``.msg`` files of `msg_dir`. One topic has one type. The
+    bag directory must not exist yet. `chunk_size` (bytes, at most MAX_CHUNK_SIZE) bounds the
+    MCAP chunks.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        msg_dir: str | os.PathLike[str] | None = None,
+        *,
+        package: str = 'ghost_interfaces',
+        typestore: Typestore | None = None,
+        chunk_size: int = MAX_CHUNK_SIZE,
+        rosbag2_version: Literal[8, 9] = 9,
+    ) -> None:
+        if not 1 <= chunk_size <= MAX_CHUNK_SIZE:
+            raise ValueError(f'chunk_size must be in [1, {MAX_CHUNK_SIZE}], got {chunk_size}')
+        if typestore is None:
+            if msg_dir is None:
+                raise ValueError('give msg_dir (the ghost_interfaces/msg directory) or typestore')
+            typestore = ghost_typestore(msg_dir, package=package)
+        self.path = Path(path)
+        self.typestore = typestore
+        self.chunk_size = chunk_size
+        try:
+            self._writer = _Writer(self.path, version=rosbag2_version,
+                                   storage_plugin=StoragePlugin.MCAP)
+        except WriterError as err:
+            raise BagWriteError(str(err)) from err
+        self._connections: dict[str, tuple[str, Connection]] = {}
+        self._open = False
+        self._closed = False
+
+    def open(self) -> None:
+        """Create the bag directory and its .mcap file."""
+        if self._open or self._closed:
+            raise BagWriteError(f'{self.path}: a GhostBagWriter is opened once')
+        try:
+            self._writer.open()
+        except WriterError as err:
+            raise BagWriteError(str(err)) from err
+        storage = self._writer.storage
+        if isinstance(storage, _ChunkedMcapWriter):
+            storage.chunk_size = self.chunk_size
+        self._open = True
+
+    def close(self) -> None:
+        """Flush the last chunk, write the MCAP summary and metadata.yaml."""
+        if self._open and not self._closed:
+            self._writer.close()
+        self._closed = True
+
+    def __enter__(self) -> GhostBagWriter:
+        self.open()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        # Close even on error: whatever was written stays a readable bag.
+        self.close()
+
+    def flush(self) -> None:
+        """Write the chunk being filled (if any) and push the file to disk.
+
+        A process that dies after flush() leaves every message written before it readable
+        (the file then has no summary; readers that stream chunks still read it).
+        """
+        if not self._open or self._closed:
+            return
+        storage = self._writer.storage
+        if isinstance(storage, _ChunkedMcapWriter):
+            if storage.chunk.bio.tell():
+                storage.close_chunk()
+            storage.bio.flush()
+            os.fsync(storage.bio.fileno())
+
+    def add_topic(
+        self, topic: str, type_name: str, *, offered_qos_profiles: Sequence[object] = ()
+    ) -> None:
+        """Declare a topic before its first message (write() does it on demand)."""
+        self._connection(topic, type_name, offered_qos_profiles)
+
+    def write(
+        self,
+        topic: str,
+        type_name: str,
+        message: Mapping[str, object] | bytes | bytearray | memoryview,
+        log_time_ns: int,
+    ) -> None:
+        """Append one message at `log_time_ns` (the bag's log time, integer nanoseconds)."""
+        if not self._open or self._closed:
+            raise BagWriteError(f'{self.path}: the writer is not open')
+        if isinstance(log_time_ns, bool) or not isinstance(log_time_ns, int) or log_time_ns < 0:
+            raise BagWriteError(f'{topic}: log_time_ns must be a non-negative int, '
+                                f'got {log_time_ns!r}')
+        connection = self._connection(topic, type_name, ())
+        if isinstance(message, (bytes, bytearray, memoryview)):
+            data = bytes(message)
+        else:
+            data = self.serialize(type_name, message)
+        self._writer.write(connection, log_time_ns, data)
+
+    def serialize(self, type_name: str, message: Mapping[str, object]) -> bytes:
+        """Return the CDR bytes of a message dict of type `type_name`."""
+        name = self._known_type(type_name)
+        built = self._build(name, message, name)
+        try:
+            return bytes(self.typestore.serialize_cdr(built, name))
+        except Exception as err:  # noqa: BLE001 - struct/numpy errors on out-of-range values
+            raise BagWriteError(f'{name}: cannot be serialised: {err}') from err
+
+    def _known_type(self, type_name: str) -> str:
+        name = normalize_type_name(type_name)
+        if name not in self.typestore.fielddefs:
+            raise BagWriteError(f'unknown message type {type_name!r} (not in ROS 2 Jazzy nor '
+                                'the given msg directory)')
+        return name
+
+    def _connection(
+        self, topic: str, type_name: str, offered_qos_profiles: Sequence[object]
+    ) -> Connection:
+        name = self._known_type(type_name)
+        known = self._connections.get(topic)
+        if known is not None:
+            if known[0] != name:
+                raise BagWriteError(f'{topic}: already has type {known[0]}, not {name}')
+            return known[1]
+        if not self._open or self._closed:
+            raise BagWriteError(f'{self.path}: the writer is not open')
+        connection = self._writer.add_connection(
+            topic, name, typestore=self.typestore,
+            offered_qos_profiles=offered_qos_profiles,  # type: ignore[arg-type]
+        )
+        self._connections[topic] = (name, connection)
+        return connection
+
+    def _build(self, type_name: str, value: object, where: str) -> object:
+        if not isinstance(value, Mapping):
+            raise BagWriteError(f'{where}: expected a message dict of {type_name}, '
+                                f'got {type(value).__name__}')
+        fields = self.typestore.fielddefs[type_name][1]
+        names = [name for name, _ in fields]
+        extra = sorted(set(value) - set(names))
+        missing = [name for name in names if name not in value]
+        if extra or missing:
+            raise BagWriteError(
+                f'{where}: message dict does not match {type_name}'
+                + (f'; missing {missing}' if missing else '')
+                + (f'; unknown {extra}' if extra else '')
+            )
+        kwargs: dict[str, Any] = {
+            _python_name(name): self._field(desc, value[name], f'{where}.{name}')
+            for name, desc in fields
+        }
+        return self.typestore.types[type_name](**kwargs)
+
+    def _field(self, desc: tuple[Nodetype, object], value: object, where: str) -> object:
+        nodetype, detail = desc
+        if nodetype == Nodetype.BASE:
+            assert isinstance(detail, tuple)
+            return _scalar(str(detail[0]), value, where)
+        if nodetype == Nodetype.NAME:
+            return self._build(str(detail), value, where)
+        assert isinstance(detail, tuple)
+        item_desc, length = detail
+        if isinstance(value, (bytes, bytearray)):
+            value = list(value)
+        if not isinstance(value, (list, tuple)):
+            raise BagWriteError(f'{where}: expected a list, got {type(value).__name__}')
+        if nodetype == Nodetype.ARRAY and len(value) != length:
+            raise BagWriteError(f'{where}: expected {length} items, got {len(value)}')
+        item_type, item_detail = item_desc
+        if item_type == Nodetype.NAME:
+            return [self._build(str(item_detail), item, f'{where}[{index}]')
+                    for index, item in enumerate(value)]
+        base = str(item_detail[0])
+        items = [_scalar(base, item, f'{where}[{index}]') for index, item in enumerate(value)]
+        if base == 'string':
+            return items
+        try:
+            return numpy.array(items, dtype=_DTYPES[base])
+        except (OverflowError, ValueError, KeyError) as err:
+            raise BagWriteError(f'{where}: not an array of {base}: {err}') from err
+
+
+def _python_name(name: str) -> str:
+    # rosbags appends an underscore to field names that are Python keywords.
+    return f'{name}_' if keyword.iskeyword(name) else name
+
+
+def _scalar(base: str, value: object, where: str) -> object:
+    if base == 'bool':
+        if not isinstance(value, bool):
+            raise BagWriteError(f'{where}: expected a bool, got {value!r}')
+        return value
+    if base in _INTEGERS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise BagWriteError(f'{where}: expected an int ({base}), got {value!r}')
+        return value
+    if base in ('float32', 'float64'):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise BagWriteError(f'{where}: expected a float ({base}), got {value!r}')
+        return float(value)
+    if base == 'string':
+        if not isinstance(value, str):
+            raise BagWriteError(f'{where}: expected a str, got {value!r}')
+        return value
+    raise BagWriteError(f'{where}: field type {base} is not supported')

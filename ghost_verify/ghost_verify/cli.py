@@ -1,0 +1,240 @@
+"""Command-line tools: verify_baud, verify_erur, trace_decisions and verify_all."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+import sys
+from typing import NoReturn, TextIO
+
+from .bag import DEFAULT_CYCLE_WINDOW
+from .baud import verify_baud as run_baud
+from .common import canonical_report_json, JsonValue, PropertyReport
+from .errors import GhostVerifyError
+from .erur import verify_erur as run_erur
+from .trace import trace_decisions as run_trace
+from .verify import verify_all as run_all
+
+__all__ = [
+    'EXIT_BAD_BAG',
+    'EXIT_OK',
+    'EXIT_USAGE',
+    'EXIT_VIOLATED',
+    'trace_decisions',
+    'verify_all',
+    'verify_baud',
+    'verify_erur',
+]
+
+EXIT_OK = 0
+EXIT_VIOLATED = 1
+EXIT_USAGE = 2
+EXIT_BAD_BAG = 3
+
+_EXIT_CODES = """\
+exit codes:
+  0  everything checked holds (and, with --require-coverage, every precondition held once)
+  1  a property is violated, a chain link is broken or missing, or coverage was required
+     and a precondition never held
+  2  usage error (bad arguments, or an output file that cannot be written)
+  3  the input cannot be read as a rosbag2 MCAP bag, or it has no ghost topics
+"""
+
+_BAG_HELP = ('a rosbag2 directory (metadata.yaml + .mcap files, read in the listed order) '
+             'or a single .mcap file')
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f'{self.prog}: error: {message} (see --help)\n')
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not an integer') from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f'{value} is negative')
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError('must be at least 1')
+    return value
+
+
+def _parser(prog: str, description: str) -> _Parser:
+    parser = _Parser(
+        prog=prog,
+        description=description,
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument('--cycle-window', type=_positive, default=DEFAULT_CYCLE_WINDOW,
+                        metavar='N',
+                        help='how many cycles may be open at once while streaming the bag '
+                             f'(default {DEFAULT_CYCLE_WINDOW}); raise it if messages of one '
+                             'cycle lie far apart in the bag')
+    return parser
+
+
+def _add_property_options(parser: _Parser) -> None:
+    parser.add_argument('bag', help=_BAG_HELP)
+    parser.add_argument('--min-outcomes', '-m', type=_count, metavar='M',
+                        help='M of the drift condition (default: as recorded in the bag)')
+    parser.add_argument('--downgrade-threshold', '-k', type=_count, metavar='K',
+                        help='K of the drift condition (default: as recorded in the bag)')
+    parser.add_argument('--json', '--output', dest='json', metavar='PATH',
+                        help="write the full report as canonical JSON to PATH ('-' for stdout)")
+    parser.add_argument('--require-coverage', action='store_true',
+                        help='exit 1 when a precondition never held (a vacuous verdict)')
+
+
+def _fail(prog: str, message: str, code: int) -> int:
+    print(f'{prog}: error: {message}', file=sys.stderr)
+    return code
+
+
+def _write_json(prog: str, path: str, document: dict[str, JsonValue]) -> int | None:
+    """Write a report; return an exit code on failure, None on success."""
+    text = canonical_report_json(document)
+    if path == '-':
+        sys.stdout.write(text)
+        return None
+    try:
+        Path(path).write_text(text, encoding='utf-8')
+    except OSError as err:
+        return _fail(prog, f'cannot write {path}: {err.strerror}', EXIT_USAGE)
+    return None
+
+
+def _guarded(prog: str, run: Callable[[], int]) -> int:
+    try:
+        return run()
+    except GhostVerifyError as err:
+        return _fail(prog, ' '.join(str(err).split()), EXIT_BAD_BAG)
+
+
+def _property_main(
+    prog: str,
+    description: str,
+    verify: Callable[..., PropertyReport],
+    argv: Sequence[str] | None,
+) -> int:
+    parser = _parser(prog, description)
+    _add_property_options(parser)
+    args = parser.parse_args(argv)
+
+    def run() -> int:
+        report = verify(args.bag, min_outcomes=args.min_outcomes,
+                        downgrade_threshold=args.downgrade_threshold,
+                        cycle_window=args.cycle_window)
+        out: TextIO = sys.stderr if args.json == '-' else sys.stdout
+        print(report.summary(), file=out)
+        for note in report.parameter_notes:
+            print(f'note: {note}', file=out)
+        if args.json is not None:
+            failed = _write_json(prog, args.json, report.to_json())
+            if failed is not None:
+                return failed
+        if not report.holds:
+            return EXIT_VIOLATED
+        if args.require_coverage and not report.covered:
+            print(f'{report.property_version}: precondition never held '
+                  '(--require-coverage)', file=out)
+            return EXIT_VIOLATED
+        return EXIT_OK
+
+    return _guarded(prog, run)
+
+
+def verify_baud(argv: Sequence[str] | None = None) -> int:
+    """Check BAUD-v1 on a bag; print the verdict; return the exit code."""
+    return _property_main(
+        'verify_baud',
+        'Check BAUD-v1 (bounded action under drift) on a bag: under drift the adjusted level '
+        'is not KNOWN, the decision is not PROCEED and the command is conservative.',
+        run_baud, argv,
+    )
+
+
+def verify_erur(argv: Sequence[str] | None = None) -> int:
+    """Check ERUR-v1 on a bag; print the verdict; return the exit code."""
+    return _property_main(
+        'verify_erur',
+        'Check ERUR-v1 (eventual reactivation under recovery) on a bag: without drift and '
+        'with a KNOWN raw level, the adjusted level is KNOWN and the decision is PROCEED.',
+        run_erur, argv,
+    )
+
+
+def trace_decisions(argv: Sequence[str] | None = None) -> int:
+    """Trace every decision's hash chain; print canonical JSON; return the exit code."""
+    prog = 'trace_decisions'
+    parser = _parser(
+        prog,
+        'Trace every decision of a bag (ADR-0022) and check each SHA-256 link of the chain '
+        'assessment -> calibrated -> rationale -> actuation. Prints the canonical JSON '
+        'report to stdout, or writes it to --output and prints a one-line summary.',
+    )
+    parser.add_argument('bag', nargs='?', help=_BAG_HELP)
+    parser.add_argument('--mcap', metavar='BAG', help='the bag, as ADR-0022 spells it')
+    parser.add_argument('--output', '--json', dest='output', metavar='PATH',
+                        help='write the JSON report to PATH instead of stdout')
+    args = parser.parse_args(argv)
+    if (args.bag is None) == (args.mcap is None):
+        parser.error('give the bag either as an argument or with --mcap, once')
+    bag = args.bag if args.bag is not None else args.mcap
+
+    def run() -> int:
+        report = run_trace(bag, cycle_window=args.cycle_window)
+        output = '-' if args.output is None else args.output
+        failed = _write_json(prog, output, report.to_json())
+        if failed is not None:
+            return failed
+        print(report.summary(), file=sys.stderr if output == '-' else sys.stdout)
+        return EXIT_OK if report.chain_intact else EXIT_VIOLATED
+
+    return _guarded(prog, run)
+
+
+def verify_all(argv: Sequence[str] | None = None) -> int:
+    """Check BAUD-v1, ERUR-v1 and the chain in one pass; print a summary; return the code."""
+    prog = Path(sys.argv[0]).name if argv is None and sys.argv[0] else 'verify_all'
+    if prog not in ('verify_all', 'ghost_verify'):
+        prog = 'verify_all'
+    parser = _parser(
+        prog,
+        'Check BAUD-v1, ERUR-v1 and the SHA-256 chain of a bag in one pass and print one '
+        'line per check.',
+    )
+    _add_property_options(parser)
+    args = parser.parse_args(argv)
+
+    def run() -> int:
+        result = run_all(args.bag, min_outcomes=args.min_outcomes,
+                         downgrade_threshold=args.downgrade_threshold,
+                         cycle_window=args.cycle_window)
+        out: TextIO = sys.stderr if args.json == '-' else sys.stdout
+        for line in result.summary_lines():
+            print(line, file=out)
+        if args.json is not None:
+            failed = _write_json(prog, args.json, result.to_json())
+            if failed is not None:
+                return failed
+        if not result.holds:
+            return EXIT_VIOLATED
+        uncovered = result.uncovered()
+        if args.require_coverage and uncovered:
+            print(f'precondition never held: {", ".join(uncovered)} (--require-coverage)',
+                  file=out)
+            return EXIT_VIOLATED
+        return EXIT_OK
+
+    return _guarded(prog, run)

@@ -1,0 +1,193 @@
+"""Build ghost bags for tests: entries from the real ghost_core loop, then GhostBagWriter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+import functools
+from pathlib import Path
+from typing import Any
+
+from rosbags.typesys.store import Typestore
+
+from ghost_core.actions import emit_reference_action
+from ghost_core.contracts import (
+    AxisAssessment,
+    BeliefSelfAssessment,
+    Decision,
+    DecisionRationale,
+    ForwardPrediction,
+    PredictionOutcome,
+)
+from ghost_core.hashing import content_address
+from ghost_core.levels import DecisionKind, SelfAssessmentLevel
+from ghost_core.loop import CycleResult
+from ghost_core.pipeline import CycleTrace
+from ghost_core.scenarios import generate_scenario, run_scenario
+from ghost_core.wire import message_address, ns_to_stamp, to_msg_dict
+from ghost_verify.bagwrite import ghost_typestore, GhostBagWriter
+
+HERE = Path(__file__).resolve().parent
+#: ghost_interfaces/msg of this repository, found relative to this file (../../ghost_interfaces).
+MSG_DIR = HERE.parents[1] / 'ghost_interfaces' / 'msg'
+#: The real rosbag2 bags, beside the repository (../shared/fixtures/rosbag2 from its root).
+FIXTURES = HERE.parents[2] / 'shared' / 'fixtures' / 'rosbag2'
+
+RAW = ('/self_assessment', 'ghost_interfaces/msg/BeliefSelfAssessment')
+PREDICTION = ('/predictions', 'ghost_interfaces/msg/ForwardPrediction')
+OUTCOME = ('/prediction_outcomes', 'ghost_interfaces/msg/PredictionOutcome')
+CALIBRATED = ('/self_assessment/calibrated', 'ghost_interfaces/msg/CalibratedSelfAssessment')
+RATIONALE = ('/decisions', 'ghost_interfaces/msg/DecisionRationale')
+ACTUATION = ('/actuations', 'ghost_interfaces/msg/ActionEmission')
+STATE = ('/state/nav', 'nav_msgs/msg/Odometry')
+
+THRESHOLDS_SHA256 = content_address({'thresholds': 'ghost_verify tests'})
+
+
+@functools.cache
+def shared_typestore() -> Typestore:
+    """ROS 2 Jazzy plus ghost_interfaces types, built once per test session."""
+    return ghost_typestore(MSG_DIR)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One message to write: topic, type, message dict (or CDR bytes) and log time."""
+
+    topic: str
+    type_name: str
+    msg: Any
+    log_time_ns: int
+    stamp_ns: int
+
+
+def odometry_dict(stamp_ns: int) -> dict[str, Any]:
+    """Return a complete nav_msgs/Odometry message dict (a non-ghost /state/nav message)."""
+    vector = {'x': 0.0, 'y': 0.0, 'z': 0.0}
+    return {
+        'header': {'stamp': ns_to_stamp(stamp_ns), 'frame_id': 'map'},
+        'child_frame_id': 'base_link',
+        'pose': {'pose': {'position': dict(vector),
+                          'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}},
+                 'covariance': [0.0] * 36},
+        'twist': {'twist': {'linear': dict(vector), 'angular': dict(vector)},
+                  'covariance': [0.0] * 36},
+    }
+
+
+def cycle_entries(
+    stamp_ns: int,
+    *,
+    raw: BeliefSelfAssessment | None = None,
+    outcome: PredictionOutcome | None = None,
+    result: CycleResult | None = None,
+    prediction: ForwardPrediction | None = None,
+    with_state: bool = False,
+) -> list[Entry]:
+    """Return one cycle's messages in pipeline order, log times a few microseconds apart."""
+    items: list[tuple[tuple[str, str], Any]] = []
+    if with_state:
+        items.append((STATE, odometry_dict(stamp_ns)))
+    if raw is not None:
+        items.append((RAW, to_msg_dict(raw)))
+    if outcome is not None:
+        items.append((OUTCOME, to_msg_dict(outcome)))
+    if result is not None:
+        items.append((CALIBRATED, to_msg_dict(result.calibrated)))
+        items.append((RATIONALE, to_msg_dict(result.rationale)))
+        items.append((ACTUATION, to_msg_dict(result.emission)))
+    if prediction is not None:
+        items.append((PREDICTION, to_msg_dict(prediction)))
+    return [Entry(topic, type_name, msg, stamp_ns + 1000 * index, stamp_ns)
+            for index, ((topic, type_name), msg) in enumerate(items)]
+
+
+def trace_entries(traces: Iterable[CycleTrace], *, with_state: bool = True) -> list[Entry]:
+    """Return every message the agent published over the traced cycles, in stream order."""
+    entries: list[Entry] = []
+    for trace in traces:
+        entries.extend(cycle_entries(
+            trace.stamp_ns, raw=trace.raw, outcome=trace.outcome, result=trace.result,
+            prediction=trace.prediction, with_state=with_state,
+        ))
+    return entries
+
+
+def write_bag(
+    path: Path,
+    entries: Iterable[Entry],
+    *,
+    chunk_size: int | None = None,
+    topic_map: dict[str, str] | None = None,
+) -> Path:
+    """Write the entries as a rosbag2 MCAP bag at `path` (a new directory); return it."""
+    options: dict[str, Any] = {'typestore': shared_typestore()}
+    if chunk_size is not None:
+        options['chunk_size'] = chunk_size
+    with GhostBagWriter(path, **options) as writer:
+        for entry in entries:
+            topic = (topic_map or {}).get(entry.topic, entry.topic)
+            writer.write(topic, entry.type_name, entry.msg, entry.log_time_ns)
+    return path
+
+
+@functools.cache
+def scenario_traces(name: str, seed: int = 0) -> tuple[CycleTrace, ...]:
+    """Return the named ghost_core scenario run through the real agent (cached)."""
+    return run_scenario(generate_scenario(name, seed))
+
+
+def with_policy(
+    traces: Sequence[CycleTrace], kind: DecisionKind, policy_id: str
+) -> list[CycleTrace]:
+    """Return the traces with a degenerate decision policy that always decides `kind`.
+
+    The hash chain stays intact (the rationale names the real assessments and the reference
+    emitter executes it), so only the properties can catch the policy.
+    """
+    changed = []
+    for trace in traces:
+        calibrated = trace.calibrated
+        rationale = DecisionRationale(
+            stamp_ns=trace.stamp_ns,
+            frame_id=calibrated.frame_id,
+            decision=Decision(kind, trace.stamp_ns, f'always_{kind.name.lower()}'),
+            self_assessment_sha256=calibrated.raw_assessment_sha256,
+            calibrated_assessment_sha256=message_address(calibrated),
+            policy_id=policy_id,
+        )
+        result = CycleResult(calibrated, rationale, emit_reference_action(rationale))
+        changed.append(replace(trace, result=result))
+    return changed
+
+
+def raw_assessment(stamp_ns: int, level: SelfAssessmentLevel) -> BeliefSelfAssessment:
+    """Return a raw assessment of overall `level` (the position block carries the level)."""
+    known = AxisAssessment(SelfAssessmentLevel.KNOWN, 0.05, 'within_known_threshold')
+    position = AxisAssessment(level, 0.05 * (1 + int(level)), 'within_known_threshold')
+    return BeliefSelfAssessment(
+        stamp_ns=stamp_ns, frame_id='map', overall_level=level, position=position,
+        velocity=known, orientation=known, thresholds_sha256=THRESHOLDS_SHA256,
+        assessor_id='covariance_threshold_v1',
+    )
+
+
+def edit(
+    entries: Sequence[Entry],
+    topic: str,
+    stamp_ns: int,
+    change: Callable[[dict[str, Any]], dict[str, Any] | None],
+) -> list[Entry]:
+    """Return the entries with `change` applied to the message of `topic` at `stamp_ns`.
+
+    `change` returns the new message dict, or None to delete the message.
+    """
+    result = []
+    for entry in entries:
+        if entry.topic == topic and entry.stamp_ns == stamp_ns:
+            changed = change(entry.msg)
+            if changed is None:
+                continue
+            entry = replace(entry, msg=changed)
+        result.append(entry)
+    return result

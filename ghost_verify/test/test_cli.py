@@ -1,0 +1,240 @@
+"""Command-line tools: exit codes 0/1/2/3, one-line errors, never a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+import json
+import os
+from pathlib import Path
+import subprocess
+import sys
+
+from ghost_verify_test.bags import (
+    cycle_entries,
+    edit,
+    FIXTURES,
+    RAW,
+    raw_assessment,
+    scenario_traces,
+    trace_entries,
+    with_policy,
+    write_bag,
+)
+import pytest
+
+from ghost_core.levels import DecisionKind, SelfAssessmentLevel
+from ghost_core.loop import closed_loop_step, LoopConfig
+from ghost_verify import cli
+
+HERE = Path(__file__).resolve().parent
+Main = Callable[[Sequence[str] | None], int]
+
+
+@pytest.fixture(scope='module')
+def bags(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The bags the CLI tests run on, written once."""
+    root = tmp_path_factory.mktemp('cli')
+    smoke = scenario_traces('smoke')
+    uncertain = []
+    for index in range(1, 4):
+        raw = raw_assessment(index * 100_000_000, SelfAssessmentLevel.UNCERTAIN)
+        uncertain += cycle_entries(raw.stamp_ns, raw=raw,
+                                   result=closed_loop_step(raw, [], LoopConfig()))
+    (root / 'notes.txt').write_text('not a bag\n')
+    (root / 'empty.mcap').write_bytes(b'')
+    return {
+        'smoke': write_bag(root / 'smoke', trace_entries(smoke)),
+        'always_hold': write_bag(root / 'always_hold', trace_entries(
+            with_policy(smoke, DecisionKind.HOLD, 'always_hold_v1'))),
+        'tampered': write_bag(root / 'tampered', edit(
+            trace_entries(smoke), RAW[0], smoke[2].stamp_ns,
+            lambda m: {**m, 'assessor_id': 'forged'})),
+        'uncertain': write_bag(root / 'uncertain', uncertain),
+        'text': root / 'notes.txt',
+        'empty': root / 'empty.mcap',
+        'missing': root / 'no_such_bag',
+    }
+
+
+def run(main: Main, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_verify_all_prints_one_line_per_check_and_exits_0(
+    bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(cli.verify_all, [str(bags['smoke'])], capsys)
+    assert code == cli.EXIT_OK and err == ''
+    assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
+                   'chain: 10/10 verified\n')
+
+
+def test_a_violated_property_or_a_broken_chain_exits_1(
+    bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(cli.verify_all, [str(bags['always_hold'])], capsys)
+    assert code == cli.EXIT_VIOLATED
+    assert 'ERUR-v1: VIOLATED (4 cycles evaluated; 4 q2_decision_not_proceed)' in out
+    assert run(cli.verify_baud, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_OK
+    assert run(cli.verify_erur, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_VIOLATED
+    code, out, _ = run(cli.verify_all, [str(bags['tampered'])], capsys)
+    assert code == cli.EXIT_VIOLATED
+    assert out.splitlines()[2] == 'chain: VIOLATED (9/10 verified; links: 2 broken)'
+
+
+def test_json_reports_are_canonical_and_complete(
+    bags: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    target = tmp_path / 'all.json'
+    code, _, _ = run(cli.verify_all, [str(bags['smoke']), '--json', str(target)], capsys)
+    assert code == 0
+    text = target.read_text(encoding='utf-8')
+    document = json.loads(text)
+    assert text == json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + '\n'
+    assert document['holds'] is True
+    assert document['baud']['property_version'] == 'BAUD-v1'
+    assert document['erur']['property_version'] == 'ERUR-v1'
+    assert document['trace']['chain_intact'] is True
+    code, out, err = run(cli.verify_erur, [str(bags['smoke']), '--json', '-'], capsys)
+    assert code == 0 and json.loads(out)['cycles_precondition_held'] == 4
+    assert err == 'ERUR-v1: HOLDS (4 cycles evaluated)\n'
+
+
+def test_trace_decisions_prints_json_or_writes_output(
+    bags: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    code, out, err = run(cli.trace_decisions, [str(bags['smoke'])], capsys)
+    assert code == 0 and json.loads(out)['verified_count'] == 10
+    assert err == 'chain: 10/10 verified\n'
+    target = tmp_path / 'trace.json'
+    code, out, _ = run(cli.trace_decisions,
+                       ['--mcap', str(bags['tampered']), '--output', str(target)], capsys)
+    assert code == cli.EXIT_VIOLATED
+    assert json.loads(target.read_text())['broken_count'] == 1
+    assert out == 'chain: VIOLATED (9/10 verified; links: 2 broken)\n'
+
+
+def test_overrides_are_noted_and_coverage_can_be_required(
+    bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(cli.verify_baud, [str(bags['smoke']), '--min-outcomes', '5'], capsys)
+    assert code == 0
+    assert out.splitlines() == [
+        'BAUD-v1: HOLDS (5 cycles evaluated)',
+        'note: min_outcomes: used 5 (from the command line) but the bag recorded 4',
+    ]
+    uncertain = str(bags['uncertain'])
+    assert run(cli.verify_all, [uncertain], capsys)[0] == 0
+    code, out, _ = run(cli.verify_all, [uncertain, '--require-coverage'], capsys)
+    assert code == cli.EXIT_VIOLATED
+    assert out.splitlines()[-1] == (
+        'precondition never held: BAUD-v1, ERUR-v1 (--require-coverage)')
+    assert run(cli.verify_erur, [uncertain, '--require-coverage'], capsys)[0] == 1
+    assert run(cli.verify_erur, [str(bags['smoke']), '--require-coverage'], capsys)[0] == 0
+
+
+@pytest.mark.parametrize('argv', [
+    [],
+    ['a', 'b'],
+    ['bag', '--min-outcomes', '-1'],
+    ['bag', '--downgrade-threshold', 'two'],
+    ['bag', '--cycle-window', '0'],
+    ['bag', '--bogus'],
+])
+def test_usage_errors_exit_2_with_one_line(
+    argv: list[str], capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        cli.verify_baud(argv)
+    assert caught.value.code == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and err.startswith('verify_baud: error: ')
+
+
+def test_trace_decisions_needs_exactly_one_bag(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ([], ['a', '--mcap', 'b']):
+        with pytest.raises(SystemExit) as caught:
+            cli.trace_decisions(argv)
+        assert caught.value.code == cli.EXIT_USAGE
+    assert 'either as an argument or with --mcap' in capsys.readouterr().err
+
+
+def test_an_output_that_cannot_be_written_exits_2(
+    bags: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path,
+) -> None:
+    target = str(tmp_path / 'no' / 'such' / 'dir.json')
+    code, _, err = run(cli.verify_all, [str(bags['smoke']), '--json', target], capsys)
+    assert code == cli.EXIT_USAGE and err.startswith('verify_all: error: cannot write')
+
+
+@pytest.mark.parametrize(('name', 'match'), [
+    ('missing', 'no such file or directory'),
+    ('text', 'not an MCAP file'),
+    ('empty', 'empty or truncated'),
+])
+@pytest.mark.parametrize('main', [cli.verify_baud, cli.verify_erur, cli.trace_decisions,
+                                  cli.verify_all])
+def test_unreadable_inputs_exit_3_with_one_line(
+    bags: dict[str, Path], capsys: pytest.CaptureFixture[str], main: Main, name: str,
+    match: str,
+) -> None:
+    code, out, err = run(main, [str(bags[name])], capsys)
+    assert code == cli.EXIT_BAD_BAG and out == ''
+    assert err.count('\n') == 1 and match in err and 'Traceback' not in err
+
+
+@pytest.mark.parametrize('name', ['talker', 'cdr_test', 'wbag',
+                                  'bag_with_topics_and_service_events'])
+def test_real_rosbag2_bags_exit_3_for_lack_of_ghost_topics(
+    capsys: pytest.CaptureFixture[str], name: str,
+) -> None:
+    code, out, err = run(cli.verify_erur, [str(FIXTURES / name)], capsys)
+    assert code == cli.EXIT_BAD_BAG and out == ''
+    assert err.startswith(f'verify_erur: error: {FIXTURES / name}: no ghost topics')
+    assert err.count('\n') == 1
+
+
+def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    for main in (cli.verify_baud, cli.verify_erur, cli.trace_decisions, cli.verify_all):
+        with pytest.raises(SystemExit) as caught:
+            main(['--help'])
+        assert caught.value.code == 0
+        out = capsys.readouterr().out
+        assert 'exit codes:' in out and '3  the input cannot be read' in out
+
+
+def _subprocess(args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    roots = [str(HERE.parent), str(HERE.parents[1] / 'ghost_core')]
+    env['PYTHONPATH'] = os.pathsep.join(roots + [env.get('PYTHONPATH', '')])
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                          timeout=60, check=False)
+
+
+@pytest.mark.parametrize(('tool', 'bag', 'code'), [
+    ('verify_all', 'smoke', 0),
+    ('verify_erur', 'always_hold', 1),
+    ('verify_baud', None, 2),
+    ('trace_decisions', 'missing', 3),
+    ('verify_baud', 'text', 3),
+    ('verify_erur', 'empty', 3),
+])
+def test_console_entry_points_end_to_end_without_traceback(
+    bags: dict[str, Path], tool: str, bag: str | None, code: int,
+) -> None:
+    """Each tool as a real process, as its console script runs it: exit code, no traceback."""
+    argv = [] if bag is None else [str(bags[bag])]
+    done = _subprocess(['-c', f'import sys; from ghost_verify.cli import {tool}; '
+                              f'sys.exit({tool}())', *argv])
+    assert done.returncode == code, done.stderr
+    assert 'Traceback' not in done.stderr
+    if code >= 2:
+        assert done.stderr.count('\n') == 1
+
+
+def test_python_dash_m_runs_the_combined_check(bags: dict[str, Path]) -> None:
+    done = _subprocess(['-m', 'ghost_verify', str(bags['smoke'])])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == 'chain: 10/10 verified'
