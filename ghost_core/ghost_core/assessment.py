@@ -12,15 +12,20 @@ from ghost_core.errors import ConfigError, ContractError
 from ghost_core.hashing import content_address
 from ghost_core.levels import SelfAssessmentLevel, worst_level
 from ghost_core.linalg import block3, covariance_defect
+from ghost_core.samples import BeliefSample
 
 __all__ = [
     'ASSESSOR_ID',
     'REASON_BEYOND_UNCERTAIN',
+    'REASON_INVALID_ORIENTATION',
+    'REASON_NON_FINITE_POSITION',
+    'REASON_NON_FINITE_VELOCITY',
     'REASON_WITHIN_KNOWN',
     'REASON_WITHIN_UNCERTAIN',
     'BlockThresholds',
     'ThresholdsConfig',
     'assess_belief',
+    'assess_belief_sample',
     'assess_block',
 ]
 
@@ -159,3 +164,41 @@ def assess_belief(
         assessor_id=ASSESSOR_ID,
         schema_version=check.SCHEMA_VERSION,
     )
+
+
+#: Reasons given to a block whose state values (not its covariance) are unusable.
+REASON_NON_FINITE_POSITION = 'non_finite_position'
+REASON_NON_FINITE_VELOCITY = 'non_finite_velocity'
+REASON_INVALID_ORIENTATION = 'invalid_orientation'
+
+
+def assess_belief_sample(
+    belief: BeliefSample, thresholds: ThresholdsConfig | None = None
+) -> BeliefSelfAssessment:
+    """Return the raw self-assessment of a whole belief: its covariances and its values.
+
+    As `assess_belief`, and further: a position or velocity with NaN/inf makes that block
+    UNKNOWN (reason non_finite_position / non_finite_velocity); an orientation quaternion that
+    is not finite or has (near) zero norm makes the orientation block UNKNOWN (reason
+    invalid_orientation). A belief whose values are garbage is never KNOWN, whatever
+    covariance it declares.
+    """
+    base = assess_belief(belief.stamp_ns, belief.frame_id, belief.pose_covariance,
+                         belief.twist_covariance, thresholds)
+    unknown = SelfAssessmentLevel.UNKNOWN
+    position, velocity, orientation = base.position, base.velocity, base.orientation
+    if not all(math.isfinite(x) for x in belief.position):
+        position = AxisAssessment(unknown, 0.0, REASON_NON_FINITE_POSITION)
+    if not all(math.isfinite(x) for x in belief.velocity):
+        velocity = AxisAssessment(unknown, 0.0, REASON_NON_FINITE_VELOCITY)
+    q = belief.orientation_xyzw
+    if not all(math.isfinite(x) for x in q) or sum(x * x for x in q) < 1e-12:
+        orientation = AxisAssessment(unknown, 0.0, REASON_INVALID_ORIENTATION)
+    if (position, velocity, orientation) == (base.position, base.velocity, base.orientation):
+        return base
+    return BeliefSelfAssessment(
+        stamp_ns=base.stamp_ns, frame_id=base.frame_id,
+        overall_level=worst_level(position.level, velocity.level, orientation.level),
+        position=position, velocity=velocity, orientation=orientation,
+        thresholds_sha256=base.thresholds_sha256, assessor_id=base.assessor_id,
+        schema_version=base.schema_version)

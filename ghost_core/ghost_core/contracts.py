@@ -11,6 +11,7 @@ from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentL
 __all__ = [
     'OUTCOME_STATUSES',
     'SCHEMA_VERSION',
+    'STATUS_FRAME_MISMATCH',
     'STATUS_INVALID_OBSERVATION',
     'STATUS_NO_OBSERVATION',
     'STATUS_NO_PREDICTION',
@@ -44,8 +45,10 @@ STATUS_PAIRED = 'paired'
 STATUS_NO_OBSERVATION = 'no_observation'
 STATUS_NO_PREDICTION = 'no_prediction'
 STATUS_INVALID_OBSERVATION = 'invalid_observation'
+STATUS_FRAME_MISMATCH = 'frame_mismatch'
 OUTCOME_STATUSES: frozenset[str] = frozenset(
-    {STATUS_PAIRED, STATUS_NO_OBSERVATION, STATUS_NO_PREDICTION, STATUS_INVALID_OBSERVATION}
+    {STATUS_PAIRED, STATUS_NO_OBSERVATION, STATUS_NO_PREDICTION, STATUS_INVALID_OBSERVATION,
+     STATUS_FRAME_MISMATCH}
 )
 
 # Frozen dataclasses normalise their own fields (int -> float, list -> tuple, int -> enum) once,

@@ -6,7 +6,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ghost_core.assessment import assess_belief, ThresholdsConfig
+from ghost_core.assessment import assess_belief_sample, ThresholdsConfig
 from ghost_core.contracts import (
     ActionEmission,
     BeliefSelfAssessment,
@@ -92,8 +92,7 @@ def run_pipeline(
     traces: list[CycleTrace] = []
     for belief, observation in cycles:
         stamp_ns, frame_id = belief.stamp_ns, belief.frame_id
-        raw = assess_belief(stamp_ns, frame_id, belief.pose_covariance,
-                            belief.twist_covariance, settings.thresholds)
+        raw = assess_belief_sample(belief, settings.thresholds)
         outcome = outcome_for_cycle(stamp_ns, frame_id, pending.pop(stamp_ns, None),
                                     observation)
         # A prediction whose target has passed unpaired can never be paired any more.

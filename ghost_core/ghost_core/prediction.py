@@ -8,6 +8,7 @@ import math
 from ghost_core.contracts import (
     ForwardPrediction,
     PredictionOutcome,
+    STATUS_FRAME_MISMATCH,
     STATUS_INVALID_OBSERVATION,
     STATUS_NO_OBSERVATION,
     STATUS_NO_PREDICTION,
@@ -15,7 +16,7 @@ from ghost_core.contracts import (
     Vec3,
 )
 from ghost_core.errors import ConfigError, ContractError
-from ghost_core.linalg import add3, identity3, mahalanobis, scale3
+from ghost_core.linalg import add3, covariance_defect, identity3, mahalanobis, scale3
 from ghost_core.samples import BeliefSample, Observation
 
 __all__ = [
@@ -166,12 +167,17 @@ def no_observation_outcome(
 
 
 def invalid_observation_outcome(
-    prediction: ForwardPrediction, stamp_ns: int, frame_id: str
+    prediction: ForwardPrediction, stamp_ns: int, frame_id: str,
+    status: str = STATUS_INVALID_OBSERVATION,
 ) -> PredictionOutcome:
-    """Return the (unobserved) outcome of a cycle whose observation position is not finite."""
-    return PredictionOutcome(stamp_ns, frame_id, prediction.stamp_ns, False,
-                             STATUS_INVALID_OBSERVATION, prediction.predicted_position, _ZERO3,
-                             0.0, 0.0)
+    """Return the (unobserved) outcome of a cycle whose observation cannot be used.
+
+    `status` says why: invalid_observation (a position that is not finite, or a covariance
+    that is not one) or frame_mismatch (the fix is in another frame than the prediction).
+    Such an observation is no evidence either way: it never enters a calibration history.
+    """
+    return PredictionOutcome(stamp_ns, frame_id, prediction.stamp_ns, False, status,
+                             prediction.predicted_position, _ZERO3, 0.0, 0.0)
 
 
 def outcome_for_cycle(
@@ -184,12 +190,20 @@ def outcome_for_cycle(
 
     `prediction` is the one whose target is this cycle (None if there is none); `observation`
     is this cycle's observation (None if there is none). No prediction takes precedence:
-    `no_prediction`; else no observation: `no_observation`; else `evaluate_outcome`.
+    `no_prediction`; else no observation: `no_observation`; else an observation in another
+    frame than the prediction: `frame_mismatch`; else one whose position is not finite or
+    whose covariance block is not a covariance (NaN/inf, negative variance, asymmetric, not
+    positive semi-definite): `invalid_observation`; else `evaluate_outcome`.
     """
     if prediction is None:
         return no_prediction_outcome(
             stamp_ns, frame_id, None if observation is None else observation.position)
     if observation is None:
         return no_observation_outcome(prediction, stamp_ns, frame_id)
+    if observation.frame_id != prediction.frame_id:
+        return invalid_observation_outcome(prediction, stamp_ns, frame_id,
+                                           STATUS_FRAME_MISMATCH)
+    if covariance_defect(observation.covariance) is not None:
+        return invalid_observation_outcome(prediction, stamp_ns, frame_id)
     return evaluate_outcome(prediction, observation.position, observation.covariance,
                             stamp_ns, frame_id)

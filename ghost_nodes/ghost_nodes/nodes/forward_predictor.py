@@ -9,6 +9,7 @@ from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos
+from ghost_nodes.stamps import StampGuard
 
 __all__ = ['ForwardPredictorNode', 'main']
 
@@ -28,12 +29,15 @@ class ForwardPredictorNode(GhostNode):
 
     def __init__(self) -> None:
         super().__init__('forward_predictor', PARAMS)
+        self._stamps = StampGuard(self.get_logger(), 'belief')
         self._pub = self.create_publisher(ForwardPrediction, '/predictions', GHOST_QOS)
         self.create_subscription(Odometry, '/state/nav', self._on_belief,
                                  input_qos(self.param('input_reliability')))
 
     def _on_belief(self, msg: Odometry) -> None:
         belief = belief_sample(msg)
+        if not self._stamps.accept(belief.stamp_ns):
+            return
         prediction = prediction_from_belief(belief, round(self.param('period_s') * 1e9),
                                             float(self.param('process_noise')))
         if prediction is None:

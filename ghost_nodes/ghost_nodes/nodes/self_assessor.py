@@ -2,17 +2,22 @@
 
 from nav_msgs.msg import Odometry
 
-from ghost_core.assessment import assess_belief, BlockThresholds, ThresholdsConfig
+from ghost_core.assessment import assess_belief_sample, BlockThresholds, ThresholdsConfig
+from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import BeliefSelfAssessment
 from ghost_nodes.convert import from_msg_dict, stamp_ns
+from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import GhostNode, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos
+from ghost_nodes.stamps import StampGuard
 
 __all__ = ['SelfAssessorNode', 'main']
 
 _BLOCKS = (('position', 'm', 0.5, 2.0), ('velocity', 'm/s', 0.5, 2.0),
            ('orientation', 'rad', 0.1, 0.35))
+
+_FINE = frozenset({'within_known_threshold', 'within_uncertain_threshold'})
 
 PARAMS = (
     *(spec for block, unit, known, uncertain in _BLOCKS for spec in (
@@ -33,6 +38,7 @@ class SelfAssessorNode(GhostNode):
     def __init__(self) -> None:
         super().__init__('self_assessor', PARAMS)
         self.on_parameters_changed()
+        self._stamps = StampGuard(self.get_logger(), 'belief')
         self._pub = self.create_publisher(BeliefSelfAssessment, '/self_assessment', GHOST_QOS)
         self.create_subscription(Odometry, '/state/nav', self._on_belief,
                                  input_qos(self.param('input_reliability')))
@@ -55,10 +61,14 @@ class SelfAssessorNode(GhostNode):
         return None
 
     def _on_belief(self, msg: Odometry) -> None:
-        assessment = assess_belief(
-            stamp_ns(msg.header.stamp), msg.header.frame_id,
-            [float(v) for v in msg.pose.covariance], [float(v) for v in msg.twist.covariance],
-            self._thresholds)
+        if not self._stamps.accept(stamp_ns(msg.header.stamp)):
+            return
+        assessment = assess_belief_sample(belief_sample(msg), self._thresholds)
+        if assessment.overall_level == SelfAssessmentLevel.UNKNOWN:
+            reasons = sorted({b.reason for b in (assessment.position, assessment.velocity,
+                                                 assessment.orientation)} - _FINE)
+            self.get_logger().warning(f'belief judged UNKNOWN: {", ".join(reasons)}',
+                                      throttle_duration_sec=5.0)
         self._pub.publish(from_msg_dict(BeliefSelfAssessment, to_msg_dict(assessment)))
 
 

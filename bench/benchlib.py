@@ -1,0 +1,208 @@
+"""What the benchmark scripts share: paths, ROS isolation, child processes, statistics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+import json
+import math
+import os
+from pathlib import Path
+import platform
+import signal
+import subprocess
+import tempfile
+import time
+from typing import IO, Any
+
+__all__ = [
+    'BENCH_DIR',
+    'CACHE_DIR',
+    'CONFIG_DIR',
+    'MSG_DIR',
+    'REPO',
+    'RESULTS_DIR',
+    'ChildRun',
+    'ProcessSet',
+    'bench_ros_env',
+    'machine_info',
+    'percentile',
+    'read_json',
+    'run_measured',
+    'write_json',
+]
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+#: The .msg files of ghost_interfaces (the bags embed them as schemas).
+MSG_DIR = REPO / 'ghost_interfaces' / 'msg'
+#: ghost.yaml and scenarios/ of this checkout (what closed_loop_graph() reads).
+CONFIG_DIR = REPO / 'config'
+RESULTS_DIR = BENCH_DIR / 'results'
+CACHE_DIR = BENCH_DIR / '.cache'
+
+
+def bench_ros_env(domain_id: int | None = None) -> dict[str, str]:
+    """Return os.environ for ROS processes isolated on one domain with localhost discovery.
+
+    Without ``domain_id``: the ROS_DOMAIN_ID already set (the test fixtures set one of their
+    own), else one in 150..199 picked from the pid, away from the test suite's usual range.
+    """
+    env = dict(os.environ)
+    if domain_id is None:
+        domain_id = int(env['ROS_DOMAIN_ID']) if env.get('ROS_DOMAIN_ID') else (
+            150 + os.getpid() % 50)
+    env['ROS_DOMAIN_ID'] = str(domain_id)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    env.pop('ROS_LOCALHOST_ONLY', None)
+    env['PYTHONUNBUFFERED'] = '1'
+    env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
+    return env
+
+
+class ProcessSet:
+    """Processes started by a benchmark, each in its own session; stop() ends every group.
+
+    The same shutdown as ghost_nodes.launcher.GraphProcesses (SIGINT, then SIGKILL of the
+    whole process group for what hangs), for processes that are not installed executables.
+    """
+
+    def __init__(self, log_dir: Path, env: Mapping[str, str]) -> None:
+        self.log_dir = log_dir
+        self.env = dict(env)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._logs: list[IO[bytes]] = []
+
+    def start(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        """Start one process; its stdout and stderr go to <log_dir>/<name>.log."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = (self.log_dir / f'{name}.log').open('wb')
+        self._logs.append(log)
+        proc = subprocess.Popen(  # noqa: S603
+            list(argv), env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.procs[name] = proc
+        return proc
+
+    def failed(self) -> dict[str, int]:
+        """Processes that have already exited, with their exit codes."""
+        return {name: p.returncode for name, p in self.procs.items() if p.poll() is not None}
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """SIGINT every process group, wait, SIGKILL what is left (children included)."""
+        for proc in self.procs.values():
+            _signal_group(proc, signal.SIGINT)
+        deadline = time.monotonic() + timeout_s
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, signal.SIGKILL)
+                proc.wait(timeout=5)
+            # A process that exited may leave children in its group.
+            _signal_group(proc, signal.SIGKILL, force=True)
+        for log in self._logs:
+            log.close()
+        self._logs.clear()
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int, force: bool = False) -> None:
+    if proc.poll() is None or force:
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """One measured child process: wall time, peak RSS, CPU time, exit code and output."""
+
+    wall_s: float
+    max_rss_bytes: int
+    cpu_s: float
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_measured(argv: Sequence[str], env: Mapping[str, str] | None = None,
+                 timeout_s: float = 1800.0) -> ChildRun:
+    """Run a child to completion; return its wall time and its own peak RSS (wait4 rusage).
+
+    The child's output goes to temporary files (no pipe to drain while waiting); its rusage
+    is that child's alone, unlike RUSAGE_CHILDREN, which keeps the maximum over all children.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(list(argv), env=None if env is None else dict(env),  # noqa: S603
+                                stdout=out, stderr=err, start_new_session=True)
+        deadline = start + timeout_s
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                os.killpg(proc.pid, signal.SIGKILL)
+                pid, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.01)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return ChildRun(wall_s=wall, max_rss_bytes=usage.ru_maxrss * 1024,
+                        cpu_s=usage.ru_utime + usage.ru_stime, returncode=proc.returncode,
+                        stdout=out.read().decode(errors='replace'),
+                        stderr=err.read().decode(errors='replace'))
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Return the q-th percentile (0..100, nearest rank) of `values`, None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100.0 * len(ordered)))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def machine_info() -> dict[str, Any]:
+    """Return what identifies the machine a result was measured on."""
+    model = ''
+    try:
+        for line in Path('/proc/cpuinfo').read_text().splitlines():
+            if line.startswith('model name'):
+                model = line.split(':', 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_kb = 0
+    try:
+        for line in Path('/proc/meminfo').read_text().splitlines():
+            if line.startswith('MemTotal:'):
+                mem_kb = int(line.split()[1])
+    except OSError:
+        pass
+    return {
+        'hostname': platform.node(),
+        'cpu_model': model,
+        'cpus': os.cpu_count(),
+        'memory_gb': round(mem_kb / 1024 / 1024, 1),
+        'kernel': platform.release(),
+        'python': platform.python_version(),
+        'rmw': os.environ.get('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp'),
+        'load_average_at_start': list(os.getloadavg()),
+    }
+
+
+def write_json(path: Path, document: object) -> None:
+    """Write `document` as indented JSON (atomically: a temporary file, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + '.tmp')
+    tmp.write_text(json.dumps(document, indent=2, sort_keys=True) + '\n', encoding='utf-8')
+    tmp.replace(path)
+
+
+def read_json(path: Path) -> Any:
+    """Read a JSON file."""
+    return json.loads(path.read_text(encoding='utf-8'))
