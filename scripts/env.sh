@@ -10,7 +10,11 @@ export CMAKE_PREFIX_PATH="$_ghost_venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
 export RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
 if [ "${1:-}" != "--no-install" ] && [ -f "$_ghost_root/install/local_setup.bash" ]; then
   # colcon's own setup script: AMENT_PREFIX_PATH, PYTHONPATH, PATH and library paths.
+  # It reads unset variables, so it runs without `set -u` even when the caller uses it.
+  case $- in *u*) _ghost_nounset=1; set +u ;; *) _ghost_nounset= ;; esac
   COLCON_CURRENT_PREFIX="$_ghost_root/install" source "$_ghost_root/install/local_setup.bash"
+  [ -n "$_ghost_nounset" ] && set -u
+  unset _ghost_nounset
 fi
 mkdir -p "$_ghost_root/log"
 unset _ghost_root _ghost_venv

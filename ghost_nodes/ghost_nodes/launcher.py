@@ -51,14 +51,28 @@ class GraphProcesses:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         ordered = sorted(self.specs, key=lambda s: (s.name != 'recorder', s.name == 'scenario'))
         for spec in ordered:
-            overrides = self.log_dir / f'{spec.name}.params.yaml'
-            overrides.write_text(overrides_yaml(spec))
-            argv = [executable_path(spec), *ros_arguments(spec, str(overrides))]
-            log = (self.log_dir / f'{spec.name}.log').open('wb')
-            self._logs.append(log)
-            self.procs[spec.name] = subprocess.Popen(  # noqa: S603
-                argv, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True)
+            self._start_one(spec)
+
+    def _start_one(self, spec: NodeSpec) -> None:
+        overrides = self.log_dir / f'{spec.name}.params.yaml'
+        overrides.write_text(overrides_yaml(spec))
+        argv = [executable_path(spec), *ros_arguments(spec, str(overrides))]
+        log = (self.log_dir / f'{spec.name}.log').open('ab')
+        self._logs.append(log)
+        self.procs[spec.name] = subprocess.Popen(  # noqa: S603
+            argv, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def kill_node(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to one node's process group and wait for it to end."""
+        self._signal([name], sig)
+        self._wait([name], 10.0)
+
+    def restart_node(self, name: str) -> None:
+        """Start a node again (after kill_node), with the same arguments; its log goes on."""
+        spec = next(s for s in self.specs if s.name == name)
+        if self.procs[name].poll() is None:
+            raise RuntimeError(f'{name} is still running')
+        self._start_one(spec)
 
     def failed(self) -> dict[str, int]:
         """Processes that have already exited, with their exit codes."""

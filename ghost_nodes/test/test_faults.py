@@ -1,0 +1,245 @@
+"""Bad input and faults with the real node processes.
+
+Ghost keeps running, stays conservative, and the bag says why.
+"""
+
+import json
+import math
+from pathlib import Path
+import subprocess
+import sys
+import time
+
+from ghost_core.levels import DecisionKind, SelfAssessmentLevel
+from ghost_core.scenarios import generate_scenario
+from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+from ghost_nodes.launcher import GraphProcesses
+from ghost_verify.bag import GhostBag
+
+CONFIG = Path(__file__).resolve().parents[2] / 'config'
+FEED = str(Path(__file__).with_name('feed.py'))
+P = 100_000_000
+
+
+def _cycles(n: int) -> list[dict]:
+    """N cycles of the nominal scenario in the feed's JSON form."""
+    out = []
+    for cycle in generate_scenario('nominal', cycles=n).cycles:
+        b, o = cycle.belief, cycle.observation
+        obs = None
+        if o is not None:
+            cov = [0.0] * 36
+            for i in range(3):
+                for j in range(3):
+                    cov[i * 6 + j] = o.covariance[i * 3 + j]
+            obs = {'stamp_ns': o.stamp_ns, 'frame_id': o.frame_id, 'position': list(o.position),
+                   'covariance': cov}
+        out.append({'stamp_ns': b.stamp_ns, 'frame_id': b.frame_id, 'position': list(b.position),
+                    'velocity': list(b.velocity), 'orientation': list(b.orientation_xyzw),
+                    'pose_covariance': list(b.pose_covariance),
+                    'twist_covariance': list(b.twist_covariance), 'observation': obs})
+    return out
+
+
+def _json_safe(cycles: list[dict]) -> str:
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        return v
+    return json.dumps(fix(cycles))
+
+
+class _Run:
+    """The graph without the scenario node, fed by feed.py; recorded."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str], cycles: list[dict]) -> None:
+        self.bag = tmp_path / 'bag'
+        self.specs = closed_loop_graph(CONFIG, scenario='nominal', bag_path=str(self.bag),
+                                       with_scenario=False)
+        self.graph = GraphProcesses(self.specs, tmp_path / 'logs', env)
+        self.env = env
+        (tmp_path / 'cycles.json').write_text(_json_safe(cycles))
+        self.cycles_file = tmp_path / 'cycles.json'
+
+    def feed(self, pause_after: int = 0) -> subprocess.Popen[str]:
+        expect = [f'{t}={n}' for t, n in expected_subscribers(self.specs).items()]
+        return subprocess.Popen(
+            [sys.executable, FEED, str(self.cycles_file), '--expect', *expect,
+             '--pause-after', str(pause_after)],
+            env=self.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = proc.stdout.readline()
+        if got.strip() == line:
+            return
+        if not got and proc.poll() is not None:
+            raise AssertionError(f'feed exited: {proc.stderr.read()}')
+    raise AssertionError(f'no {line!r} from the feed')
+
+
+def _cycles_in(bag: Path) -> dict[int, object]:
+    return {c.stamp_ns: c for c in GhostBag(bag).cycles()}
+
+
+def test_garbage_beliefs_and_observations_end_conservative(tmp_path, ros_env) -> None:
+    """Garbage beliefs and observations: nodes stay up, cycles end conservative, with reasons.
+
+    NaN/inf, negative variance, non-PSD, repeated and old stamps, bad observations: every
+    node stays up; garbage cycles are never KNOWN nor PROCEED; reasons are in the bag.
+    """
+    cycles = _cycles(24)
+    nan, inf = math.nan, math.inf
+    cycles[6]['pose_covariance'][0] = nan                     # cycle 7: NaN covariance
+    cycles[7]['position'][1] = inf                            # cycle 8: inf position
+    cycles[8]['twist_covariance'][7] = -0.5                   # cycle 9: negative variance
+    cycles[9]['pose_covariance'][1] = cycles[9]['pose_covariance'][6] = 1.0  # 10: not PSD
+    cycles[10]['stamp_ns'] = cycles[9]['stamp_ns']           # cycle 11: repeated stamp
+    cycles[11]['stamp_ns'] = cycles[8]['stamp_ns']           # cycle 12: old stamp
+    cycles[13]['observation']['frame_id'] = 'odom'            # cycle 14: frame mismatch
+    cycles[14]['observation']['position'][0] = nan            # cycle 15: NaN observation
+    cycles[15]['observation']['covariance'][0] = -1.0         # cycle 16: negative variance
+    run = _Run(tmp_path, ros_env, cycles)
+    run.graph.start()
+    try:
+        feed = run.feed()
+        _wait_line(feed, 'done')
+        time.sleep(1.5)
+        assert run.graph.failed() == {}, 'a node died on bad input'
+        codes = run.graph.stop()
+    finally:
+        run.graph.kill()
+    assert all(code == 0 for code in codes.values()), codes
+    seen = _cycles_in(run.bag)
+    stamps = [c['stamp_ns'] for c in cycles]
+    # Repeated and old stamps are no new cycles: 22 distinct cycles, one of each message.
+    assert sorted(seen) == sorted(set(stamps))
+    for cycle in seen.values():
+        assert len(cycle.raw_assessments) == 1 and len(cycle.actuations) == 1
+    garbage = {stamps[6]: 'non_finite_covariance', stamps[7]: 'non_finite_position',
+               stamps[8]: 'negative_variance', stamps[9]: 'not_positive_semidefinite'}
+    for stamp, reason in garbage.items():
+        cycle = seen[stamp]
+        raw = cycle.raw_assessments[0]
+        assert raw.overall_level == SelfAssessmentLevel.UNKNOWN
+        reasons = {raw.message.msg[b]['reason'] for b in ('position', 'velocity', 'orientation')}
+        assert any(reason in r for r in reasons), (reason, reasons)
+        assert cycle.calibrated[0].adjusted_overall_level != SelfAssessmentLevel.KNOWN
+        assert cycle.actuations[0].decision_kind != DecisionKind.PROCEED
+    for index, status in ((13, 'frame_mismatch'), (14, 'invalid_observation'),
+                          (15, 'invalid_observation')):
+        (outcome,) = seen[stamps[index]].outcomes
+        assert outcome.msg['status'] == status and outcome.msg['observed'] is False
+    # The clean cycles after the garbage PROCEED again (nothing stuck).
+    assert seen[stamps[-1]].actuations[0].decision_kind == DecisionKind.PROCEED
+    logs = (tmp_path / 'logs' / 'self_assessor.log').read_text()
+    assert 'repeated (zero time step)' in logs and 'out of order or stale' in logs
+    assert 'belief judged UNKNOWN' in logs
+    evaluator = (tmp_path / 'logs' / 'outcome_evaluator.log').read_text()
+    assert "observation frame 'odom' is not the belief frame 'map'" in evaluator
+
+
+def test_missing_inputs_invent_nothing(tmp_path, ros_env) -> None:
+    """Observations stop: outcomes say no_observation. Beliefs stop: no cycle, no actuation."""
+    cycles = _cycles(16)
+    for cycle in cycles[8:]:
+        cycle['observation'] = None
+    run = _Run(tmp_path, ros_env, cycles)
+    run.graph.start()
+    try:
+        feed = run.feed()
+        _wait_line(feed, 'done')
+        time.sleep(2.0)  # the beliefs have stopped: nothing more may happen
+        codes = run.graph.stop()
+    finally:
+        run.graph.kill()
+    assert all(code == 0 for code in codes.values()), codes
+    seen = _cycles_in(run.bag)
+    stamps = [c['stamp_ns'] for c in cycles]
+    assert set(seen) <= set(stamps)
+    for stamp in stamps[8:13]:
+        (outcome,) = seen[stamp].outcomes
+        assert outcome.msg['status'] == 'no_observation'
+        assert outcome.msg['observed_position'] == {'x': 0.0, 'y': 0.0, 'z': 0.0}
+    # Every actuation belongs to a belief that was published.
+    actuated = {s for s, c in seen.items() if c.actuations}
+    assert actuated <= set(stamps)
+    # The last cycles wait for their observation (grace_cycles beliefs that never come):
+    # they are not decided on made-up data.
+    assert stamps[-1] not in actuated
+
+
+def test_killed_node_restarts_and_the_bag_shows_the_gap(tmp_path, ros_env) -> None:
+    """A SIGKILLed and restarted calibrator: the loop resumes; the gap is visible in the bag.
+
+    The cycles it missed have no calibrated assessment, decision or actuation (never invented).
+    """
+    cycles = _cycles(120)
+    run = _Run(tmp_path, ros_env, cycles)
+    run.graph.start()
+    try:
+        feed = run.feed(pause_after=15)
+        _wait_line(feed, 'paused')
+        time.sleep(1.0)
+        run.graph.kill_node('calibrator')
+        feed.stdin.write('go\n')
+        feed.stdin.flush()
+        time.sleep(0.5)  # cycles flow while the calibrator is down
+        run.graph.restart_node('calibrator')
+        _wait_line(feed, 'done')
+        time.sleep(1.5)
+        codes = run.graph.stop()
+    finally:
+        run.graph.kill()
+    assert codes['recorder'] == 0
+    seen = _cycles_in(run.bag)
+    stamps = [c['stamp_ns'] for c in cycles]
+    missing = [s for s in stamps if not seen[s].calibrated]
+    assert missing, 'no cycle was affected by the restart'
+    for stamp in missing:
+        assert seen[stamp].raw_assessments, 'the assessor kept running'
+        assert not seen[stamp].rationales and not seen[stamp].actuations
+    resumed = [s for s in stamps if s > max(missing) and seen[s].actuations]
+    assert resumed, 'the loop did not resume after the restart'
+
+
+def test_recorder_killed_leaves_a_readable_bag_up_to_the_last_chunk(tmp_path, ros_env) -> None:
+    """SIGKILL the recorder mid-run: its .mcap keeps every chunk flushed before the kill."""
+    cycles = _cycles(40)
+    run = _Run(tmp_path, ros_env, cycles)
+    run.graph.start()
+    try:
+        feed = run.feed(pause_after=30)
+        _wait_line(feed, 'paused')
+        time.sleep(1.5)  # > chunk_max_age_s: the first 30 cycles are on disk
+        run.graph.kill_node('recorder')
+        feed.stdin.write('go\n')
+        feed.stdin.flush()
+        _wait_line(feed, 'done')
+        run.graph.stop()
+    finally:
+        run.graph.kill()
+    assert not (run.bag / 'metadata.yaml').exists()
+    mcap = run.bag / 'bag.mcap'
+    from mcap.records import Message
+    from mcap.stream_reader import StreamReader
+    stamps: set[int] = set()
+    channels: dict[int, str] = {}
+    with mcap.open('rb') as stream:
+        try:
+            for record in StreamReader(stream, skip_magic=False).records:
+                if hasattr(record, 'topic') and hasattr(record, 'id'):
+                    channels[record.id] = record.topic
+                if (isinstance(record, Message)
+                        and channels.get(record.channel_id) == '/actuations'):
+                    stamps.add(record.log_time)
+        except Exception:  # noqa: BLE001 - the file simply ends: no footer after a SIGKILL
+            pass
+    assert len(stamps) >= 30, f'only {len(stamps)} actuations survived the kill'
