@@ -139,7 +139,7 @@ def test_invalid_parameter_is_refused_at_start_up(tmp_path, ros_env, processes) 
 
 @pytest.mark.parametrize(('node', 'param', 'value', 'reason'), [
     ('calibrator', 'downgrade_threshold', 0, 'parameter downgrade_threshold must be >= 1'),
-    ('forward_predictor', 'period_s', -0.1, 'parameter period_s must be > 0'),
+    ('forward_predictor', 'process_noise', -0.1, 'parameter process_noise must be >= 0'),
     ('self_assessor', 'position_known_max_std', 5.0, 'uncertain_max_std must be >= known_max_std'),
 ])
 def test_invalid_parameter_update_is_refused_with_a_reason(ros_env, processes, node, param,

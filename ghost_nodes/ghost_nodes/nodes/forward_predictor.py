@@ -15,7 +15,7 @@ __all__ = ['ForwardPredictorNode', 'main']
 
 PARAMS = (
     ParamSpec('period_s', 0.1, 'Cycle period (s): the prediction horizon, i.e. the next '
-              'belief is expected period_s after this one.', (positive,)),
+              'belief is expected period_s after this one.', (positive,), read_only=True),
     ParamSpec('process_noise', 0.05, 'Process noise Q (m^2/s per axis) added as Q*period to '
               'the predicted position covariance.', (non_negative,)),
     ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav "

@@ -21,7 +21,8 @@ PARAMS = (
     ParamSpec('cycles', 0, "Number of cycles to play; 0 = the scenario's own length.",
               (non_negative,), read_only=True),
     ParamSpec('rate_hz', 0.0, "Publication rate in wall-clock Hz; 0 = the scenario's own "
-              "period. Stamps always follow the scenario's simulated time.", (non_negative,)),
+              "period. Stamps always follow the scenario's simulated time.", (non_negative,),
+              read_only=True),
     ParamSpec('frame_id', 'map', 'Frame of the published belief and observations.',
               read_only=True),
     ParamSpec('expected_subscribers', [''], 'topic=count pairs to wait for before the first '

@@ -1,0 +1,57 @@
+"""Render docs/parameters.md from the parameters the nodes declare (so the page cannot drift).
+
+    python -m ghost_nodes.param_docs > docs/parameters.md
+"""
+
+import importlib
+
+__all__ = ['NODES', 'render']
+
+NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
+         'decision_policy', 'action_emitter', 'recorder')
+
+_HEADER = """\
+# Node parameters
+
+Generated from the nodes' declarations by `python -m ghost_nodes.param_docs`
+(a test checks this page is current). Defaults below are the declared ones; `config/ghost.yaml`
+sets the values the graph runs with, and `config/scenarios/<name>.yaml` overrides them per
+scenario. Every value is validated at start-up (the node exits with one line naming the
+parameter) and on `ros2 param set` (refused with the reason). Read-only parameters can only be
+set at start-up.
+
+`period_s` is shared: it sits in the `/**` section of `config/ghost.yaml` so the predictor and
+the evaluator always agree, and must equal the estimator's publication period.
+
+`decision_policy` and `action_emitter` have no parameters: the reference policy and emission
+contract are fixed (SPEC section 5); a different policy is a different node.
+
+| node | parameter | type | default | read-only | meaning |
+|---|---|---|---|---|---|
+"""
+
+
+def _default(value: object) -> str:
+    if isinstance(value, list):
+        shown = ', '.join(str(v) for v in value if v != '')
+        return f'[{shown}]'
+    if value == '':
+        return "''"
+    return str(value)
+
+
+def render() -> str:
+    """The whole Markdown page."""
+    rows = []
+    for node in NODES:
+        module = importlib.import_module(f'ghost_nodes.nodes.{node}')
+        for spec in getattr(module, 'PARAMS', ()):
+            rows.append(
+                f'| `{node}` | `{spec.name}` | {type(spec.default).__name__} | '
+                f'`{_default(spec.default)}` | {"yes" if spec.read_only else "no"} | '
+                f'{spec.description.replace("|", "/")} |')
+    return _HEADER + '\n'.join(rows) + '\n'
+
+
+if __name__ == '__main__':
+    print(render(), end='')
