@@ -1,6 +1,6 @@
 """Render docs/parameters.md from the parameters the nodes declare (so the page cannot drift).
 
-    python -m ghost_nodes.param_docs > docs/parameters.md
+python -m ghost_nodes.param_docs > docs/parameters.md
 """
 
 import importlib

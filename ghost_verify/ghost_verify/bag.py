@@ -8,6 +8,7 @@ import hashlib
 import io
 import os
 from pathlib import Path
+import re
 import struct
 from typing import BinaryIO
 
@@ -58,18 +59,29 @@ _Decoder = Callable[[bytes], object]
 
 @dataclass(frozen=True, slots=True)
 class BagLayout:
-    """Where a bag's files are: metadata.yaml (if any) and the .mcap files in reading order."""
+    """Where a bag's files are: metadata.yaml (if any) and the .mcap files in reading order.
+
+    `missing` names the files metadata.yaml lists that do not exist; `metadata_missing` is
+    True for a bag directory without metadata.yaml (what a recorder that never closed the bag
+    leaves); `message_count` is the total metadata.yaml records, when it records one.
+    """
 
     root: Path
     metadata: Path | None
     files: tuple[Path, ...]
+    missing: tuple[str, ...] = ()
+    metadata_missing: bool = False
+    message_count: int | None = None
 
 
 def resolve_bag(path: str | os.PathLike[str]) -> BagLayout:
     """Resolve a bag path: a rosbag2 directory, its metadata.yaml, or one .mcap file.
 
     A directory's .mcap files are read in the order metadata.yaml lists them under
-    ``rosbag2_bagfile_information.relative_file_paths``.
+    ``rosbag2_bagfile_information.relative_file_paths``; listed files that do not exist are
+    reported in `missing` (BagNotFoundError when none exists). A directory without
+    metadata.yaml is read from its .mcap file (several only when named ``<name>_<N>.mcap``,
+    read in N order), with `metadata_missing` set.
     """
     bag = Path(path)
     if not bag.exists():
@@ -82,14 +94,42 @@ def resolve_bag(path: str | os.PathLike[str]) -> BagLayout:
         raise BagFormatError(f'{bag}: neither a regular file nor a directory')
     metadata = bag / 'metadata.yaml'
     if not metadata.is_file():
+        return BagLayout(root=bag, metadata=None, files=_files_without_metadata(bag),
+                         metadata_missing=True)
+    files, missing, count = _files_from_metadata(bag, metadata)
+    return BagLayout(root=bag, metadata=metadata, files=files, missing=missing,
+                     message_count=count)
+
+
+def _files_without_metadata(bag: Path) -> tuple[Path, ...]:
+    try:
+        mcaps = sorted(item for item in bag.iterdir() if item.suffix == '.mcap'
+                       and item.is_file())
+    except OSError as err:
+        raise BagFormatError(f'{bag}: cannot list the directory: {err.strerror}') from err
+    if not mcaps:
         raise BagFormatError(
-            f'{bag}: a directory without metadata.yaml is not a rosbag2 bag '
-            '(give the .mcap file itself to read it alone)'
+            f'{bag}: a directory without metadata.yaml and without .mcap files is not a '
+            'rosbag2 bag'
         )
-    return BagLayout(root=bag, metadata=metadata, files=_files_from_metadata(bag, metadata))
+    if len(mcaps) == 1:
+        return (mcaps[0],)
+    # rosbag2 names the files of a split bag <name>_<N>.mcap: without metadata.yaml, that
+    # index is the only trustworthy reading order.
+    indexed = [(re.fullmatch(r'(.*)_(\d+)\.mcap', item.name), item) for item in mcaps]
+    prefixes = {match.group(1) for match, _ in indexed if match is not None}
+    if any(match is None for match, _ in indexed) or len(prefixes) != 1:
+        raise BagFormatError(
+            f'{bag}: a directory without metadata.yaml holding {len(mcaps)} .mcap files not '
+            'all named <name>_<N>.mcap: their reading order is unknown (give one .mcap file)'
+        )
+    return tuple(item for _, item in sorted(
+        indexed, key=lambda pair: int(pair[0].group(2)) if pair[0] is not None else 0))
 
 
-def _files_from_metadata(bag: Path, metadata: Path) -> tuple[Path, ...]:
+def _files_from_metadata(
+    bag: Path, metadata: Path
+) -> tuple[tuple[Path, ...], tuple[str, ...], int | None]:
     try:
         text = metadata.read_text(encoding='utf-8')
         document = yaml.safe_load(text)
@@ -113,15 +153,24 @@ def _files_from_metadata(bag: Path, metadata: Path) -> tuple[Path, ...]:
     ):
         raise BagFormatError(f'{metadata}: relative_file_paths is not a list of file names')
     files = []
+    missing = []
     for item in relative:
         candidate = bag / item
         if not candidate.is_file() and (bag.parent / item).is_file():
             # Bags written by early rosbag2 releases list paths relative to the bag's parent.
             candidate = bag.parent / item
-        if not candidate.is_file():
-            raise BagNotFoundError(f'{metadata}: lists {item!r}, which does not exist')
-        files.append(candidate)
-    return tuple(files)
+        if candidate.is_file():
+            files.append(candidate)
+        else:
+            missing.append(item)
+    if not files:
+        listed = ', '.join(repr(item) for item in missing)
+        which = 'which does not exist' if len(missing) == 1 else 'none of which exists'
+        raise BagNotFoundError(f'{metadata}: lists {listed}, {which}')
+    count = info.get('message_count')
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        count = None
+    return tuple(files), tuple(missing), count
 
 
 def decoded_to_msg_dict(decoded: object) -> dict[str, object]:

@@ -9,6 +9,7 @@ __all__ = [
     'GhostVerifyError',
     'LateMessageError',
     'NoGhostTopicsError',
+    'SchemaMismatchError',
 ]
 
 
@@ -22,6 +23,14 @@ class BagNotFoundError(GhostVerifyError, FileNotFoundError):
 
 class BagFormatError(GhostVerifyError, ValueError):
     """The input cannot be read as a rosbag2 MCAP bag, or a ghost message in it is malformed."""
+
+
+class SchemaMismatchError(BagFormatError):
+    """A ghost channel's embedded schema does not define the fields the verifier reads.
+
+    The bag was written with another definition of a ghost_interfaces type (a field missing,
+    renamed or of another kind); reading it as if it were the known one would mis-read it.
+    """
 
 
 class LateMessageError(BagFormatError):

@@ -22,6 +22,8 @@ __all__ = [
     'GhostTopicKind',
     'RawAssessment',
     'Rationale',
+    'ReadError',
+    'ReadErrorKind',
     'actuation_of',
     'calibrated_of',
     'ghost_kind_of_schema',
@@ -76,15 +78,60 @@ class BagFileDigest:
     sha256: str
 
 
+class ReadErrorKind(StrEnum):
+    """Why part of a bag could not be read (closed catalogue, see docs/properties.md)."""
+
+    NOT_MCAP = 'not_mcap'
+    TRUNCATED = 'truncated'
+    CRC_MISMATCH = 'crc_mismatch'
+    CORRUPT_RECORD = 'corrupt_record'
+    UNDECLARED_CHANNEL = 'undeclared_channel'
+    UNDECODABLE_MESSAGE = 'undecodable_message'
+    FILE_MISSING = 'file_missing'
+    FILE_UNREADABLE = 'file_unreadable'
+    METADATA_MISSING = 'metadata_missing'
+    COUNT_MISMATCH = 'count_mismatch'
+
+
+@dataclass(frozen=True, slots=True)
+class ReadError:
+    """One part of a bag that could not be read: which file, why, where, how much was lost.
+
+    `offset` is the byte offset in `file` of the record concerned (None when it does not
+    apply); `count` is how many messages the entry stands for when it groups several (the
+    messages on one undeclared channel, or the undecodable messages of one topic).
+    """
+
+    file: str
+    kind: ReadErrorKind
+    detail: str
+    offset: int | None = None
+    count: int = 1
+
+    def describe(self) -> str:
+        """Return the one-line human form, ``<file>: <kind>: <detail>``."""
+        return f'{self.file}: {self.kind.value}: {self.detail}'
+
+
 @dataclass(frozen=True, slots=True)
 class BagInfo:
-    """What is known about a bag once it has been read to the end."""
+    """What is known about a bag once it has been read to the end.
+
+    `read_errors` lists every part of the bag that could not be read; when it is not empty
+    the input is incomplete and every verdict covers only what was read.
+    """
 
     files: tuple[BagFileDigest, ...]
     ghost_topics: tuple[tuple[str, str], ...]
     messages_total: int
     ghost_messages: int
     cycles: int
+    read_errors: tuple[ReadError, ...] = ()
+
+    @property
+    def incomplete_input(self) -> bool:
+        """True when some part of the bag could not be read."""
+        return bool(self.read_errors)
 
 
 @dataclass(frozen=True, slots=True)
