@@ -8,7 +8,8 @@ DOC = Path(__file__).resolve().parents[2] / 'docs' / 'parameters.md'
 
 
 def test_parameter_page_is_current() -> None:
-    assert DOC.read_text() == render(), 'run: python -m ghost_nodes.param_docs > docs/parameters.md'
+    hint = 'run: python -m ghost_nodes.param_docs > docs/parameters.md'
+    assert DOC.read_text() == render(), hint
 
 
 def test_every_config_value_is_a_declared_parameter() -> None:
