@@ -44,18 +44,31 @@ else
   say "dependencies up to date"
 fi
 
-# 3. colcon build (incremental: unchanged packages are not rebuilt).
+# 3. colcon build, skipped when no package source changed since the last successful build
+# (with --symlink-install, edits to existing Python modules are live without a rebuild anyway).
 # shellcheck source=scripts/env.sh
 source "$root/scripts/env.sh" --no-install
 cd "$root"
-say "colcon build"
-colcon --log-base "$root/log" build --base-paths "$root" --build-base "$root/build" \
-  --install-base "$root/install" --symlink-install \
-  --event-handlers console_cohesion- summary+ \
-  --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$venv/bin/python" \
-  >"$root/log/bootstrap-colcon.txt" 2>&1 || {
-    tail -n 40 "$root/log/bootstrap-colcon.txt"; say "colcon build failed (full log: log/bootstrap-colcon.txt)"; exit 1; }
-tail -n 3 "$root/log/bootstrap-colcon.txt"
+src_hash=$( { find ghost ghost_interfaces ghost_core ghost_nodes ghost_verify launch config \
+                -type f ! -path '*/__pycache__/*' ! -path '*/.hypothesis/*' ! -path '*/test/*' \
+                ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum; sha256sum colcon.meta; } \
+            | sha256sum | cut -d' ' -f1)
+build_stamp="$root/install/.ghost-sources.sha256"
+if [ -f "$root/install/local_setup.bash" ] && [ "$(cat "$build_stamp" 2>/dev/null)" = "$src_hash" ]; then
+  say "workspace up to date (no source changed since the last build)"
+else
+  say "colcon build"
+  rm -f "$build_stamp"
+  colcon --log-base "$root/log" build --base-paths "$root" --build-base "$root/build" \
+    --install-base "$root/install" --symlink-install \
+    --event-handlers console_cohesion- summary+ \
+    --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$venv/bin/python" \
+    >"$root/log/bootstrap-colcon.txt" 2>&1 || {
+      tail -n 40 "$root/log/bootstrap-colcon.txt"
+      say "colcon build failed (full log: log/bootstrap-colcon.txt)"; exit 1; }
+  tail -n 3 "$root/log/bootstrap-colcon.txt"
+  echo "$src_hash" > "$build_stamp"
+fi
 
 # 4. The user-facing commands on the venv's PATH, usable without sourcing anything.
 for tool in ghost_verify/verify_baud ghost_verify/verify_erur ghost_verify/trace_decisions \

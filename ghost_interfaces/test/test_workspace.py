@@ -1,0 +1,25 @@
+"""The workspace: five colcon packages, and a bootstrap that redoes nothing when nothing changed."""
+
+import os
+from pathlib import Path
+import subprocess
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_colcon_finds_the_five_packages() -> None:
+    out = subprocess.run(['colcon', 'list', '--names-only'], cwd=ROOT, text=True,
+                         capture_output=True, check=True, timeout=60).stdout
+    assert sorted(out.split()) == ['ghost', 'ghost_core', 'ghost_interfaces', 'ghost_nodes',
+                                   'ghost_verify']
+
+
+def test_second_bootstrap_installs_and_builds_nothing() -> None:
+    """Run after the test command's own bootstrap: nothing changed, so nothing is redone."""
+    env = dict(os.environ)
+    result = subprocess.run(['bash', str(ROOT / 'scripts' / 'bootstrap.sh')], cwd=ROOT, env=env,
+                            text=True, capture_output=True, check=False, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert '[bootstrap] dependencies up to date' in result.stdout
+    assert '[bootstrap] workspace up to date' in result.stdout
+    assert 'colcon build' not in result.stdout.replace('[bootstrap] colcon build failed', '')
