@@ -8,7 +8,7 @@ ARGS ?=
 
 ## The main job: set up if needed, run the closed loop as separate processes, record, verify.
 demo: bootstrap
-	@source scripts/env.sh && python scripts/run_closed_loop.py --scenario $(SCENARIO) $(ARGS)
+	@source scripts/env.sh && ghost_run --scenario $(SCENARIO) $(ARGS)
 
 ## The whole test suite: lint, strict typing, then every package's tests (unit, bag, real DDS).
 test: bootstrap

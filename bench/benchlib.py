@@ -11,9 +11,10 @@ from pathlib import Path
 import platform
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-from typing import IO, Any
+from typing import Any, IO
 
 __all__ = [
     'BENCH_DIR',
@@ -126,35 +127,60 @@ class ChildRun:
     stderr: str
 
 
+# Runs in a small interpreter (no site packages): forks the measured command, waits for it and
+# writes its own rusage. The measured process must not be forked from a big one: Linux keeps a
+# process's peak RSS across exec, so a child of a 100 MB parent would report at least 100 MB.
+_MEASURE = """
+import json, os, sys, time
+out, argv = sys.argv[1], sys.argv[2:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(argv[0], argv)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+code = os.waitstatus_to_exitcode(status)
+with open(out, 'w') as f:
+    json.dump({'wall_s': wall, 'maxrss_kb': usage.ru_maxrss, 'returncode': code,
+               'cpu_s': usage.ru_utime + usage.ru_stime}, f)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
 def run_measured(argv: Sequence[str], env: Mapping[str, str] | None = None,
                  timeout_s: float = 1800.0) -> ChildRun:
-    """Run a child to completion; return its wall time and its own peak RSS (wait4 rusage).
+    """Run a command to completion; return its wall time, its own peak RSS and CPU time.
 
-    The child's output goes to temporary files (no pipe to drain while waiting); its rusage
-    is that child's alone, unlike RUSAGE_CHILDREN, which keeps the maximum over all children.
+    The command is started by a small measuring process (see _MEASURE), so that its peak RSS
+    is its own; its output goes to temporary files (no pipe to drain while waiting).
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(list(argv), env=None if env is None else dict(env),  # noqa: S603
-                                stdout=out, stderr=err, start_new_session=True)
-        deadline = start + timeout_s
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
+    with tempfile.TemporaryDirectory(prefix='ghost-bench-run-') as tmp:
+        report = Path(tmp) / 'rusage.json'
+        with (Path(tmp) / 'out').open('w+b') as out, (Path(tmp) / 'err').open('w+b') as err:
+            proc = subprocess.Popen(  # noqa: S603
+                [sys.executable, '-S', '-c', _MEASURE, str(report), *argv],
+                env=None if env is None else dict(env), stdout=out, stderr=err,
+                start_new_session=True)
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.01)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        return ChildRun(wall_s=wall, max_rss_bytes=usage.ru_maxrss * 1024,
-                        cpu_s=usage.ru_utime + usage.ru_stime, returncode=proc.returncode,
-                        stdout=out.read().decode(errors='replace'),
-                        stderr=err.read().decode(errors='replace'))
+                proc.wait()
+            out.seek(0)
+            err.seek(0)
+            stdout = out.read().decode(errors='replace')
+            stderr = err.read().decode(errors='replace')
+        if not report.is_file():
+            return ChildRun(wall_s=float('nan'), max_rss_bytes=0, cpu_s=float('nan'),
+                            returncode=proc.returncode if proc.returncode else -9,
+                            stdout=stdout, stderr=stderr or 'killed (timeout)')
+        usage = json.loads(report.read_text())
+        return ChildRun(wall_s=usage['wall_s'], max_rss_bytes=usage['maxrss_kb'] * 1024,
+                        cpu_s=usage['cpu_s'], returncode=usage['returncode'],
+                        stdout=stdout, stderr=stderr)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

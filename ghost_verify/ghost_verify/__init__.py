@@ -4,6 +4,7 @@ from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .bagwrite import ghost_typestore, GhostBagWriter, MAX_CHUNK_SIZE
 from .baud import BAUD_VERSION, BaudChecker, BaudReport, judge_baud, verify_baud
 from .common import canonical_report_json, PropertyReport, Violation, ViolationKind
+from .completeness import CompletenessChecker, CompletenessReport, IncompleteCycle
 from .errors import (
     BagFormatError,
     BagNotFoundError,
@@ -11,9 +12,17 @@ from .errors import (
     GhostVerifyError,
     LateMessageError,
     NoGhostTopicsError,
+    SchemaMismatchError,
 )
 from .erur import ERUR_VERSION, ErurChecker, ErurReport, judge_erur, verify_erur
-from .events import BagInfo, CycleEvent, GhostMessage
+from .events import BagInfo, CycleEvent, GhostMessage, ReadError, ReadErrorKind
+from .history import (
+    HISTORY_OUTCOME_LIMIT,
+    HistoryChecker,
+    HistoryMismatch,
+    HistoryReport,
+    InvalidOutcome,
+)
 from .trace import (
     ChainLink,
     ChainStatus,
@@ -29,6 +38,7 @@ __all__ = [
     'BAUD_VERSION',
     'DEFAULT_CYCLE_WINDOW',
     'ERUR_VERSION',
+    'HISTORY_OUTCOME_LIMIT',
     'MAX_CHUNK_SIZE',
     'BagFormatError',
     'BagInfo',
@@ -38,6 +48,8 @@ __all__ = [
     'BaudReport',
     'ChainLink',
     'ChainStatus',
+    'CompletenessChecker',
+    'CompletenessReport',
     'CycleEvent',
     'DecisionTraceRecord',
     'DecisionTraceReport',
@@ -48,10 +60,18 @@ __all__ = [
     'GhostBagWriter',
     'GhostMessage',
     'GhostVerifyError',
+    'HistoryChecker',
+    'HistoryMismatch',
+    'HistoryReport',
+    'IncompleteCycle',
+    'InvalidOutcome',
     'LateMessageError',
     'LinkRecord',
     'NoGhostTopicsError',
     'PropertyReport',
+    'ReadError',
+    'ReadErrorKind',
+    'SchemaMismatchError',
     'VerificationResult',
     'Violation',
     'ViolationKind',

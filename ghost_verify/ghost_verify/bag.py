@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 import hashlib
 import io
@@ -12,15 +12,22 @@ import re
 import struct
 from typing import BinaryIO
 
-from mcap.exceptions import EndOfFile, InvalidMagic
-from mcap.records import Channel, Message, Schema
-from mcap.stream_reader import StreamReader
+from mcap.exceptions import EndOfFile, InvalidMagic, RecordLengthLimitExceeded
+from mcap.opcode import Opcode
+from mcap.records import Channel, Chunk, Footer, Message, Schema, Statistics
+from mcap.stream_reader import CRCValidationError, get_chunk_data_stream, StreamReader
 from mcap_ros2.decoder import DecoderFactory
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from ghost_core.hashing import content_address
 
-from .errors import BagFormatError, BagNotFoundError, LateMessageError, NoGhostTopicsError
+from .errors import (
+    BagFormatError,
+    BagNotFoundError,
+    LateMessageError,
+    NoGhostTopicsError,
+    SchemaMismatchError,
+)
 from .events import (
     Actuation,
     actuation_of,
@@ -36,8 +43,11 @@ from .events import (
     rationale_of,
     raw_assessment_of,
     RawAssessment,
+    ReadError,
+    ReadErrorKind,
     stamp_ns_of,
 )
+from .schema import quiet_parser, schema_problems
 
 __all__ = [
     'DEFAULT_CYCLE_WINDOW',
@@ -54,6 +64,10 @@ __all__ = [
 DEFAULT_CYCLE_WINDOW = 256
 
 _READ_SIZE = 1 << 20
+# A chunk declaring more than this uncompressed is treated as corrupt rather than inflated
+# (rosbag2 and GhostBagWriter close chunks at about 1 MiB).
+_MAX_CHUNK_BYTES = 1 << 30
+MAGIC = b'\x89MCAP0\r\n'
 _Decoder = Callable[[bytes], object]
 
 
@@ -283,12 +297,80 @@ def group_cycles(
         yield open_cycles[stamp_ns].build()
 
 
+class _BoundedStream:
+    """A read-only view of one file that never asks for more bytes than the file has left.
+
+    mcap's parser reads a length field, then asks for that many bytes; in a damaged file the
+    length can be absurd (2**60) and ``BufferedReader.read(n)`` allocates n bytes before it
+    reads. Capping each request at the bytes left turns such a record into a clean
+    end-of-file. The view also knows its position (for error offsets), the file's first
+    bytes (to tell "not MCAP" from "truncated") and the first byte of the record being read
+    (its opcode, to name what a truncation cut).
+    """
+
+    def __init__(self, inner: BinaryIO, size: int) -> None:
+        self._inner = inner
+        self.size = size
+        self.position = 0
+        self.head = b''
+        self.record_opcode: int | None = None
+        self._mark_at: int | None = None
+
+    def mark_record(self) -> None:
+        """Remember the opcode of the record about to be read (the magic is not a record)."""
+        self._mark_at = max(self.position, len(MAGIC))
+        self.record_opcode = None
+
+    def read(self, size: int = -1) -> bytes:
+        left = self.size - self.position
+        if size < 0 or size > left:
+            size = left
+        data = self._inner.read(size) if size else b''
+        before = self.position
+        self.position += len(data)
+        if before < len(MAGIC):
+            self.head += data[: len(MAGIC) - before]
+        if self._mark_at is not None and before <= self._mark_at < self.position:
+            self.record_opcode = data[self._mark_at - before]
+            self._mark_at = None
+        return data
+
+
+@dataclass(slots=True)
+class _FileState:
+    """What one file's reading has declared and counted so far."""
+
+    path: Path
+    name: str
+    factory: DecoderFactory = field(default_factory=DecoderFactory)
+    schemas: dict[int, Schema] = field(default_factory=dict)
+    channel_records: dict[int, Channel] = field(default_factory=dict)
+    channels: dict[int, _GhostChannel | None] = field(default_factory=dict)
+    messages: int = 0
+    failed: bool = False
+    footer_seen: bool = False
+    ends_with_magic: bool = False
+    statistics: Statistics | None = None
+    # channel id -> [messages, offset of the first]
+    undeclared: dict[int, list[int]] = field(default_factory=dict)
+    # topic -> [messages, offset of the first], and the first error's text
+    undecodable: dict[str, list[int]] = field(default_factory=dict)
+    undecodable_first: dict[str, str] = field(default_factory=dict)
+
+
 class GhostBag:
     """A bag opened for one streaming pass over its ghost messages.
 
     Construction resolves the layout (and fails early on a missing path or a bad
     metadata.yaml); :meth:`cycles` then reads every file once, in order, hashing the bytes as
     they are read. :attr:`info` is available once :meth:`cycles` has been exhausted.
+
+    Damage does not stop the pass: a truncated file, a chunk that fails its CRC, a record
+    that cannot be parsed, a message that cannot be decoded, a listed file that is missing
+    are each recorded in :attr:`read_errors` (and in ``info.read_errors``), and reading goes
+    on with what can still be read. Only when no ghost message at all could be read does the
+    pass raise (BagFormatError naming the first problem). A ghost channel whose schema does
+    not define the fields the verifier reads raises SchemaMismatchError at once.
     """
 
     def __init__(
@@ -301,6 +383,7 @@ class GhostBag:
         self._digests: list[BagFileDigest] = []
         self._topics: set[tuple[str, str]] = set()
         self._other_topics: set[tuple[str, str]] = set()
+        self._read_errors: list[ReadError] = []
         self._messages_seen = 0
         self._ghost_messages = 0
         self._cycles = 0
@@ -318,8 +401,13 @@ class GhostBag:
         return self._messages_seen
 
     @property
+    def read_errors(self) -> tuple[ReadError, ...]:
+        """Every part of the bag that could not be read, so far, in the order met."""
+        return tuple(self._read_errors)
+
+    @property
     def info(self) -> BagInfo:
-        """File digests and ghost topics of the bag; only after :meth:`cycles` finished."""
+        """File digests, ghost topics and read errors; only after :meth:`cycles` finished."""
         if self._info is None:
             raise RuntimeError('GhostBag.info is known only after cycles() has been exhausted')
         return self._info
@@ -327,7 +415,8 @@ class GhostBag:
     def cycles(self) -> Iterator[CycleEvent]:
         """Yield one CycleEvent per cycle stamp (see :func:`group_cycles` for the rule).
 
-        Raises NoGhostTopicsError at the end if no channel carried a ghost_interfaces schema.
+        At the end, raises BagFormatError if read errors left no ghost message readable, or
+        NoGhostTopicsError if no channel carried a ghost_interfaces schema.
         """
         if self._started:
             raise RuntimeError('a GhostBag is read once; open it again for another pass')
@@ -337,6 +426,15 @@ class GhostBag:
         for event in group_cycles(self.messages_in_file_order(), self.cycle_window):
             self._cycles += 1
             yield event
+        if (not self._read_errors and self.layout.message_count is not None
+                and self.layout.message_count != self._messages_seen):
+            self._read_errors.append(ReadError(
+                'metadata.yaml', ReadErrorKind.COUNT_MISMATCH,
+                f'metadata.yaml records {self.layout.message_count} messages but the bag '
+                f'files hold {self._messages_seen}',
+            ))
+        if self._ghost_messages == 0 and self._read_errors:
+            raise BagFormatError(self._nothing_readable())
         if not self._topics:
             found = sorted(self._other_topics)
             shown = ', '.join(f'{topic} [{type_name}]' for topic, type_name in found[:4])
@@ -352,80 +450,207 @@ class GhostBag:
             messages_total=self._messages_seen,
             ghost_messages=self._ghost_messages,
             cycles=self._cycles,
+            read_errors=tuple(self._read_errors),
         )
 
+    def _nothing_readable(self) -> str:
+        # The most telling problem is one in an .mcap file (a missing metadata.yaml only says
+        # that the recorder did not close the bag).
+        errors = self._read_errors
+        first = next((error for error in errors
+                      if error.kind is not ReadErrorKind.METADATA_MISSING), errors[0])
+        more = len(errors) - 1
+        tail = f' (and {more} more problem{"s" if more > 1 else ""})' if more else ''
+        return f'{_display(self.layout)}: no ghost message could be read: {first.describe()}{tail}'
+
     def messages_in_file_order(self) -> Iterator[GhostMessage]:
-        """Yield every ghost message in file order (files in metadata order)."""
-        for path in self.layout.files:
+        """Yield every readable ghost message in file order (files in metadata order)."""
+        layout = self.layout
+        if layout.metadata_missing:
+            names = ', '.join(_name_in_bag(layout, path) for path in layout.files)
+            self._read_errors.append(ReadError(
+                'metadata.yaml', ReadErrorKind.METADATA_MISSING,
+                'the bag directory has no metadata.yaml: the recorder did not close the bag '
+                f'(it writes metadata.yaml on close); read {names} without it',
+            ))
+        for item in layout.missing:
+            self._read_errors.append(ReadError(
+                item, ReadErrorKind.FILE_MISSING,
+                'metadata.yaml lists this file but it does not exist; its messages are not '
+                'in the verdicts',
+            ))
+        for path in layout.files:
             yield from self._read_file(path)
 
     def _read_file(self, path: Path) -> Iterator[GhostMessage]:
+        name = _name_in_bag(self.layout, path)
+        state = _FileState(path, name)
         try:
             handle = path.open('rb')
         except OSError as err:
-            raise BagFormatError(f'{path}: cannot open: {err.strerror}') from err
+            self._read_errors.append(ReadError(
+                name, ReadErrorKind.FILE_UNREADABLE, f'cannot be opened: {err.strerror}'))
+            return
         with handle:
+            try:
+                size = os.fstat(handle.fileno()).st_size
+                # Whether the file still ends with the closing magic tells a record with a
+                # corrupt length (file complete) from a file cut short.
+                handle.seek(max(size - len(MAGIC), 0))
+                state.ends_with_magic = size > len(MAGIC) and handle.read(len(MAGIC)) == MAGIC
+                handle.seek(0)
+            except OSError as err:
+                self._read_errors.append(ReadError(
+                    name, ReadErrorKind.FILE_UNREADABLE, f'cannot be read: {err.strerror}'))
+                return
             hashing = _HashingRaw(handle)
-            stream = io.BufferedReader(hashing, buffer_size=_READ_SIZE)
-            yield from self._messages_of_stream(path, stream)
+            stream = _BoundedStream(io.BufferedReader(hashing, buffer_size=_READ_SIZE), size)
+            yield from self._messages_of_stream(state, stream)
             try:
                 while stream.read(_READ_SIZE):
                     pass
             except OSError as err:
-                raise BagFormatError(f'{path}: read failed: {err.strerror}') from err
-        self._digests.append(
-            BagFileDigest(_name_in_bag(self.layout, path), hashing.digest.hexdigest())
-        )
+                self._read_errors.append(ReadError(
+                    name, ReadErrorKind.FILE_UNREADABLE, f'read failed: {err.strerror}',
+                    stream.position))
+        self._finish_file(state)
+        self._digests.append(BagFileDigest(name, hashing.digest.hexdigest()))
 
-    def _messages_of_stream(self, path: Path, stream: BinaryIO) -> Iterator[GhostMessage]:
-        schemas: dict[int, Schema] = {}
-        channels: dict[int, _GhostChannel | None] = {}
-        factory = DecoderFactory()
-        records = StreamReader(stream, validate_crcs=True).records
+    def _messages_of_stream(
+        self, state: _FileState, stream: _BoundedStream
+    ) -> Iterator[GhostMessage]:
+        # Chunks are taken whole (emit_chunks) and unpacked here, so that one damaged chunk is
+        # skipped and reported while the records after it are still read.
+        reader = StreamReader(stream, emit_chunks=True, validate_crcs=True,  # type: ignore[arg-type]
+                              record_size_limit=max(stream.size, 1))
+        records = reader.records
         while True:
+            start = stream.position
+            stream.mark_record()
             try:
                 record = next(records)
             except StopIteration:
                 return
             except Exception as err:  # noqa: BLE001 - a foreign parser on untrusted bytes
-                raise BagFormatError(
-                    f'{path}: not a readable MCAP file: {_mcap_error(err)}'
-                ) from err
-            if isinstance(record, Schema):
-                schemas[record.id] = record
-            elif isinstance(record, Channel):
-                channels[record.id] = self._ghost_channel(path, record, schemas, factory)
-            elif isinstance(record, Message):
-                self._messages_seen += 1
-                if record.channel_id not in channels:
-                    raise BagFormatError(
-                        f'{path}: message refers to channel id {record.channel_id}, '
-                        'which was never declared'
-                    )
-                ghost = channels[record.channel_id]
-                if ghost is not None:
-                    yield self._decode(path, record, ghost)
+                state.failed = True
+                self._read_errors.append(_stream_error(
+                    state.name, err, start, stream, after_footer=state.footer_seen,
+                    ends_with_magic=state.ends_with_magic))
+                return
+            if not isinstance(record, Chunk):
+                yield from self._record(state, record, start)
+                continue
+            try:
+                inner = _chunk_records(record)
+            except CRCValidationError as err:
+                state.failed = True
+                self._read_errors.append(ReadError(
+                    state.name, ReadErrorKind.CRC_MISMATCH,
+                    f'the chunk at byte {start} fails its CRC check (recorded '
+                    f'{err.expected:#010x}, computed {err.actual:#010x}): its content was '
+                    'altered; its messages were not read', start,
+                ))
+                continue
+            except Exception as err:  # noqa: BLE001 - chunk bytes come from the bag
+                state.failed = True
+                reason = str(err) if isinstance(err, _ChunkError) else _one_line(err)
+                self._read_errors.append(ReadError(
+                    state.name, ReadErrorKind.CORRUPT_RECORD,
+                    f'the chunk at byte {start} cannot be unpacked ({reason}); its messages '
+                    'were not read', start,
+                ))
+                continue
+            for item in inner:
+                yield from self._record(state, item, start)
 
-    def _ghost_channel(
-        self,
-        path: Path,
-        channel: Channel,
-        schemas: Mapping[int, Schema],
-        factory: DecoderFactory,
-    ) -> _GhostChannel | None:
-        schema = schemas.get(channel.schema_id)
+    def _record(self, state: _FileState, record: object, offset: int) -> Iterator[GhostMessage]:
+        if isinstance(record, Message):
+            self._messages_seen += 1
+            state.messages += 1
+            if record.channel_id not in state.channels:
+                seen = state.undeclared.setdefault(record.channel_id, [0, offset])
+                seen[0] += 1
+                return
+            ghost = state.channels[record.channel_id]
+            if ghost is not None:
+                message = self._decode(state, record, ghost, offset)
+                if message is not None:
+                    yield message
+        elif isinstance(record, Schema):
+            known_schema = state.schemas.setdefault(record.id, record)
+            if known_schema != record:
+                self._redeclared(state, 'schema', record.id, offset)
+        elif isinstance(record, Channel):
+            known_channel = state.channel_records.setdefault(record.id, record)
+            if known_channel != record:
+                self._redeclared(state, 'channel', record.id, offset)
+            elif record.id not in state.channels:
+                state.channels[record.id] = self._ghost_channel(state, record)
+        elif isinstance(record, Statistics):
+            state.statistics = record
+        elif isinstance(record, Footer):
+            state.footer_seen = True
+
+    def _redeclared(self, state: _FileState, what: str, record_id: int, offset: int) -> None:
+        # The summary section repeats every schema and channel; a repetition that differs
+        # means one of the two copies was altered. The first one (before the messages) is kept.
+        state.failed = True
+        self._read_errors.append(ReadError(
+            state.name, ReadErrorKind.CORRUPT_RECORD,
+            f'{what} id {record_id} is declared again at byte {offset} with different '
+            'content (one copy was altered); the first declaration was used', offset,
+        ))
+
+    def _finish_file(self, state: _FileState) -> None:
+        for channel_id, (count, offset) in state.undeclared.items():
+            self._read_errors.append(ReadError(
+                state.name, ReadErrorKind.UNDECLARED_CHANNEL,
+                f'{count} message{"s" if count > 1 else ""} (the first in the record at byte '
+                f'{offset}) refer to channel id {channel_id}, which is never declared (its '
+                'declaration was lost or damaged); they were not read', offset, count,
+            ))
+        for topic, (count, offset) in state.undecodable.items():
+            self._read_errors.append(ReadError(
+                state.name, ReadErrorKind.UNDECODABLE_MESSAGE,
+                f'{count} message{"s" if count > 1 else ""} on {topic} cannot be decoded '
+                f'({state.undecodable_first[topic]}); they were skipped', offset, count,
+            ))
+        statistics = state.statistics
+        if (statistics is not None and not state.failed and not state.undeclared
+                and not state.undecodable and statistics.message_count != state.messages):
+            self._read_errors.append(ReadError(
+                state.name, ReadErrorKind.COUNT_MISMATCH,
+                f"the file's summary counts {statistics.message_count} messages but "
+                f'{state.messages} were read',
+            ))
+
+    def _ghost_channel(self, state: _FileState, channel: Channel) -> _GhostChannel | None:
+        schema = state.schemas.get(channel.schema_id)
         kind = None if schema is None else ghost_kind_of_schema(schema.name)
         if schema is None or kind is None:
             self._other_topics.add((channel.topic, '' if schema is None else schema.name))
             return None
-        where = f'{path}: channel {channel.topic} ({schema.name})'
+        where = f'{state.path}: channel {channel.topic} ({schema.name})'
         if channel.message_encoding != 'cdr' or schema.encoding != 'ros2msg':
             raise BagFormatError(
                 f'{where}: encoding {channel.message_encoding}/{schema.encoding} is not '
                 'supported (expected cdr with a ros2msg schema)'
             )
         try:
-            decoder = factory.decoder_for(channel.message_encoding, schema)
+            text = schema.data.decode('utf-8')
+        except UnicodeDecodeError as err:
+            raise BagFormatError(f'{where}: the schema text is not UTF-8') from err
+        problems = schema_problems(kind, schema.name, text)
+        if problems:
+            raise SchemaMismatchError(
+                f'{where}: the embedded schema does not define the fields the verifier reads: '
+                f'{"; ".join(problems)}. The bag was written with another definition of this '
+                'type (or its schema record is damaged); its messages cannot be judged without '
+                'being mis-read'
+            )
+        try:
+            with quiet_parser():
+                decoder = state.factory.decoder_for(channel.message_encoding, schema)
         except Exception as err:  # noqa: BLE001 - schema text comes from the bag
             raise BagFormatError(f'{where}: schema cannot be parsed: {_one_line(err)}') from err
         if decoder is None:
@@ -434,13 +659,19 @@ class GhostBag:
         self._topics.add((channel.topic, type_name))
         return _GhostChannel(channel.topic, type_name, kind, decoder)
 
-    def _decode(self, path: Path, record: Message, channel: _GhostChannel) -> GhostMessage:
-        where = f'{path}: {channel.topic} at log time {record.log_time} ns'
+    def _decode(
+        self, state: _FileState, record: Message, channel: _GhostChannel, offset: int
+    ) -> GhostMessage | None:
         try:
             decoded = channel.decoder(bytes(record.data))
+            msg = decoded_to_msg_dict(decoded)
         except Exception as err:  # noqa: BLE001 - payload bytes come from the bag
-            raise BagFormatError(f'{where}: cannot be decoded: {_one_line(err)}') from err
-        msg = decoded_to_msg_dict(decoded)
+            seen = state.undecodable.setdefault(channel.topic, [0, offset])
+            seen[0] += 1
+            state.undecodable_first.setdefault(
+                channel.topic, f'the first at log time {record.log_time} ns: {_one_line(err)}')
+            return None
+        where = f'{state.path}: {channel.topic} at log time {record.log_time} ns'
         self._ghost_messages += 1
         return GhostMessage(
             topic=channel.topic,
@@ -453,12 +684,114 @@ class GhostBag:
         )
 
 
+class _ChunkError(ValueError):
+    """A chunk whose framing contradicts itself (its message says how)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _GhostChannel:
     topic: str
     type_name: str
     kind: GhostTopicKind
     decoder: _Decoder
+
+
+def _chunk_records(chunk: Chunk) -> list[object]:
+    """Return the records of one chunk, after checking its size and CRC (all or nothing).
+
+    Like mcap's ``breakup_chunk``, but a record whose fields overrun its declared length, or
+    a chunk whose content is not the size it declares, is an error rather than read on.
+    """
+    if chunk.uncompressed_size > _MAX_CHUNK_BYTES:
+        raise _ChunkError(
+            f'it declares {chunk.uncompressed_size} bytes uncompressed, over the '
+            f'{_MAX_CHUNK_BYTES} byte limit')
+    stream, length = get_chunk_data_stream(chunk, validate_crc=True)
+    if length != chunk.uncompressed_size:
+        raise _ChunkError(
+            f'it declares {chunk.uncompressed_size} bytes uncompressed but holds {length}')
+    records: list[object] = []
+    while stream.count < length:
+        opcode = stream.read1()
+        size = stream.read8()
+        start = stream.count
+        if opcode == Opcode.MESSAGE:
+            records.append(Message.read(stream, size))
+        elif opcode == Opcode.CHANNEL:
+            records.append(Channel.read(stream))
+        elif opcode == Opcode.SCHEMA:
+            records.append(Schema.read(stream))
+        used = stream.count - start
+        if used > size:
+            raise _ChunkError(f'a record at byte {start - 9} of its content overruns its '
+                              f'declared length {size}')
+        if size > used:
+            stream.read(size - used)
+    return records
+
+
+def _stream_error(
+    name: str,
+    err: Exception,
+    start: int,
+    stream: _BoundedStream,
+    *,
+    after_footer: bool,
+    ends_with_magic: bool,
+) -> ReadError:
+    """Describe why the record stream of a file stopped at the record starting at `start`."""
+    size = stream.size
+    if size == 0:
+        return ReadError(name, ReadErrorKind.TRUNCATED,
+                         'the file is empty (0 bytes): an empty or truncated file', 0)
+    if not MAGIC.startswith(stream.head) or (isinstance(err, InvalidMagic) and start == 0):
+        return ReadError(name, ReadErrorKind.NOT_MCAP,
+                         'bad magic bytes at the start (not an MCAP file)', 0)
+    start = max(start, len(MAGIC))  # the first read takes the magic and the first record
+    past_end = isinstance(err, RecordLengthLimitExceeded) or (
+        isinstance(err, (EndOfFile, struct.error)) and stream.position >= size)
+    if past_end and ends_with_magic and not after_footer and start < size:
+        # The file still ends with the closing magic, so it was not cut: the record's own
+        # length field sends the parser past the end.
+        return ReadError(name, ReadErrorKind.CORRUPT_RECORD,
+                         f'{_opcode_name(stream.record_opcode)} record at byte {start} runs '
+                         'past the end of a file that otherwise ends with the MCAP magic (its '
+                         'length field is corrupt); reading of this file stopped there', start)
+    if past_end:
+        if size < len(MAGIC):
+            where = 'inside the MCAP magic'
+        elif after_footer:
+            where = 'inside the closing MCAP magic, after the footer'
+        elif start >= size:
+            last = ('the MCAP magic' if start == len(MAGIC)
+                    else f'the complete record that ends at byte {start}')
+            where = (f'after {last}, before the MCAP footer (no summary: the writer did not '
+                     'close the file)')
+        else:
+            what = _opcode_name(stream.record_opcode)
+            where = (f'inside {what} record that starts at byte {start} (cut short, or its '
+                     'length field is corrupt)')
+        return ReadError(name, ReadErrorKind.TRUNCATED,
+                         f'the file ends at byte {size} {where}; reading stopped there', start)
+    if isinstance(err, CRCValidationError):
+        return ReadError(name, ReadErrorKind.CRC_MISMATCH,
+                         'the data section fails its CRC check (bytes between the chunks were '
+                         f'altered; computed {err.actual:#010x}, recorded {err.expected:#010x})',
+                         start)
+    if isinstance(err, InvalidMagic):
+        detail = f'bad closing magic bytes at byte {start}'
+    else:
+        detail = (f'{_opcode_name(stream.record_opcode)} record at byte {start} cannot be '
+                  f'parsed ({_one_line(err)})')
+    return ReadError(name, ReadErrorKind.CORRUPT_RECORD,
+                     f'{detail}; reading of this file stopped there', start)
+
+
+def _opcode_name(opcode: int | None) -> str:
+    try:
+        return f'a {Opcode(opcode).name.lower()}' if opcode is not None else 'a'
+    except ValueError:
+        return f'an unknown (opcode {opcode:#04x})'
 
 
 def _full_type_name(name: str) -> str:
@@ -484,19 +817,9 @@ def _name_in_bag(layout: BagLayout, path: Path) -> str:
 
 
 def _display(layout: BagLayout) -> str:
-    if layout.metadata is None and len(layout.files) == 1:
+    if layout.metadata is None and len(layout.files) == 1 and not layout.metadata_missing:
         return str(layout.files[0])
     return str(layout.root)
-
-
-def _mcap_error(err: Exception) -> str:
-    if isinstance(err, EndOfFile):
-        return 'unexpected end of data (empty or truncated file)'
-    if isinstance(err, InvalidMagic):
-        return 'bad magic bytes (not an MCAP file)'
-    if isinstance(err, struct.error):
-        return f'truncated or corrupt record ({err})'
-    return _one_line(err)
 
 
 def _one_line(err: BaseException) -> str:

@@ -6,8 +6,10 @@ from collections.abc import Mapping, Sequence
 import keyword
 import os
 from pathlib import Path
+import struct
 from types import TracebackType
 from typing import Any, Literal
+import zlib
 
 import numpy
 from rosbags.interfaces import Connection, Nodetype
@@ -67,15 +69,38 @@ def ghost_typestore(
     return typestore
 
 
+# Byte offset of uncompressed_crc in an MCAP chunk record: opcode (1), record length (8),
+# message_start_time (8), message_end_time (8), uncompressed_size (8).
+_CHUNK_CRC_OFFSET = 33
+
+
 class _ChunkedMcapWriter(McapWriter):
-    """rosbags' MCAP storage, closing chunks at a chosen size (at most MAX_CHUNK_SIZE)."""
+    """rosbags' MCAP storage, closing chunks at a chosen size (at most MAX_CHUNK_SIZE).
+
+    rosbags writes every chunk with uncompressed_crc 0 ("not computed"); with `chunk_crc`
+    on, the CRC-32 of the chunk's content is filled in, so that a reader detects any change
+    to the records inside a chunk (docs/reliability.md).
+    """
 
     chunk_size = MAX_CHUNK_SIZE
+    chunk_crc = True
 
     def write(self, connection: Connection, timestamp: int, data: bytes | memoryview) -> None:
         super().write(connection, timestamp, data)
         if self.chunk.bio.tell() >= self.chunk_size:
             self.close_chunk()
+
+    def close_chunk(self) -> None:
+        content = self.chunk.bio.getbuffer()
+        crc = zlib.crc32(content) if self.chunk_crc else 0
+        del content  # release the buffer export before rosbags replaces the chunk
+        start = self.bio.tell()
+        super().close_chunk()
+        if crc:
+            end = self.bio.tell()
+            self.bio.seek(start + _CHUNK_CRC_OFFSET)
+            self.bio.write(struct.pack('<I', crc))
+            self.bio.seek(end)
 
 
 class _Writer(Writer):
@@ -95,7 +120,8 @@ class GhostBagWriter:
     the CDR bytes of an already serialised message (as a recorder receives them). Types are
     those of ROS 2 Jazzy plus the ``.msg`` files of `msg_dir`. One topic has one type. The
     bag directory must not exist yet. `chunk_size` (bytes, at most MAX_CHUNK_SIZE) bounds the
-    MCAP chunks.
+    MCAP chunks. Each chunk carries the CRC-32 of its content unless `chunk_crc` is False
+    (which writes a CRC of 0, "not computed", as rosbags itself does).
     """
 
     def __init__(
@@ -106,6 +132,7 @@ class GhostBagWriter:
         package: str = 'ghost_interfaces',
         typestore: Typestore | None = None,
         chunk_size: int = MAX_CHUNK_SIZE,
+        chunk_crc: bool = True,
         rosbag2_version: Literal[8, 9] = 9,
     ) -> None:
         if not 1 <= chunk_size <= MAX_CHUNK_SIZE:
@@ -117,6 +144,7 @@ class GhostBagWriter:
         self.path = Path(path)
         self.typestore = typestore
         self.chunk_size = chunk_size
+        self.chunk_crc = chunk_crc
         try:
             self._writer = _Writer(self.path, version=rosbag2_version,
                                    storage_plugin=StoragePlugin.MCAP)
@@ -137,6 +165,7 @@ class GhostBagWriter:
         storage = self._writer.storage
         if isinstance(storage, _ChunkedMcapWriter):
             storage.chunk_size = self.chunk_size
+            storage.chunk_crc = self.chunk_crc
         self._open = True
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ from typing import NoReturn, TextIO
 
 from .bag import DEFAULT_CYCLE_WINDOW
 from .baud import verify_baud as run_baud
-from .common import canonical_report_json, JsonValue, PropertyReport
+from .common import canonical_report_json, JsonValue, PropertyReport, read_error_notes
 from .errors import GhostVerifyError
 from .erur import verify_erur as run_erur
 from .trace import trace_decisions as run_trace
@@ -34,11 +34,16 @@ EXIT_BAD_BAG = 3
 
 _EXIT_CODES = """\
 exit codes:
-  0  everything checked holds (and, with --require-coverage, every precondition held once)
-  1  a property is violated, a chain link is broken or missing, or coverage was required
-     and a precondition never held
+  0  everything checked holds over the whole bag (and, with --require-coverage, every
+     precondition held once)
+  1  a property is violated, a chain link is broken or missing, (verify_all) a cycle is
+     incomplete or a recorded history differs from the recorded outcomes, coverage was
+     required and a precondition never held, or part of the bag could not be read
+     (truncated, damaged): the verdicts then cover what was read, and a note says what was not
   2  usage error (bad arguments, or an output file that cannot be written)
-  3  the input cannot be read as a rosbag2 MCAP bag, or it has no ghost topics
+  3  the input cannot be read as a rosbag2 MCAP bag: no ghost message could be read at all,
+     it has no ghost topics, a ghost schema is not the one the verifier reads, or a message
+     arrived after its cycle had left the --cycle-window
 """
 
 _BAG_HELP = ('a rosbag2 directory (metadata.yaml + .mcap files, read in the listed order) '
@@ -139,11 +144,13 @@ def _property_main(
         print(report.summary(), file=out)
         for note in report.parameter_notes:
             print(f'note: {note}', file=out)
+        for note in read_error_notes(report.read_errors):
+            print(f'note: {note}', file=out)
         if args.json is not None:
             failed = _write_json(prog, args.json, report.to_json())
             if failed is not None:
                 return failed
-        if not report.holds:
+        if not report.holds or report.incomplete_input:
             return EXIT_VIOLATED
         if args.require_coverage and not report.covered:
             print(f'{report.property_version}: precondition never held '
@@ -198,8 +205,11 @@ def trace_decisions(argv: Sequence[str] | None = None) -> int:
         failed = _write_json(prog, output, report.to_json())
         if failed is not None:
             return failed
-        print(report.summary(), file=sys.stderr if output == '-' else sys.stdout)
-        return EXIT_OK if report.chain_intact else EXIT_VIOLATED
+        out = sys.stderr if output == '-' else sys.stdout
+        print(report.summary(), file=out)
+        for note in read_error_notes(report.read_errors):
+            print(f'note: {note}', file=out)
+        return EXIT_OK if report.chain_intact and not report.incomplete_input else EXIT_VIOLATED
 
     return _guarded(prog, run)
 
@@ -211,8 +221,9 @@ def verify_all(argv: Sequence[str] | None = None) -> int:
         prog = 'verify_all'
     parser = _parser(
         prog,
-        'Check BAUD-v1, ERUR-v1 and the SHA-256 chain of a bag in one pass and print one '
-        'line per check.',
+        'Check BAUD-v1, ERUR-v1, the SHA-256 chain, the completeness of every cycle and the '
+        'consistency of every recorded calibration history with the recorded outcomes, in '
+        'one pass, and print one line per check.',
     )
     _add_property_options(parser)
     args = parser.parse_args(argv)

@@ -17,7 +17,7 @@ from ghost_core.levels import (
     SelfAssessmentLevel,
 )
 
-from .events import Actuation, BagFileDigest, BagInfo, Calibrated, CycleEvent
+from .events import Actuation, BagFileDigest, BagInfo, Calibrated, CycleEvent, ReadError
 
 __all__ = [
     'JsonValue',
@@ -34,6 +34,8 @@ __all__ = [
     'is_conservative_command',
     'kind_name',
     'observed_values',
+    'read_error_notes',
+    'read_errors_to_json',
 ]
 
 JsonValue = None | bool | int | float | str | list['JsonValue'] | dict[str, 'JsonValue']
@@ -138,11 +140,20 @@ class PropertyReport:
     first_precondition_cycle_stamp_ns: int | None
     precondition_runs: tuple[PreconditionRun, ...]
     violations: tuple[Violation, ...]
+    read_errors: tuple[ReadError, ...] = ()
 
     @property
     def holds(self) -> bool:
-        """True when no cycle under the precondition failed a postcondition."""
+        """True when no cycle read under the precondition failed a postcondition.
+
+        On an incomplete input (`incomplete_input`) this is the verdict over what was read.
+        """
         return not self.violations
+
+    @property
+    def incomplete_input(self) -> bool:
+        """True when part of the bag could not be read (see `read_errors`)."""
+        return bool(self.read_errors)
 
     @property
     def covered(self) -> bool:
@@ -169,6 +180,8 @@ class PropertyReport:
             'first_precondition_cycle_stamp_ns': self.first_precondition_cycle_stamp_ns,
             'precondition_runs': [run.to_json() for run in self.precondition_runs],
             'violations': [violation.to_json() for violation in self.violations],
+            'incomplete_input': self.incomplete_input,
+            'read_errors': read_errors_to_json(self.read_errors),
         }
 
     def summary(self) -> str:
@@ -190,6 +203,31 @@ def _cycles(count: int) -> str:
 def digests_to_json(files: Sequence[BagFileDigest]) -> list[JsonValue]:
     """Return the bag's file digests as a JSON list, in reading order."""
     return [{'file': item.file, 'sha256': item.sha256} for item in files]
+
+
+def read_errors_to_json(errors: Sequence[ReadError]) -> list[JsonValue]:
+    """Return the read errors as a JSON list, in the order they were met."""
+    return [{'file': error.file, 'kind': error.kind.value, 'detail': error.detail,
+             'offset': error.offset, 'count': error.count} for error in errors]
+
+
+#: At most this many read errors are spelled out in a human summary (all are in the JSON).
+MAX_NOTED_READ_ERRORS = 8
+
+
+def read_error_notes(errors: Sequence[ReadError]) -> tuple[str, ...]:
+    """Return the human notes of an incomplete input: what was not read, and what that means.
+
+    Empty when every byte of the bag was read.
+    """
+    if not errors:
+        return ()
+    notes = [f'input incomplete: {error.describe()}' for error in errors[:MAX_NOTED_READ_ERRORS]]
+    if len(errors) > MAX_NOTED_READ_ERRORS:
+        notes.append(f'input incomplete: and {len(errors) - MAX_NOTED_READ_ERRORS} more '
+                     'problems (see the JSON report)')
+    notes.append('input incomplete: the verdicts cover only what could be read; exit code 1')
+    return tuple(notes)
 
 
 def canonical_report_json(document: dict[str, JsonValue]) -> str:
@@ -404,4 +442,5 @@ class PropertyChecker(ABC, Generic[_R]):
             first_precondition_cycle_stamp_ns=self._first_held,
             precondition_runs=tuple(self._runs),
             violations=tuple(self._violations),
+            read_errors=info.read_errors,
         )

@@ -10,8 +10,8 @@ import os
 from ghost_core.levels import DecisionKind
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
-from .common import digests_to_json, JsonValue, kind_name
-from .events import BagFileDigest, BagInfo, CycleEvent, GhostMessage, Rationale
+from .common import digests_to_json, JsonValue, kind_name, read_errors_to_json
+from .events import BagFileDigest, BagInfo, CycleEvent, GhostMessage, Rationale, ReadError
 
 __all__ = [
     'TRACE_ANALYSIS_VERSION',
@@ -143,6 +143,7 @@ class DecisionTraceReport:
     records: tuple[DecisionTraceRecord, ...]
     links: tuple[LinkRecord, ...]
     analysis_version: int = TRACE_ANALYSIS_VERSION
+    read_errors: tuple[ReadError, ...] = ()
 
     def __post_init__(self) -> None:
         counted = (self.verified_count + self.broken_count + self.assessment_missing_count
@@ -161,8 +162,16 @@ class DecisionTraceReport:
 
     @property
     def chain_intact(self) -> bool:
-        """True when no link of any kind is `broken` or `assessment_missing`."""
+        """True when no link read is `broken` or `assessment_missing`.
+
+        On an incomplete input (`incomplete_input`) this is the verdict over what was read.
+        """
         return not self.problems()
+
+    @property
+    def incomplete_input(self) -> bool:
+        """True when part of the bag could not be read (see `read_errors`)."""
+        return bool(self.read_errors)
 
     def status_total(self, status: ChainStatus) -> int:
         """Return how many links of every kind have `status`."""
@@ -205,6 +214,8 @@ class DecisionTraceReport:
             },
             'records': [record.to_json() for record in self.records],
             'links': [record.to_json() for record in self.links],
+            'incomplete_input': self.incomplete_input,
+            'read_errors': read_errors_to_json(self.read_errors),
         }
 
     def summary(self) -> str:
@@ -378,6 +389,7 @@ class DecisionTracer:
             ),
             records=records,
             links=tuple(self._links),
+            read_errors=info.read_errors,
         )
 
 

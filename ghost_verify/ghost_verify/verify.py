@@ -1,4 +1,4 @@
-"""All three checks (BAUD-v1, ERUR-v1, the SHA-256 chain) in one pass over a bag."""
+"""Every check in one pass over a bag: BAUD-v1, ERUR-v1, the chain, completeness, history."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ import os
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .baud import BaudChecker, BaudReport
-from .common import JsonValue
+from .common import JsonValue, read_error_notes, read_errors_to_json
+from .completeness import CompletenessChecker, CompletenessReport
 from .erur import ErurChecker, ErurReport
+from .events import ReadError
+from .history import HistoryChecker, HistoryReport
 from .trace import DecisionTracer, DecisionTraceReport
 
 __all__ = ['VerificationResult', 'verify_all']
@@ -16,16 +19,31 @@ __all__ = ['VerificationResult', 'verify_all']
 
 @dataclass(frozen=True, slots=True)
 class VerificationResult:
-    """The three reports of one pass over one bag."""
+    """The reports of one pass over one bag, and what of the bag could not be read."""
 
     baud: BaudReport
     erur: ErurReport
     trace: DecisionTraceReport
+    completeness: CompletenessReport
+    history: HistoryReport
+    read_errors: tuple[ReadError, ...] = ()
+
+    @property
+    def incomplete_input(self) -> bool:
+        """True when part of the bag could not be read (the verdicts cover what was)."""
+        return bool(self.read_errors)
 
     @property
     def holds(self) -> bool:
-        """True when both properties hold and no chain link is broken or missing."""
-        return self.baud.holds and self.erur.holds and self.trace.chain_intact
+        """True when everything checked holds over a complete input.
+
+        Both properties hold, no chain link is broken or missing, every cycle is complete,
+        every recorded history is consistent (or the check was skipped), and every byte of
+        the bag was read.
+        """
+        return (self.baud.holds and self.erur.holds and self.trace.chain_intact
+                and self.completeness.holds and self.history.holds
+                and not self.incomplete_input)
 
     def uncovered(self) -> tuple[str, ...]:
         """Return the versions of the properties whose precondition never held."""
@@ -34,19 +52,30 @@ class VerificationResult:
 
     def summary_lines(self) -> tuple[str, ...]:
         """Return the short human summary: one line per check, then any notes."""
-        lines = [self.baud.summary(), self.erur.summary(), self.trace.summary()]
+        lines = [self.baud.summary(), self.erur.summary(), self.trace.summary(),
+                 self.completeness.summary()]
+        history = self.history.summary()
+        if history is not None:
+            lines.append(history)
         for report in (self.baud, self.erur):
             lines.extend(f'note: {report.property_version}: {note}'
                          for note in report.parameter_notes)
+        lines.extend(f'note: {note}' for note in self.history.notes())
+        lines.extend(f'note: {note}' for note in read_error_notes(self.read_errors))
         return tuple(lines)
 
     def to_json(self) -> dict[str, JsonValue]:
-        """Return the three full reports as one JSON object."""
+        """Return every report as one JSON object (see docs/properties.md for the fields)."""
         return {
             'holds': self.holds,
+            'incomplete_input': self.incomplete_input,
+            'read_errors': read_errors_to_json(self.read_errors),
             'baud': self.baud.to_json(),
             'erur': self.erur.to_json(),
             'trace': self.trace.to_json(),
+            'cycles_seen': self.completeness.cycles_seen,
+            'incomplete_cycles': self.completeness.to_json(),
+            'history': self.history.to_json(),
         }
 
 
@@ -57,19 +86,26 @@ def verify_all(
     downgrade_threshold: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
 ) -> VerificationResult:
-    """Read the bag once and return the BAUD-v1, ERUR-v1 and chain reports together.
+    """Read the bag once and return every report together.
 
     M and K default to the values the bag recorded; given values override them (and the
-    reports note any mismatch). Raises a GhostVerifyError subclass when the input cannot be
-    read as a bag or holds no ghost topics.
+    reports note any mismatch). A damaged bag is judged on what could be read, and the result
+    lists what could not (`read_errors`). Raises a GhostVerifyError subclass when nothing
+    ghost could be read, or the bag holds no ghost topics, or a ghost schema is not the one
+    the verifier reads.
     """
     baud = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
     erur = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
     tracer = DecisionTracer()
+    completeness = CompletenessChecker()
+    history = HistoryChecker()
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for cycle in ghost_bag.cycles():
         baud.update(cycle)
         erur.update(cycle)
         tracer.update(cycle)
+        completeness.update(cycle)
+        history.update(cycle)
     info = ghost_bag.info
-    return VerificationResult(baud.result(info), erur.result(info), tracer.result(info))
+    return VerificationResult(baud.result(info), erur.result(info), tracer.result(info),
+                              completeness.result(), history.result(info), info.read_errors)

@@ -6,8 +6,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 import functools
 from pathlib import Path
+import shutil
 from typing import Any
 
+from mcap.reader import make_reader
 from rosbags.typesys.store import Typestore
 
 from ghost_core.actions import emit_reference_action
@@ -119,9 +121,12 @@ def write_bag(
     *,
     chunk_size: int | None = None,
     topic_map: dict[str, str] | None = None,
+    chunk_crc: bool = True,
+    typestore: Typestore | None = None,
 ) -> Path:
     """Write the entries as a rosbag2 MCAP bag at `path` (a new directory); return it."""
-    options: dict[str, Any] = {'typestore': shared_typestore()}
+    options: dict[str, Any] = {'typestore': typestore or shared_typestore(),
+                               'chunk_crc': chunk_crc}
     if chunk_size is not None:
         options['chunk_size'] = chunk_size
     with GhostBagWriter(path, **options) as writer:
@@ -191,3 +196,77 @@ def edit(
             entry = replace(entry, msg=changed)
         result.append(entry)
     return result
+
+
+def mcap_of(bag: Path) -> Path:
+    """The one .mcap file of a bag written by write_bag."""
+    return bag / f'{bag.name}.mcap'
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """Where one chunk record lies in an MCAP file (byte offsets)."""
+
+    start: int  #: the chunk record's opcode
+    content: int  #: the first byte of the records inside the chunk
+    end: int  #: one past the chunk record's last byte
+
+
+def chunk_spans(mcap: Path) -> list[ChunkSpan]:
+    """The chunks of an intact MCAP file, in file order (read from its summary)."""
+    with mcap.open('rb') as stream:
+        summary = make_reader(stream).get_summary()
+    assert summary is not None
+    spans = []
+    for index in sorted(summary.chunk_indexes, key=lambda item: item.chunk_start_offset):
+        start = index.chunk_start_offset
+        # opcode, length, start/end time, uncompressed size, crc, compression, records length
+        content = start + 1 + 8 + 8 + 8 + 8 + 4 + 4 + len(index.compression) + 8
+        spans.append(ChunkSpan(start, content, start + index.chunk_length))
+    return spans
+
+
+def flip(path: Path, offset: int, mask: int = 0x01) -> None:
+    """XOR the byte at `offset` of a file with `mask`."""
+    data = bytearray(path.read_bytes())
+    data[offset] ^= mask
+    path.write_bytes(bytes(data))
+
+
+def truncate(path: Path, size: int) -> None:
+    """Keep only the first `size` bytes of a file."""
+    path.write_bytes(path.read_bytes()[:size])
+
+
+def killed_recorder_bag(
+    path: Path, entries: Sequence[Entry], *, flushed: int, tail: int,
+    chunk_size: int = 1 << 16, partial_bytes: int = 0,
+) -> Path:
+    """What a SIGKILLed recorder leaves: header + flushed chunks, no summary, no metadata.yaml.
+
+    The first `flushed` entries are written and flush()ed (complete chunks on disk); `tail`
+    more are written but never flushed (lost with the process; `chunk_size` is large enough
+    that they do not fill a chunk). With `partial_bytes`, that
+    many bytes of the next chunk are on disk too (the process died while writing it). The
+    snapshot is copied to `path` (a new directory) before the writer is closed.
+    """
+    work = path.parent / f'{path.name}_recording'
+    with GhostBagWriter(work, typestore=shared_typestore(), chunk_size=chunk_size) as writer:
+        for entry in entries[:flushed]:
+            writer.write(entry.topic, entry.type_name, entry.msg, entry.log_time_ns)
+        writer.flush()
+        for entry in entries[flushed:flushed + tail]:
+            writer.write(entry.topic, entry.type_name, entry.msg, entry.log_time_ns)
+        assert not (work / 'metadata.yaml').exists()
+        path.mkdir()
+        shutil.copy(mcap_of(work), path / f'{path.name}.mcap')
+        if partial_bytes:
+            writer.flush()
+    if partial_bytes:
+        # The next chunk as the closed file has it, cut after `partial_bytes` bytes.
+        snapshot = path / f'{path.name}.mcap'
+        kept = snapshot.stat().st_size
+        closed = mcap_of(work).read_bytes()
+        snapshot.write_bytes(closed[:kept + partial_bytes])
+    shutil.rmtree(work)
+    return path

@@ -113,3 +113,116 @@ def recovery_runs(draw: st.DrawFn) -> tuple[LoopConfig, list[float | None]]:
     good.extend([0.5] * config.max_history)  # enough observed good outcomes to flush W
     distances: list[float | None] = [*lead, *bad, *good]
     return config, distances
+
+
+# --- damaged bags (test_fuzz.py) --------------------------------------------------------------
+
+MCAP_MAGIC = b'\x89MCAP0\r\n'
+
+
+class BaseBag:
+    """A small valid bag to damage: its .mcap bytes, metadata.yaml and chunk layout.
+
+    Each span is (record start, content start, record end) of one chunk; `crc` says whether
+    the chunks carry CRCs (GhostBagWriter's default) or 0 (rosbags' own writer). A plain
+    class, so that Hypothesis prints its repr rather than its 50 kB of bytes.
+    """
+
+    def __init__(self, data: bytes, metadata: str, spans: tuple[tuple[int, int, int], ...],
+                 crc: bool) -> None:
+        self.data, self.metadata, self.spans, self.crc = data, metadata, spans, crc
+
+    def __repr__(self) -> str:
+        """Name the bag, not its bytes."""
+        return f'BaseBag({len(self.data)} bytes, {len(self.spans)} chunks, crc={self.crc})'
+
+
+class Damage:
+    """A damaged .mcap, what was done, and what the verifier must make of it.
+
+    `must_fail`: the file was damaged inside a chunk the reader must notice (a CRC-checked
+    content byte flipped, the file truncated, a chunk removed, duplicated or zeroed under
+    CRC), so exit 0 is forbidden. `must_be_unreadable`: random bytes, exit 3 expected.
+    """
+
+    def __init__(self, description: str, data: bytes, with_metadata: bool, *,
+                 must_fail: bool = False, must_be_unreadable: bool = False) -> None:
+        self.description, self.data, self.with_metadata = description, data, with_metadata
+        self.must_fail, self.must_be_unreadable = must_fail, must_be_unreadable
+
+    def __repr__(self) -> str:
+        """Name the damage, not its bytes."""
+        return (f'Damage({self.description!r}, {len(self.data)} bytes, metadata='
+                f'{self.with_metadata}, must_fail={self.must_fail})')
+
+
+def _flips(base: BaseBag, draw: st.DrawFn) -> Damage:
+    count = draw(st.integers(1, 4))
+    anywhere = st.integers(0, len(base.data) - 1)
+    # Half of the flips land inside a chunk's content, where they matter most.
+    in_chunk = st.sampled_from(base.spans).flatmap(
+        lambda span: st.integers(span[1], span[2] - 1))
+    offsets = draw(st.lists(st.one_of(anywhere, in_chunk), min_size=count, max_size=count,
+                            unique=True))
+    masks = draw(st.lists(st.integers(1, 255), min_size=count, max_size=count))
+    data = bytearray(base.data)
+    for offset, mask in zip(offsets, masks, strict=True):
+        data[offset] ^= mask
+    # A flip in a checked chunk's content fails its CRC, unless the same damage also rewrote
+    # that chunk's CRC field (which could zero it: "not computed"). CRCs catch accidents.
+    checked = [span for span in base.spans
+               if not any(span[0] + 33 <= offset < span[0] + 37 for offset in offsets)]
+    must_fail = base.crc and any(span[1] <= offset < span[2]
+                                 for span in checked for offset in offsets)
+    return Damage(f'flip {list(zip(offsets, masks, strict=True))}', bytes(data),
+                  draw(st.booleans()), must_fail=must_fail)
+
+
+def _truncation(base: BaseBag, draw: st.DrawFn) -> Damage:
+    size = draw(st.one_of(st.integers(0, len(base.data) - 1),
+                          st.sampled_from(base.spans).flatmap(
+                              lambda span: st.integers(span[0], span[2]))))
+    return Damage(f'truncate to {size}', base.data[:size], draw(st.booleans()), must_fail=True)
+
+
+def _chunk_damage(base: BaseBag, draw: st.DrawFn) -> Damage:
+    index = draw(st.integers(0, len(base.spans) - 1))
+    start, content, end = base.spans[index]
+    data = base.data
+    action = draw(st.sampled_from(['delete', 'duplicate', 'zero', 'swap']))
+    if action == 'delete':
+        damaged, must_fail = data[:start] + data[end:], True
+    elif action == 'duplicate':
+        damaged, must_fail = data[:end] + data[start:end] + data[end:], True
+    elif action == 'zero':
+        damaged, must_fail = data[:content] + bytes(end - content) + data[end:], base.crc
+    else:
+        other = draw(st.integers(0, len(base.spans) - 1))
+        first, second = sorted((index, other))
+        a, b = base.spans[first], base.spans[second]
+        if first == second:
+            damaged = data
+        else:
+            damaged = (data[:a[0]] + data[b[0]:b[2]] + data[a[2]:b[0]] + data[a[0]:a[2]]
+                       + data[b[2]:])
+        must_fail = False  # same messages in another order: not damage to the content
+    return Damage(f'{action} chunk {index}', damaged, draw(st.booleans()), must_fail=must_fail)
+
+
+@st.composite
+def damaged_bags(draw: st.DrawFn, bases: tuple[BaseBag, ...]) -> Damage:
+    """Random bytes, or one of `bases` with bytes flipped, truncated or chunks damaged."""
+    base = draw(st.sampled_from(bases))
+    kind = draw(st.sampled_from(['random', 'magic_random', 'flips', 'flips', 'truncate',
+                                 'chunk']))
+    if kind == 'random':
+        return Damage('random bytes', draw(st.binary(max_size=512)), False,
+                      must_be_unreadable=True)
+    if kind == 'magic_random':
+        data = MCAP_MAGIC + draw(st.binary(max_size=512))
+        return Damage('magic and random bytes', data, False, must_be_unreadable=True)
+    if kind == 'flips':
+        return _flips(base, draw)
+    if kind == 'truncate':
+        return _truncation(base, draw)
+    return _chunk_damage(base, draw)

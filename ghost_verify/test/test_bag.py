@@ -31,6 +31,7 @@ from ghost_verify.errors import (
     GhostVerifyError,
     LateMessageError,
     NoGhostTopicsError,
+    SchemaMismatchError,
 )
 from ghost_verify.events import ghost_kind_of_schema, GhostMessage, GhostTopicKind
 from ghost_verify.verify import verify_all
@@ -246,12 +247,15 @@ def test_files_that_are_not_mcap_raise_one_line_format_errors(
     assert '\n' not in str(caught.value)
 
 
-def test_a_truncated_ghost_bag_is_a_format_error(tmp_path: Path) -> None:
-    """A bag cut in the middle (a recorder killed mid-write) is reported, not half-judged."""
+def test_a_bag_in_one_chunk_cut_in_the_middle_has_nothing_to_judge(tmp_path: Path) -> None:
+    """Cut inside its only chunk, a bag holds no readable ghost message: a format error.
+
+    (Bags cut after some complete chunks are judged on those: see test_damage.py.)
+    """
     bag = write_bag(tmp_path / 'bag', trace_entries(scenario_traces('smoke')))
     data = (bag / 'bag.mcap').read_bytes()
     (bag / 'bag.mcap').write_bytes(data[: len(data) // 2])
-    with pytest.raises(BagFormatError, match='bag.mcap'):
+    with pytest.raises(BagFormatError, match='bag.mcap: truncated'):
         verify_all(bag)
 
 
@@ -282,7 +286,7 @@ def test_layout_errors_name_the_problem(tmp_path: Path) -> None:
 
 
 def test_a_malformed_ghost_message_is_a_format_error(tmp_path: Path) -> None:
-    """A ghost type whose embedded schema lacks a field the judges need is reported."""
+    """A ghost type whose embedded schema lacks a field the judges need is refused up front."""
     from ghost_verify_test.bags import MSG_DIR
 
     from ghost_verify.bagwrite import ghost_typestore, GhostBagWriter
@@ -297,13 +301,14 @@ def test_a_malformed_ghost_message_is_a_format_error(tmp_path: Path) -> None:
         for entry in entries:
             msg = {key: value for key, value in entry.msg.items() if key != 'rationale_sha256'}
             writer.write(entry.topic, entry.type_name, msg, entry.log_time_ns)
-    with pytest.raises(BagFormatError, match="no field 'rationale_sha256'"):
+    with pytest.raises(SchemaMismatchError, match="missing 'rationale_sha256'"):
         verify_all(tmp_path / 'bag')
 
 
 def test_every_bag_error_is_a_ghost_verify_error() -> None:
     """The CLI maps exactly GhostVerifyError to exit 3, so every bag error must be one."""
-    for error in (BagFormatError, BagNotFoundError, LateMessageError, NoGhostTopicsError):
+    for error in (BagFormatError, BagNotFoundError, LateMessageError, NoGhostTopicsError,
+                  SchemaMismatchError):
         assert issubclass(error, GhostVerifyError)
     assert issubclass(BagFormatError, ValueError)
     assert issubclass(BagNotFoundError, FileNotFoundError)

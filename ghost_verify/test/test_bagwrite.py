@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+import zlib
 
 from ghost_verify_test.bags import (
     ACTUATION,
@@ -118,3 +119,33 @@ def test_types_and_topics_are_checked(tmp_path: Path, typestore: Typestore) -> N
         GhostBagWriter(tmp_path / 'bag', typestore=typestore).open()
     with pytest.raises(BagWriteError, match='no .msg files'):
         GhostBagWriter(tmp_path / 'other', tmp_path)
+
+
+def test_every_chunk_carries_the_crc_of_its_content_unless_turned_off(
+    tmp_path: Path, typestore: Typestore,
+) -> None:
+    """GhostBagWriter fills in each chunk CRC, which rosbags leaves at 0 ("not computed").
+
+    Readers that check CRCs (mcap with validate_crcs, rosbags) accept the bag; chunk_crc=False
+    gives rosbags' own zeros. flush() (the recorder's) writes checked chunks too.
+    """
+    traces = scenario_traces('smoke')
+    for crc in (True, False):
+        path = tmp_path / f'bag_{crc}'
+        with GhostBagWriter(path, typestore=typestore, chunk_size=1024,
+                            chunk_crc=crc) as writer:
+            for index, trace in enumerate(traces):
+                writer.write(*RATIONALE, to_msg_dict(trace.rationale), index)
+                if index == 4:
+                    writer.flush()
+        with (path / f'{path.name}.mcap').open('rb') as handle:
+            chunks = [record for record in StreamReader(handle, emit_chunks=True).records
+                      if isinstance(record, Chunk)]
+        assert len(chunks) > 2
+        crcs = [chunk.uncompressed_crc for chunk in chunks]
+        assert crcs == ([zlib.crc32(chunk.data) for chunk in chunks] if crc else [0] * len(crcs))
+        with (path / f'{path.name}.mcap').open('rb') as handle:
+            assert sum(isinstance(record, Message) for record in
+                       StreamReader(handle, validate_crcs=True).records) == len(traces)
+        with Reader(path) as reader:
+            assert len(list(reader.messages())) == len(traces)

@@ -68,7 +68,8 @@ def test_verify_all_prints_one_line_per_check_and_exits_0(
     code, out, err = run(cli.verify_all, [str(bags['smoke'])], capsys)
     assert code == cli.EXIT_OK and err == ''
     assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
-                   'chain: 10/10 verified\n')
+                   'chain: 10/10 verified\ncycles: 10/10 complete\n'
+                   'history: 10/10 consistent\n')
 
 
 def test_a_violated_property_or_a_broken_chain_exits_1(
@@ -237,4 +238,5 @@ def test_console_entry_points_end_to_end_without_traceback(
 def test_python_dash_m_runs_the_combined_check(bags: dict[str, Path]) -> None:
     done = _subprocess(['-m', 'ghost_verify', str(bags['smoke'])])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == 'chain: 10/10 verified'
+    assert done.stdout.splitlines()[2:] == ['chain: 10/10 verified', 'cycles: 10/10 complete',
+                                            'history: 10/10 consistent']

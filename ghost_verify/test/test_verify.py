@@ -67,6 +67,8 @@ def test_smoke_witness_erur_on_cycles_1_to_4_baud_on_5_to_10_and_a_partition(
         'BAUD-v1: HOLDS (6 cycles evaluated)',
         'ERUR-v1: HOLDS (4 cycles evaluated)',
         'chain: 10/10 verified',
+        'cycles: 10/10 complete',
+        'history: 10/10 consistent',
     )
 
 
