@@ -314,12 +314,23 @@ class _BoundedStream:
         self.position = 0
         self.head = b''
         self.record_opcode: int | None = None
+        self.record_start = 0
         self._mark_at: int | None = None
+        self._header = b''
 
     def mark_record(self) -> None:
-        """Remember the opcode of the record about to be read (the magic is not a record)."""
+        """Remember the opcode and length of the record about to be read (not the magic)."""
         self._mark_at = max(self.position, len(MAGIC))
+        self.record_start = self._mark_at
         self.record_opcode = None
+        self._header = b''
+
+    @property
+    def record_length(self) -> int | None:
+        """The length field of the record being read, once its 9-byte header was read."""
+        if len(self._header) < 9:
+            return None
+        return int.from_bytes(self._header[1:9], 'little')
 
     def read(self, size: int = -1) -> bytes:
         left = self.size - self.position
@@ -333,6 +344,9 @@ class _BoundedStream:
         if self._mark_at is not None and before <= self._mark_at < self.position:
             self.record_opcode = data[self._mark_at - before]
             self._mark_at = None
+        if self.record_opcode is not None and len(self._header) < 9:
+            first = max(self.record_start - before, 0)
+            self._header += data[first:first + 9 - len(self._header)]
         return data
 
 
@@ -347,6 +361,9 @@ class _FileState:
     channel_records: dict[int, Channel] = field(default_factory=dict)
     channels: dict[int, _GhostChannel | None] = field(default_factory=dict)
     messages: int = 0
+    chunks: int = 0
+    # channel id -> messages read on it (for the summary's statistics)
+    per_channel: dict[int, int] = field(default_factory=dict)
     failed: bool = False
     footer_seen: bool = False
     ends_with_magic: bool = False
@@ -537,9 +554,22 @@ class GhostBag:
                     state.name, err, start, stream, after_footer=state.footer_seen,
                     ends_with_magic=state.ends_with_magic))
                 return
+            length = stream.record_length
+            if length is not None and stream.position - stream.record_start > 9 + length:
+                # mcap reads a record by its fields; a length field shorter than they are
+                # would otherwise go unnoticed.
+                state.failed = True
+                self._read_errors.append(ReadError(
+                    state.name, ReadErrorKind.CORRUPT_RECORD,
+                    f'{_opcode_name(stream.record_opcode)} record at byte '
+                    f'{stream.record_start} declares {length} bytes but its fields take '
+                    f'{stream.position - stream.record_start - 9} (its length field is corrupt)',
+                    stream.record_start,
+                ))
             if not isinstance(record, Chunk):
                 yield from self._record(state, record, start)
                 continue
+            state.chunks += 1
             try:
                 inner = _chunk_records(record)
             except CRCValidationError as err:
@@ -560,6 +590,18 @@ class GhostBag:
                     'were not read', start,
                 ))
                 continue
+            times = [item.log_time for item in inner if isinstance(item, Message)]
+            if times and (min(times), max(times)) != (record.message_start_time,
+                                                      record.message_end_time):
+                # Not used to read, but part of the chunk record: a difference means the
+                # record was altered (its CRC covers only the content).
+                state.failed = True
+                self._read_errors.append(ReadError(
+                    state.name, ReadErrorKind.CORRUPT_RECORD,
+                    f'the chunk at byte {start} declares message times '
+                    f'{record.message_start_time}..{record.message_end_time} ns but holds '
+                    f'{min(times)}..{max(times)} ns (its header was altered)', start,
+                ))
             for item in inner:
                 yield from self._record(state, item, start)
 
@@ -567,6 +609,7 @@ class GhostBag:
         if isinstance(record, Message):
             self._messages_seen += 1
             state.messages += 1
+            state.per_channel[record.channel_id] = state.per_channel.get(record.channel_id, 0) + 1
             if record.channel_id not in state.channels:
                 seen = state.undeclared.setdefault(record.channel_id, [0, offset])
                 seen[0] += 1
@@ -616,13 +659,22 @@ class GhostBag:
                 f'({state.undecodable_first[topic]}); they were skipped', offset, count,
             ))
         statistics = state.statistics
-        if (statistics is not None and not state.failed and not state.undeclared
-                and not state.undecodable and statistics.message_count != state.messages):
-            self._read_errors.append(ReadError(
-                state.name, ReadErrorKind.COUNT_MISMATCH,
-                f"the file's summary counts {statistics.message_count} messages but "
-                f'{state.messages} were read',
-            ))
+        if statistics is None or state.failed or state.undeclared or state.undecodable:
+            return
+        # The summary's statistics count what the writer wrote: a chunk cut out or repeated
+        # whole (valid framing, valid CRCs) still changes these counts.
+        recorded = {key: value for key, value in statistics.channel_message_counts.items()
+                    if value}
+        if statistics.message_count != state.messages:
+            detail = f'{statistics.message_count} messages but {state.messages} were read'
+        elif recorded and recorded != state.per_channel:
+            detail = 'per channel other message counts than were read'
+        elif statistics.chunk_count != state.chunks:
+            detail = f'{statistics.chunk_count} chunks but {state.chunks} were read'
+        else:
+            return
+        self._read_errors.append(ReadError(
+            state.name, ReadErrorKind.COUNT_MISMATCH, f"the file's summary counts {detail}"))
 
     def _ghost_channel(self, state: _FileState, channel: Channel) -> _GhostChannel | None:
         schema = state.schemas.get(channel.schema_id)

@@ -1,0 +1,109 @@
+"""The verifier's floor: read and decode every message of a bag, and do nothing else.
+
+Two well-kept decoders, both driven by the schemas embedded in the bag (as the verifier is):
+
+- ``rosbags``: rosbags' rosbag2 reader, types registered from each connection's embedded
+  ros2msg schema (``get_types_from_msg``), ``Typestore.deserialize_cdr``;
+- ``mcap_ros2``: mcap's streaming record reader (what the verifier reads with) and
+  mcap-ros2-support's ``DecoderFactory``.
+
+Prints one JSON line: decoder, messages decoded, seconds spent in the pass.
+
+    python bench/decode_floor.py BAG --decoder rosbags
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+import io
+import json
+from pathlib import Path
+import sys
+import time
+from typing import Any
+
+__all__ = ['DECODERS', 'decode_all', 'main']
+
+
+def _mcap_files(bag: Path) -> list[Path]:
+    """The bag's .mcap files in metadata order (or the .mcap file itself)."""
+    if bag.is_file():
+        return [bag]
+    import yaml
+
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    return [bag / name for name in info['relative_file_paths']]
+
+
+def decode_rosbags(bag: Path) -> int:
+    """Decode every message with rosbags (rosbag2 reader, types from embedded schemas)."""
+    from rosbags.rosbag2 import Reader
+    from rosbags.typesys import get_types_from_msg, get_typestore, Stores
+
+    typestore = get_typestore(Stores.EMPTY)
+    count = 0
+    with Reader(bag) as reader:
+        types: dict[str, Any] = {}
+        for connection in reader.connections:
+            types.update(get_types_from_msg(connection.msgdef.data, connection.msgtype))
+        typestore.register(types)
+        deserialize = typestore.deserialize_cdr
+        for connection, _log_time, data in reader.messages():
+            deserialize(data, connection.msgtype)
+            count += 1
+    return count
+
+
+def decode_mcap_ros2(bag: Path) -> int:
+    """Decode every message with mcap's stream reader and mcap-ros2-support's decoders."""
+    from mcap.records import Channel, Message, Schema
+    from mcap.stream_reader import StreamReader
+    from mcap_ros2.decoder import DecoderFactory
+
+    factory = DecoderFactory()
+    count = 0
+    for path in _mcap_files(bag):
+        schemas: dict[int, Schema] = {}
+        decoders: dict[int, Callable[[bytes], Any]] = {}
+        with path.open('rb') as raw:
+            stream = io.BufferedReader(raw, buffer_size=1 << 20)
+            for record in StreamReader(stream, validate_crcs=False).records:
+                if isinstance(record, Message):
+                    decoders[record.channel_id](record.data)
+                    count += 1
+                elif isinstance(record, Schema):
+                    schemas[record.id] = record
+                elif isinstance(record, Channel):
+                    decoder = factory.decoder_for(record.message_encoding,
+                                                  schemas[record.schema_id])
+                    assert decoder is not None
+                    decoders[record.id] = decoder
+    return count
+
+
+DECODERS: dict[str, Callable[[Path], int]] = {
+    'rosbags': decode_rosbags,
+    'mcap_ros2': decode_mcap_ros2,
+}
+
+
+def decode_all(bag: Path, decoder: str) -> tuple[int, float]:
+    """Decode every message of `bag`; return (messages, seconds)."""
+    start = time.perf_counter()
+    count = DECODERS[decoder](bag)
+    return count, time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('bag', type=Path)
+    parser.add_argument('--decoder', choices=sorted(DECODERS), default='rosbags')
+    args = parser.parse_args(argv)
+    count, seconds = decode_all(args.bag, args.decoder)
+    print(json.dumps({'decoder': args.decoder, 'messages': count, 'seconds': seconds}))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

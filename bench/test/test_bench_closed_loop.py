@@ -1,0 +1,47 @@
+"""Smoke run of the closed-loop benchmark: both graphs start, are fed, and report per rate.
+
+Real DDS on the test's own domain (the ros_env fixture); every process the script starts is
+stopped by the script itself, and the script by the processes fixture. No timing is asserted:
+timings are benchmark numbers, not test results.
+"""
+
+import json
+from pathlib import Path
+import sys
+
+BENCH = Path(__file__).resolve().parents[1]
+ROLES = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
+         'decision_policy', 'action_emitter')
+
+
+def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
+        tmp_path, ros_env, processes) -> None:
+    """closed_loop.py at one rate x 20 cycles: both graphs actuate and report every field."""
+    out = tmp_path / 'loop.json'
+    proc = processes.start([sys.executable, str(BENCH / 'closed_loop.py'), '--rates', '100',
+                            '--cycles', '20', '--json', str(out),
+                            '--work-dir', str(tmp_path / 'logs')], ros_env)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, f'stdout:\n{stdout}\nstderr:\n{stderr}'
+    result = json.loads(out.read_text())['closed_loop']
+    assert result['config']['cycles_per_rate'] == 20
+    assert result['config']['ros_domain_id'] == int(ros_env['ROS_DOMAIN_ID'])
+    (row,) = result['rates']
+    assert row['rate_hz'] == 100
+    for system in ('floor', 'ghost'):
+        stats = row[system]
+        assert 'error' not in stats, stats
+        assert stats['cycles'] == 20
+        assert 0 <= stats['lost'] < 20, 'no actuation came back at all'
+        assert set(stats['latency_ms']) == {'p50', 'p90', 'p99', 'max', 'mean'}
+        assert isinstance(stats['keeps_up'], bool)
+        assert set(stats['cpu_s']) == {*ROLES, 'driver'}
+        assert all(v >= 0 for v in stats['cpu_s'].values())
+    for key in ('ratio_p50', 'ratio_p99', 'ratio_max', 'ratio_cpu'):
+        assert key in row
+    assert set(result['highest_zero_loss_rate_hz']) == {'floor', 'ghost'}
+    assert set(result['highest_sustained_rate_hz']) == {'floor', 'ghost'}
+    assert '| rate Hz | graph |' in stdout
+    # Every process of both graphs was stopped by the script.
+    for log in (tmp_path / 'logs').glob('*/driver.json'):
+        assert json.loads(log.read_text())['cycles'] == 20
