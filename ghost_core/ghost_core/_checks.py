@@ -51,6 +51,8 @@ def failure(owner: str, name: str, requirement: str, value: object) -> ContractE
 
 
 def _as_int(value: object) -> int | None:
+    if type(value) is int:  # the common case, without the abstract-class check
+        return value
     # bool is an int subclass, but True is not a count, a stamp nor a level.
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         return None
@@ -58,6 +60,8 @@ def _as_int(value: object) -> int | None:
 
 
 def _as_float(value: object) -> float | None:
+    if type(value) is float:
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     return float(value)

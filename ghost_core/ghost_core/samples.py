@@ -21,10 +21,14 @@ def _numbers(owner: str, name: str, value: object, length: int) -> tuple[float, 
     # self-assessor must judge, so only the shape and the number type are checked here.
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise check.failure(owner, name, f'a sequence of {length} numbers', value)
-    items = list(value)
-    if len(items) != length or any(
-        isinstance(item, bool) or not isinstance(item, numbers.Real) for item in items
-    ):
+    items = tuple(value)
+    if len(items) != length:
+        raise check.failure(owner, name, f'a sequence of {length} numbers', value)
+    # Fast path: plain floats (what messages carry) need no further check; it runs for every
+    # 36-entry covariance of every belief.
+    if all(type(item) is float for item in items):
+        return items
+    if any(isinstance(item, bool) or not isinstance(item, numbers.Real) for item in items):
         raise check.failure(owner, name, f'a sequence of {length} numbers', value)
     return tuple(float(item) for item in items)
 

@@ -256,6 +256,8 @@ def _get(d: Mapping[str, Any], key: str, path: str) -> Any:
 
 def _int(d: Mapping[str, Any], key: str, path: str) -> int:
     value = _get(d, key, path)
+    if type(value) is int:
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise MessageFormatError(f'{path}.{key} must be an integer, got {value!r}')
     return int(value)
@@ -263,6 +265,8 @@ def _int(d: Mapping[str, Any], key: str, path: str) -> int:
 
 def _float(d: Mapping[str, Any], key: str, path: str) -> float:
     value = _get(d, key, path)
+    if type(value) is float:
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise MessageFormatError(f'{path}.{key} must be a number, got {value!r}')
     return float(value)

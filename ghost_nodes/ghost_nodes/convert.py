@@ -13,6 +13,22 @@ __all__ = ['from_msg_dict', 'to_msg_dict', 'stamp_ns', 'time_from_ns']
 
 _FLOAT_TYPES = frozenset({'float', 'double', 'float32', 'float64'})
 
+# Per message class, what each field is: computed once (it is on every message's path).
+_Plan = tuple[tuple[str, str, 'type | None'], ...]
+_plans: dict[type, _Plan] = {}
+
+
+def _plan(msg_type: type) -> _Plan:
+    plan = _plans.get(msg_type)
+    if plan is None:
+        probe = msg_type()
+        plan = tuple(
+            (name, type_name,
+             type(getattr(probe, name)) if _is_message(getattr(probe, name)) else None)
+            for name, type_name in msg_type.get_fields_and_field_types().items())
+        _plans[msg_type] = plan
+    return plan
+
 
 def _is_message(value: Any) -> bool:
     return hasattr(value, 'get_fields_and_field_types')
@@ -28,38 +44,41 @@ def _plain(value: Any, type_name: str) -> Any:
     if isinstance(value, (list, tuple)):
         element = type_name.split('[')[0].split('<')[-1].rstrip('>')
         return [_plain(v, element) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return list(value)
     base = type_name.split('[')[0]
     if base in _FLOAT_TYPES:
         return float(value)
-    if base in ('octet', 'byte') and isinstance(value, bytes):
-        return value[0]
     return value
 
 
 def to_msg_dict(msg: Any) -> dict[str, Any]:
     """Return the SPEC section 4 dict of an rclpy message."""
-    return {name: _plain(getattr(msg, name), type_name)
-            for name, type_name in msg.get_fields_and_field_types().items()}
+    out: dict[str, Any] = {}
+    for name, type_name, nested in _plan(type(msg)):
+        value = getattr(msg, name)
+        if nested is not None:
+            out[name] = to_msg_dict(value)
+        elif type(value) is str or type(value) is int or type(value) is bool:
+            out[name] = value
+        else:
+            out[name] = _plain(value, type_name)
+    return out
 
 
 def from_msg_dict(msg_type: type, data: Mapping[str, Any]) -> Any:
     """Build an rclpy message of ``msg_type`` from a message dict (every field required)."""
+    plan = _plan(msg_type)
+    if len(data) != len(plan):
+        known = {name for name, _, _ in plan}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f'{msg_type.__name__} has no field(s) {unknown}')
     msg = msg_type()
-    fields = msg.get_fields_and_field_types()
-    unknown = set(data) - set(fields)
-    if unknown:
-        raise ValueError(f'{msg_type.__name__} has no field(s) {sorted(unknown)}')
-    for name in fields:
-        if name not in data:
-            raise ValueError(f'{msg_type.__name__}.{name} is missing')
-        current = getattr(msg, name)
-        value = data[name]
-        if _is_message(current):
-            setattr(msg, name, from_msg_dict(type(current), value))
-        else:
-            setattr(msg, name, value)
+    for name, _type_name, nested in plan:
+        try:
+            value = data[name]
+        except KeyError:
+            raise ValueError(f'{msg_type.__name__}.{name} is missing') from None
+        setattr(msg, name, from_msg_dict(nested, value) if nested is not None else value)
     return msg
 
 

@@ -65,6 +65,7 @@ def closed_loop_graph(
     with_scenario: bool = True,
     remaps: Mapping[str, str] | None = None,
     overrides: Mapping[str, Mapping[str, object]] | None = None,
+    extra_subscribers: Mapping[str, int] | None = None,
 ) -> list[NodeSpec]:
     """The processes of the closed loop.
 
@@ -72,6 +73,8 @@ def closed_loop_graph(
     scenario's parameters). ``remaps`` maps default topic names to the stack's own (e.g.
     ``{'/state/nav': '/ekf/odom'}``); ``overrides`` maps node name to parameter overrides;
     ``with_scenario`` False leaves the simulator out (a real estimator provides the inputs).
+    ``extra_subscribers`` adds subscriptions outside the graph (e.g. a monitor on
+    /actuations) that the scenario must also wait for before its first cycle.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
@@ -101,6 +104,8 @@ def closed_loop_graph(
             remaps=tuple(pair for pair in remap_pairs if pair[0] in topics),
             subscribes=topics))
     counts = expected_subscribers(specs)
+    for topic, extra in (extra_subscribers or {}).items():
+        counts[topic] = counts.get(topic, 0) + extra
     return [replace(spec, parameters={
         'expected_subscribers': [f'{topic}={n}' for topic, n in sorted(counts.items())],
         **spec.parameters}) if spec.name == 'scenario' else spec for spec in specs]

@@ -93,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2
+    # The monitor below subscribes to /actuations too: the scenario waits for it as well, so
+    # it cannot miss the first cycles however slowly this process starts.
     specs = closed_loop_graph(config_dir, scenario=args.scenario, record=True,
-                              bag_path=str(bag), overrides={'scenario': {'seed': args.seed}})
+                              bag_path=str(bag), overrides={'scenario': {'seed': args.seed}},
+                              extra_subscribers={'/actuations': 1})
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     graph = GraphProcesses(specs, run_dir / 'logs', env)
