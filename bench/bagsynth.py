@@ -83,13 +83,12 @@ def flight_traces() -> tuple[CycleTrace, ...]:
     second = [(replace(b, stamp_ns=b.stamp_ns + shift),
                None if o is None else replace(o, stamp_ns=o.stamp_ns + shift))
               for b, o in inputs]
-    traces = run_pipeline(inputs + second, scenario.parameters.pipeline_config())
-    return traces
+    return run_pipeline(inputs + second, scenario.parameters.pipeline_config())
 
 
 @dataclass(frozen=True)
 class _Template:
-    """One message of the tile: CDR bytes, where its stamps and hashes sit, its JSON pieces."""
+    """One message of a flight: CDR bytes, where its stamps and hashes sit, its JSON pieces."""
 
     role: str
     topic: str
@@ -183,7 +182,7 @@ def _json_text(template: _Template, shift_s: int, hashes: Mapping[str, str]) -> 
     return ''.join(out)
 
 
-class TileBag:
+class FlightTemplates:
     """Both flights' messages as patchable templates; ``cycle(i)`` yields cycle i's."""
 
     def __init__(self, writer: GhostBagWriter) -> None:
@@ -243,12 +242,12 @@ class TileBag:
 def write_bag(path: Path, cycles: int) -> Path:
     """Write a bag of `cycles` cycles (6 ghost messages each) at `path` (a new directory)."""
     with GhostBagWriter(path, typestore=ghost_typestore(MSG_DIR)) as writer:
-        tile = TileBag(writer)
+        flights = FlightTemplates(writer)
         for _role, topic, type_name in _TOPICS:
             writer.add_topic(topic, type_name)
         write = writer.write
         for index in range(cycles):
-            for topic, type_name, data, log_time_ns in tile.cycle(index):
+            for topic, type_name, data, log_time_ns in flights.cycle(index):
                 write(topic, type_name, data, log_time_ns)
     return path
 

@@ -83,8 +83,9 @@ class _Graph:
                                      '--work-us', str(self._floor_work_us)])
 
     def pids(self) -> dict[str, int]:
-        procs = self._ghost.procs if self._ghost is not None else self._floor.procs  # type: ignore[union-attr]
-        return {name: proc.pid for name, proc in procs.items()}
+        group = self._ghost if self._ghost is not None else self._floor
+        assert group is not None
+        return {name: proc.pid for name, proc in group.procs.items()}
 
     def failed(self) -> dict[str, int]:
         group = self._ghost if self._ghost is not None else self._floor

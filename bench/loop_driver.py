@@ -29,7 +29,7 @@ from ghost_core.scenarios import generate_scenario, ScenarioCycle
 from ghost_interfaces.msg import ActionEmission
 from ghost_nodes.qos import GHOST_QOS
 
-__all__ = ['main']
+__all__ = ['cycle_messages', 'main']
 
 #: Warm-up cycles are published this far apart (wall clock), whatever the benchmarked rate.
 WARMUP_SPACING_S = 0.02
@@ -41,7 +41,7 @@ def _stamp_ns(msg: Any) -> int:
     return int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
 
 
-def _messages(cycle: ScenarioCycle) -> tuple[Odometry, PoseWithCovarianceStamped | None]:
+def cycle_messages(cycle: ScenarioCycle) -> tuple[Odometry, PoseWithCovarianceStamped | None]:
     """The belief and the fix of one cycle, built as the scenario node builds them."""
     sec, nanosec = divmod(cycle.stamp_ns, 1_000_000_000)
     odom = Odometry()
@@ -115,6 +115,11 @@ class Driver:
         with self._lock:
             return sum(1 for s in stamps if s in self.received)
 
+    def reception(self, stamps: list[int]) -> tuple[list[int | None], int]:
+        """Reception time of each stamp (None: never came) and the duplicates seen."""
+        with self._lock:
+            return [self.received.get(s) for s in stamps], self.duplicates
+
 
 def _wait_for_graph(node: Any, expected: dict[str, int], timeout_s: float) -> dict[str, int]:
     """Wait until every topic has its subscribers and /actuations a publisher.
@@ -147,7 +152,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     period_ns = round(1e9 / args.rate_hz)
     total = args.cycles + args.warmup * WARMUP_ROUNDS
     scenario = generate_scenario('nominal', cycles=total, period_ns=period_ns)
-    cycles = [(c.stamp_ns, *_messages(c)) for c in scenario.cycles]
+    cycles = [(c.stamp_ns, *cycle_messages(c)) for c in scenario.cycles]
     node = rclpy.create_node('bench_driver')
     driver = Driver(node)
     executor = SingleThreadedExecutor()
@@ -205,9 +210,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 break
             time.sleep(0.005)
         _say('measure-end')
-        with driver._lock:
-            received = [driver.received.get(s) for s in stamps]
-            result['duplicates'] = driver.duplicates
+        received, result['duplicates'] = driver.reception(stamps)
         result.update({
             'stamps_ns': stamps,
             'published_ns': published,

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from benchlib import bench_ros_env, machine_info, write_json
-from loop_driver import _messages
+from loop_driver import cycle_messages
 import rclpy
 
 from ghost_core.scenarios import generate_scenario
@@ -35,7 +35,7 @@ from ghost_nodes.nodes.forward_predictor import ForwardPredictorNode
 from ghost_nodes.nodes.outcome_evaluator import OutcomeEvaluatorNode
 from ghost_nodes.nodes.self_assessor import SelfAssessorNode
 
-__all__ = ['measure_node_costs', 'main']
+__all__ = ['costs_table', 'measure_node_costs', 'main']
 
 ROLES = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
          'decision_policy', 'action_emitter')
@@ -111,7 +111,7 @@ def measure_node_costs(cycles: int = 2000, rate_hz: float = 100.0,
     """Per node: callback CPU per cycle (us) and the functions with the most own time."""
     period_ns = round(1e9 / rate_hz)
     scenario = generate_scenario('nominal', cycles=cycles, period_ns=period_ns)
-    inputs = [_messages(c) for c in scenario.cycles]
+    inputs = [cycle_messages(c) for c in scenario.cycles]
     # period_s as the closed-loop benchmark sets it (a global -p reaches every node).
     rclpy.init(args=['--ros-args', '-p', f'period_s:={period_ns / 1e9!r}'])
     try:
@@ -198,7 +198,8 @@ def _breakdown(stats: pstats.Stats, top: int) -> list[dict[str, Any]]:
 def costs_table(result: dict[str, Any]) -> str:
     """One line per node: callback CPU per cycle and its three hottest functions."""
     lines = [f'{"node":18} {"us/cycle":>9}  where (share of the node\'s callback time)']
-    for role, node in result['nodes'].items():
+    for role in ROLES:
+        node = result['nodes'][role]
         parts = ', '.join(f'{item["function"]} {100 * item["share"]:.0f}%'
                           for item in node['breakdown'][:4])
         lines.append(f'{role:18} {node["us_per_cycle"]:9.0f}  {parts}')

@@ -125,10 +125,18 @@ def plot_closed_loop(result: Mapping[str, Any], path: Path) -> Path:
                 marker=marker, label=f'{system} p50')
         ax.plot(rates, [p[1]['latency_ms']['p99'] for p in points], color=color,
                 marker=marker, linestyle='--', alpha=0.7, label=f'{system} p99')
+        saturated = [(rate, stats) for rate, stats in points if stats.get('keeps_up') is False]
+        if saturated:
+            # Hollow: the graph is fed faster than it serves; its latency is queueing.
+            ax.scatter([r for r, _ in saturated],
+                       [st['latency_ms']['p50'] for _, st in saturated], s=90,
+                       facecolors='white', edgecolors=color, zorder=3, marker=marker)
         for rate, stats in points:
             if stats['lost']:
                 ax.annotate(f'{stats["lost"]} lost', (rate, stats['latency_ms']['p99']),
                             textcoords='offset points', xytext=(4, 6), color=color, fontsize=8)
+    ax.text(0.02, 0.70, 'hollow marker: saturated (fed faster than it serves)',
+            transform=ax.transAxes, ha='left', va='top', fontsize=8, color='dimgrey')
     ax.set_xscale('log')
     ax.set_yscale('log')
     ax.set_xlabel('cycle rate (Hz)')

@@ -95,8 +95,11 @@ def _fit_slope(xs: Sequence[float], ys: Sequence[float]) -> float | None:
 
 def growth(sizes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """How verifier time and memory grow: log-log time exponent, RSS slope and delta."""
-    # Below 1e4 cycles interpreter start-up dominates; fit over the sizes above it.
-    big = [s for s in sizes if s['cycles'] >= SMALL] or list(sizes)
+    # Below 1e4 cycles interpreter start-up dominates: fit over the sizes from 1e4 up only
+    # (with fewer than two of them, e.g. a --quick run, there is no growth to report).
+    big = [s for s in sizes if s['cycles'] >= SMALL]
+    if len(big) < 2:
+        big = []
     xs = [math.log(s['cycles']) for s in big]
     ts = [math.log(s['verifier']['wall_s']) for s in big]
     rss_slope = _fit_slope([s['cycles'] for s in big],

@@ -333,6 +333,7 @@ class _BoundedStream:
         return int.from_bytes(self._header[1:9], 'little')
 
     def read(self, size: int = -1) -> bytes:
+        """Return up to `size` bytes (all that is left if negative), never past the end."""
         left = self.size - self.position
         if size < 0 or size > left:
             size = left

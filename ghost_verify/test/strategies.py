@@ -140,9 +140,9 @@ class BaseBag:
 class Damage:
     """A damaged .mcap, what was done, and what the verifier must make of it.
 
-    `must_fail`: the file was damaged inside a chunk the reader must notice (a CRC-checked
-    content byte flipped, the file truncated, a chunk removed, duplicated or zeroed under
-    CRC), so exit 0 is forbidden. `must_be_unreadable`: random bytes, exit 3 expected.
+    `must_fail`: the file was damaged where the reader must notice (any byte of a CRC-checked
+    chunk record flipped, the file truncated, a chunk removed, duplicated or zeroed), so exit
+    0 is forbidden. `must_be_unreadable`: random bytes, exit 3 expected.
     """
 
     def __init__(self, description: str, data: bytes, with_metadata: bool, *,
@@ -168,11 +168,12 @@ def _flips(base: BaseBag, draw: st.DrawFn) -> Damage:
     data = bytearray(base.data)
     for offset, mask in zip(offsets, masks, strict=True):
         data[offset] ^= mask
-    # A flip in a checked chunk's content fails its CRC, unless the same damage also rewrote
+    # A flip anywhere in a checked chunk record is caught (its content by the CRC, its header
+    # by the framing and the declared times and sizes), unless the same damage also rewrote
     # that chunk's CRC field (which could zero it: "not computed"). CRCs catch accidents.
     checked = [span for span in base.spans
                if not any(span[0] + 33 <= offset < span[0] + 37 for offset in offsets)]
-    must_fail = base.crc and any(span[1] <= offset < span[2]
+    must_fail = base.crc and any(span[0] <= offset < span[2]
                                  for span in checked for offset in offsets)
     return Damage(f'flip {list(zip(offsets, masks, strict=True))}', bytes(data),
                   draw(st.booleans()), must_fail=must_fail)
@@ -195,7 +196,9 @@ def _chunk_damage(base: BaseBag, draw: st.DrawFn) -> Damage:
     elif action == 'duplicate':
         damaged, must_fail = data[:end] + data[start:end] + data[end:], True
     elif action == 'zero':
-        damaged, must_fail = data[:content] + bytes(end - content) + data[end:], base.crc
+        # With a CRC, the content fails it; without, the records vanish and the summary's
+        # counts no longer match.
+        damaged, must_fail = data[:content] + bytes(end - content) + data[end:], True
     else:
         other = draw(st.integers(0, len(base.spans) - 1))
         first, second = sorted((index, other))

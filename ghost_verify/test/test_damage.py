@@ -242,6 +242,35 @@ def test_a_damaged_only_chunk_leaves_nothing_to_judge(
                            'bag.mcap: crc_mismatch: the chunk at byte')
 
 
+@pytest.mark.parametrize(('field', 'offset'), [
+    ('record length (low byte)', 1), ('record length (high byte)', 8),
+    ('message start time', 9), ('message end time', 17), ('uncompressed size', 25),
+    ('crc', 33), ('compression', 37), ('records length', 41),
+])
+def test_every_field_of_a_chunk_header_is_checked(
+    chunked: Path, field: str, offset: int,
+) -> None:
+    """A flip in the chunk header, outside the content the CRC covers, is caught too.
+
+    The framing, the declared sizes and the declared message times are checked against what
+    the chunk holds, so no byte of a chunk record can change unnoticed.
+    """
+    span = chunk_spans(mcap_of(chunked))[5]
+    flip(mcap_of(chunked), span.start + offset, 0x04)
+    result = verify_all(chunked)
+    assert result.incomplete_input and not result.holds, field
+
+
+def test_a_chunk_repeated_whole_is_caught_by_the_summary_count(chunked: Path) -> None:
+    """A duplicated chunk (valid framing and CRC) adds messages the summary never counted."""
+    path = mcap_of(chunked)
+    span = chunk_spans(path)[-3]
+    data = path.read_bytes()
+    path.write_bytes(data[:span.end] + data[span.start:span.end] + data[span.end:])
+    (error,) = verify_all(chunked).read_errors
+    assert error.kind is ReadErrorKind.COUNT_MISMATCH
+
+
 def test_a_flip_without_chunk_crcs_is_caught_by_the_hash_chain(tmp_path: Path) -> None:
     """Without chunk CRCs (rosbags writes 0), the chain sees what MCAP cannot.
 

@@ -29,8 +29,9 @@ PARAMS = (
               'cycle (set by the launch file / runner from the graph).', read_only=True),
     ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
               (non_negative,), read_only=True),
-    ParamSpec('settle_s', 0.5, 'Pause after the graph is complete, so that every writer has '
-              'matched every reader before the first cycle.', (non_negative,), read_only=True),
+    ParamSpec('settle_s', 2.0, 'Pause after the graph is complete: the counts are what this '
+              "node has discovered; the other nodes' writers may still be matching their "
+              "readers (the recorder's above all).", (non_negative,), read_only=True),
 )
 
 
@@ -59,11 +60,19 @@ class ScenarioNode(GhostNode):
                 counts[self.resolve_topic_name(topic)] = int(n)
         return counts
 
+    def _subscribers(self, topic: str) -> int:
+        # Our own topics: the readers our writers have actually matched; others: discovery.
+        own = {self._state_pub.topic_name: self._state_pub,
+               self._obs_pub.topic_name: self._obs_pub}
+        if topic in own:
+            return own[topic].get_subscription_count()
+        return self.count_subscribers(topic)
+
     def _wait_for_graph(self) -> None:
         now = time.monotonic()
         if self._ready_at is None:
             missing = {t: n for t, n in self._expected().items()
-                       if self.count_subscribers(t) < n}
+                       if self._subscribers(t) < n}
             waited = now - self._started_wait
             if missing and waited < self.param('wait_for_graph_s'):
                 return
