@@ -733,8 +733,14 @@ class GhostBag:
             log_time_ns=record.log_time,
             stamp_ns=stamp_ns_of(msg, where),
             msg=msg,
-            sha256=content_address(msg),
+            sha256=content_address(msg) if channel.kind in HASHED_KINDS else '',
         )
+
+
+#: The streams some message cites by content address (SPEC section 4); only their messages
+#: are hashed. Predictions, outcomes and actuations are cited by none.
+HASHED_KINDS = frozenset({GhostTopicKind.RAW_ASSESSMENT, GhostTopicKind.CALIBRATED,
+                          GhostTopicKind.RATIONALE})
 
 
 class _ChunkError(ValueError):

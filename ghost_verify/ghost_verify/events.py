@@ -144,6 +144,7 @@ class GhostMessage:
     log_time_ns: int
     stamp_ns: int
     msg: Mapping[str, object]
+    #: Content address of `msg`; '' for the streams nothing cites (see bag.HASHED_KINDS).
     sha256: str
 
 

@@ -144,6 +144,9 @@ class DecisionTraceReport:
     links: tuple[LinkRecord, ...]
     analysis_version: int = TRACE_ANALYSIS_VERSION
     read_errors: tuple[ReadError, ...] = ()
+    #: False when only the broken/missing links were kept (the combined verifier): `records`
+    #: is then empty and `links` lists the problems only; the counts cover everything.
+    records_kept: bool = True
 
     def __post_init__(self) -> None:
         counted = (self.verified_count + self.broken_count + self.assessment_missing_count
@@ -212,6 +215,7 @@ class DecisionTraceReport:
                 link.value: {status.value: count for status, count in per_status}
                 for link, per_status in self.link_counts
             },
+            'records_kept': self.records_kept,
             'records': [record.to_json() for record in self.records],
             'links': [record.to_json() for record in self.links],
             'incomplete_input': self.incomplete_input,
@@ -254,12 +258,31 @@ class DecisionTracer:
 
     Targets are looked up at the source's cycle stamp; when a cycle holds several messages of
     the target's topic, the last one in the stream is the target (ADR-0022's convention).
+
+    With ``keep_records`` (the default, what trace_decisions prints) every decision record and
+    link record is kept, so memory grows with the number of decisions. Without it (the combined
+    verifier), only counters and the broken or missing links are kept: memory stays bounded
+    by the number of problems, not by the bag's length.
     """
 
+    keep_records: bool = True
     _records: list[DecisionTraceRecord] = field(default_factory=list)
     _links: list[LinkRecord] = field(default_factory=list)
     _kinds: dict[str, int] = field(default_factory=dict)
     _policies: dict[str, int] = field(default_factory=dict)
+    _statuses: dict[ChainStatus, int] = field(
+        default_factory=lambda: dict.fromkeys(ChainStatus, 0))
+    _per_link: dict[ChainLink, dict[ChainStatus, int]] = field(
+        default_factory=lambda: {link: dict.fromkeys(ChainStatus, 0) for link in ChainLink})
+    _end_to_end: int = 0
+    _first_ns: int | None = None
+    _last_ns: int | None = None
+
+    def _add_link(self, record: LinkRecord) -> None:
+        self._per_link[record.link][record.chain_status] += 1
+        if self.keep_records or record.chain_status in (ChainStatus.BROKEN,
+                                                        ChainStatus.ASSESSMENT_MISSING):
+            self._links.append(record)
 
     def update(self, cycle: CycleEvent) -> None:
         """Check every link whose source message carries this cycle's stamp."""
@@ -286,7 +309,7 @@ class DecisionTracer:
                     != rationale.message.msg.get('decision')):
                 status, detail = ChainStatus.BROKEN, DETAIL_INLINE_DECISION_MISMATCH
             actuated_ok = actuated_ok or status is ChainStatus.VERIFIED
-            self._links.append(LinkRecord(
+            self._add_link(LinkRecord(
                 ChainLink.ACTUATION_TO_RATIONALE, stamp_ns, actuation.message.topic,
                 _claimed(actuation.rationale_sha256), recomputed, status, detail,
             ))
@@ -315,7 +338,7 @@ class DecisionTracer:
             detail = DETAIL_HASH_MISMATCH if status is ChainStatus.BROKEN else ''
         record = LinkRecord(ChainLink.CALIBRATED_TO_ASSESSMENT, stamp_ns, topic,
                             _claimed(claimed), recomputed, status, detail)
-        self._links.append(record)
+        self._add_link(record)
         return record
 
     def _decision(
@@ -339,12 +362,12 @@ class DecisionTracer:
              cal_status, cal_sha),
         ):
             detail = DETAIL_HASH_MISMATCH if status is ChainStatus.BROKEN else ''
-            self._links.append(LinkRecord(link, stamp_ns, topic, _claimed(claimed), recomputed,
-                                          status, detail))
+            self._add_link(LinkRecord(link, stamp_ns, topic, _claimed(claimed), recomputed,
+                                      status, detail))
         kind = kind_name(DecisionKind, rationale.decision_kind).lower()
         self._kinds[kind] = self._kinds.get(kind, 0) + 1
         self._policies[rationale.policy_id] = self._policies.get(rationale.policy_id, 0) + 1
-        self._records.append(DecisionTraceRecord(
+        record = DecisionTraceRecord(
             timestamp_ns=stamp_ns,
             decision_kind=kind,
             decision_reason=rationale.decision_reason,
@@ -359,37 +382,37 @@ class DecisionTracer:
                 last and calibrated_ok and actuated_ok
                 and raw_status is ChainStatus.VERIFIED and cal_status is ChainStatus.VERIFIED
             ),
-        ))
+        )
+        self._statuses[raw_status] += 1
+        self._end_to_end += record.end_to_end_verified
+        self._first_ns = stamp_ns if self._first_ns is None else min(self._first_ns, stamp_ns)
+        self._last_ns = stamp_ns if self._last_ns is None else max(self._last_ns, stamp_ns)
+        if self.keep_records:
+            self._records.append(record)
 
     def result(self, info: BagInfo) -> DecisionTraceReport:
         """Return the frozen trace report for everything seen so far."""
-        records = tuple(self._records)
-        statuses = [record.chain_status for record in records]
-        stamps = [record.timestamp_ns for record in records]
-        per_link: dict[ChainLink, dict[ChainStatus, int]] = {
-            link: dict.fromkeys(ChainStatus, 0) for link in ChainLink
-        }
-        for record in self._links:
-            per_link[record.link][record.chain_status] += 1
+        first, last = self._first_ns, self._last_ns
         return DecisionTraceReport(
             bag_files=info.files,
-            total_decisions=len(records),
-            verified_count=statuses.count(ChainStatus.VERIFIED),
-            broken_count=statuses.count(ChainStatus.BROKEN),
-            assessment_missing_count=statuses.count(ChainStatus.ASSESSMENT_MISSING),
-            no_assessment_claimed_count=statuses.count(ChainStatus.NO_ASSESSMENT_CLAIMED),
+            total_decisions=sum(self._statuses.values()),
+            verified_count=self._statuses[ChainStatus.VERIFIED],
+            broken_count=self._statuses[ChainStatus.BROKEN],
+            assessment_missing_count=self._statuses[ChainStatus.ASSESSMENT_MISSING],
+            no_assessment_claimed_count=self._statuses[ChainStatus.NO_ASSESSMENT_CLAIMED],
             per_decision_kind_counts=_sorted_counts(self._kinds),
             per_policy_id_counts=_sorted_counts(self._policies),
-            timestamp_first_ns=min(stamps) if stamps else None,
-            timestamp_last_ns=max(stamps) if stamps else None,
-            timestamp_span_ns=max(stamps) - min(stamps) if stamps else None,
-            decisions_end_to_end_verified=sum(record.end_to_end_verified for record in records),
+            timestamp_first_ns=first,
+            timestamp_last_ns=last,
+            timestamp_span_ns=None if first is None or last is None else last - first,
+            decisions_end_to_end_verified=self._end_to_end,
             link_counts=tuple(
-                (link, tuple(per_status.items())) for link, per_status in per_link.items()
+                (link, tuple(per_status.items())) for link, per_status in self._per_link.items()
             ),
-            records=records,
+            records=tuple(self._records),
             links=tuple(self._links),
             read_errors=info.read_errors,
+            records_kept=self.keep_records,
         )
 
 

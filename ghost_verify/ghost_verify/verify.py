@@ -96,7 +96,7 @@ def verify_all(
     """
     baud = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
     erur = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
-    tracer = DecisionTracer()
+    tracer = DecisionTracer(keep_records=False)  # bounded memory: counts + problems only
     completeness = CompletenessChecker()
     history = HistoryChecker()
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)

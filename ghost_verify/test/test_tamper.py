@@ -26,7 +26,7 @@ from ghost_core.pipeline import CycleTrace
 from ghost_core.wire import message_address
 from ghost_verify import cli
 from ghost_verify.errors import LateMessageError
-from ghost_verify.trace import ChainLink, ChainStatus, DecisionTraceReport
+from ghost_verify.trace import ChainLink, ChainStatus, DecisionTraceReport, trace_decisions
 from ghost_verify.verify import VerificationResult, verify_all
 
 SMOKE = scenario_traces('smoke')
@@ -88,7 +88,9 @@ def test_an_altered_assessment_field_breaks_the_chain_at_its_stamp(tmp_path: Pat
         (ChainLink.RATIONALE_TO_ASSESSMENT, stamp, ChainStatus.BROKEN, 'hash_mismatch'),
         (ChainLink.CALIBRATED_TO_ASSESSMENT, stamp, ChainStatus.BROKEN, 'hash_mismatch'),
     }
-    (record,) = [r for r in result.trace.records if r.timestamp_ns == stamp]
+    # The combined verifier keeps only the problems; trace_decisions lists every decision.
+    assert not result.trace.records_kept and not result.trace.records
+    (record,) = [r for r in trace_decisions(tmp_path / 'bag').records if r.timestamp_ns == stamp]
     assert record.chain_status is ChainStatus.BROKEN and not record.end_to_end_verified
     assert result.baud.holds and result.erur.holds and not result.holds
 
