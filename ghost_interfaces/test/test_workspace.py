@@ -1,4 +1,4 @@
-"""The workspace: five colcon packages, and a bootstrap that redoes nothing when nothing changed."""
+"""The workspace: five colcon packages; a second bootstrap redoes nothing that did not change."""
 
 import os
 from pathlib import Path
