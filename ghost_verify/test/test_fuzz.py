@@ -1,6 +1,6 @@
 """Fuzzing: random bytes and damaged bags never crash the reader or the CLI, nor pass as whole.
 
-What may and may not happen (docs/reliability-verifier.md): only GhostVerifyError subclasses
+What may and may not happen (docs/reliability.md): only GhostVerifyError subclasses
 escape the reader; the CLI exits 0, 1 or 3 without a traceback; a bag damaged inside a chunk
 (a CRC-checked byte flipped, truncated, a chunk removed or duplicated) never exits 0. A flip
 in a chunk without CRC may pass when it lands where no check looks (see the document).
