@@ -220,7 +220,8 @@ class PredictionOutcome:
         elif prediction_stamp > self.stamp_ns:
             raise check.failure(owner, 'prediction_stamp_ns',
                                 f'<= stamp_ns ({self.stamp_ns})', prediction_stamp)
-        if status in (STATUS_NO_OBSERVATION, STATUS_INVALID_OBSERVATION) and (
+        if status in (STATUS_NO_OBSERVATION, STATUS_INVALID_OBSERVATION,
+                      STATUS_FRAME_MISMATCH) and (
             observed_position != ZERO3
         ):
             raise check.failure(owner, 'observed_position',
