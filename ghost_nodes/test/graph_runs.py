@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
 import yaml
 
 from ghost_core.calibration import drift_condition
 from ghost_core.levels import SelfAssessmentLevel
-from ghost_verify.bag import GhostBag
+from ghost_verify.bag import decoded_to_msg_dict, GhostBag
 
 GHOST_RUN = [sys.executable, '-c',
              'import sys; from ghost_nodes.run import main; sys.exit(main())']
@@ -25,16 +26,20 @@ def run_main_job(scenario: str, run_dir: Path, env: dict[str, str],
                           check=False)
 
 
-def payloads_by_topic(bag: Path) -> dict[str, list[bytes]]:
-    """The raw CDR payloads of every topic, in recorded order, files in metadata order."""
+def payloads_by_topic(bag: Path) -> dict[str, list[dict[str, object]]]:
+    """Return every message's decoded payload per topic, in recorded order, as message dicts.
+
+    Payloads are compared decoded, not as CDR bytes: the CDR encoder does not clear its
+    alignment padding, so equal messages may differ in those unused bytes.
+    """
     meta = yaml.safe_load((bag / 'metadata.yaml').read_text())
     files = meta['rosbag2_bagfile_information']['relative_file_paths']
-    out: dict[str, list[bytes]] = defaultdict(list)
+    out: dict[str, list[dict[str, object]]] = defaultdict(list)
     for name in files:
         with (bag / name).open('rb') as stream:
-            reader = make_reader(stream)
-            for _schema, channel, message in reader.iter_messages(log_time_order=False):
-                out[channel.topic].append(bytes(message.data))
+            reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+            for _s, channel, _m, decoded in reader.iter_decoded_messages(log_time_order=False):
+                out[channel.topic].append(decoded_to_msg_dict(decoded))
     return dict(out)
 
 

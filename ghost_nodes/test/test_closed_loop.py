@@ -63,7 +63,7 @@ def test_drift_then_recovery_resumes_proceed(tmp_path, ros_env) -> None:
 
 
 def test_same_scenario_twice_gives_identical_payloads(tmp_path, ros_env) -> None:
-    """SPEC 8: two runs of one scenario publish byte-identical payloads on every topic."""
+    """SPEC 8: two runs of one scenario publish identical payloads on every topic."""
     for name in ('a', 'b'):
         _ok(run_main_job('dropout', tmp_path / name, ros_env))
     first = payloads_by_topic(tmp_path / 'a' / 'bag')
