@@ -8,13 +8,14 @@ import os
 
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 
-from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
+from .bag import DEFAULT_CYCLE_WINDOW
 from .common import (
     drift,
     is_conservative_command,
     observed_values,
     PropertyChecker,
     PropertyReport,
+    run_checker,
     Violation,
     ViolationKind,
 )
@@ -92,7 +93,4 @@ def verify_baud(
 ) -> BaudReport:
     """Read the bag once and return its BAUD-v1 report (M and K default to the bag's own)."""
     checker = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
-    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for cycle in ghost_bag.cycles():
-        checker.update(cycle)
-    return checker.result(ghost_bag.info)
+    return run_checker(checker, bag, cycle_window)

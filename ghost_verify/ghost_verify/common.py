@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 import json
+import os
 from typing import Generic, TypeVar
 
 from ghost_core.calibration import drift_condition
@@ -444,3 +445,16 @@ class PropertyChecker(ABC, Generic[_R]):
             violations=tuple(self._violations),
             read_errors=info.read_errors,
         )
+
+
+def run_checker(
+    checker: PropertyChecker[_R], bag: str | os.PathLike[str], cycle_window: int
+) -> _R:
+    """Read the bag once, feeding every cycle to `checker`, and return its report."""
+    # Imported here: bag.py is the reading side and must not depend on the judging side.
+    from .bag import GhostBag
+
+    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+    for cycle in ghost_bag.cycles():
+        checker.update(cycle)
+    return checker.result(ghost_bag.info)

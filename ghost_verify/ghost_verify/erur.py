@@ -8,12 +8,13 @@ import os
 
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 
-from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
+from .bag import DEFAULT_CYCLE_WINDOW
 from .common import (
     drift,
     observed_values,
     PropertyChecker,
     PropertyReport,
+    run_checker,
     Violation,
     ViolationKind,
 )
@@ -91,7 +92,4 @@ def verify_erur(
 ) -> ErurReport:
     """Read the bag once and return its ERUR-v1 report (M and K default to the bag's own)."""
     checker = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
-    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for cycle in ghost_bag.cycles():
-        checker.update(cycle)
-    return checker.result(ghost_bag.info)
+    return run_checker(checker, bag, cycle_window)
