@@ -11,6 +11,8 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from ghost_nodes.readiness import GraphStatusReporter
+
 __all__ = ['GhostNode', 'ParamSpec', 'positive', 'at_least', 'non_negative', 'one_of', 'run']
 
 Check = Callable[[Any], str | None]
@@ -57,6 +59,8 @@ class GhostNode(Node):
     Invalid start-up values raise ``ValueError`` naming the parameter (the process exits with a
     one-line error); invalid ``set_parameters`` requests are refused with the same reason.
     Subclasses override ``on_parameters_changed`` to rebuild their core configuration.
+    Every Ghost node reports its matched endpoints on /ghost/graph_status (see
+    ``ghost_nodes.readiness``), which is how the scenario knows the graph is ready.
     """
 
     def __init__(self, node_name: str, specs: Sequence[ParamSpec]) -> None:
@@ -71,6 +75,7 @@ class GhostNode(Node):
                 raise ValueError(reason)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(lambda _params: self.on_parameters_changed())
+        self.graph_status = GraphStatusReporter(self)
 
     def param(self, name: str) -> Any:
         """The current value of a declared parameter."""

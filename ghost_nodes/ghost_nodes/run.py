@@ -53,6 +53,7 @@ def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float
 
     from ghost_interfaces.msg import ActionEmission
     from ghost_nodes.qos import GHOST_QOS
+    from ghost_nodes.readiness import GraphStatusReporter
 
     rclpy.init()
     node = rclpy.create_node('ghost_run_monitor')
@@ -61,6 +62,8 @@ def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float
         ActionEmission, '/actuations',
         lambda m: seen.add(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec),
         GHOST_QOS)
+    # Report the matched /actuations reader: the scenario waits for it before its first cycle.
+    GraphStatusReporter(node)
     deadline = time.monotonic() + timeout_s
     try:
         while len(seen) < expected_cycles and time.monotonic() < deadline:
@@ -93,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2
-    # The monitor below subscribes to /actuations too: the scenario waits for it as well, so
-    # it cannot miss the first cycles however slowly this process starts.
+    # The monitor below subscribes to /actuations too and reports its matched reader on
+    # /ghost/graph_status: the scenario waits for it as well, so it cannot miss the first
+    # cycles however slowly this process starts.
     specs = closed_loop_graph(config_dir, scenario=args.scenario, record=True,
                               bag_path=str(bag), overrides={'scenario': {'seed': args.seed}},
                               extra_subscribers={'/actuations': 1})

@@ -3,7 +3,8 @@
 Each cycle: {"stamp_ns", "frame_id", "position", "velocity", "orientation" (x,y,z,w),
 "pose_covariance" (36), "twist_covariance" (36), "observation": null or {"stamp_ns",
 "frame_id", "position", "covariance" (36)}}. Numbers may be "nan", "inf", "-inf".
-It waits until the graph has the given subscriber counts, then plays the cycles at
+It waits until the graph has the given readers on each topic, matched at both ends (the
+nodes' reports on /ghost/graph_status, as the scenario node waits), then plays the cycles at
 --rate-hz, and prints 'done' when the last one is out.
 """
 
@@ -17,6 +18,7 @@ from nav_msgs.msg import Odometry
 import rclpy
 
 from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
 
 
 def _f(value: object) -> float:
@@ -41,13 +43,14 @@ def main() -> None:
     odom_pub = node.create_publisher(Odometry, '/state/nav', GHOST_QOS)
     obs_pub = node.create_publisher(PoseWithCovarianceStamped, '/observations', GHOST_QOS)
     expect = {t: int(n) for t, _, n in (e.rpartition('=') for e in args.expect)}
+    readiness = GraphReadiness(node, expect, GraphStatusReporter(node))
     deadline = time.monotonic() + 60
-    while any(node.count_subscribers(t) < n for t, n in expect.items()):
+    while missing := readiness.missing():
         if time.monotonic() > deadline:
-            print('graph incomplete', file=sys.stderr)
+            print(f'graph incomplete: {missing}', file=sys.stderr)
             sys.exit(1)
         rclpy.spin_once(node, timeout_sec=0.05)
-    time.sleep(0.5)
+    readiness.close()
     print('ready', flush=True)
     for index, cycle in enumerate(cycles):
         if args.pause_after and index == args.pause_after:

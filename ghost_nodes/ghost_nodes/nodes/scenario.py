@@ -10,6 +10,7 @@ from ghost_nodes.convert import time_from_ns
 from ghost_nodes.graph import SCENARIOS
 from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.readiness import GraphReadiness
 
 __all__ = ['ScenarioNode', 'main']
 
@@ -25,13 +26,15 @@ PARAMS = (
               read_only=True),
     ParamSpec('frame_id', 'map', 'Frame of the published belief and observations.',
               read_only=True),
-    ParamSpec('expected_subscribers', [''], 'topic=count pairs to wait for before the first '
-              'cycle (set by the launch file / runner from the graph).', read_only=True),
+    ParamSpec('expected_subscribers', [''], 'topic=count pairs: the readers of each topic '
+              '(set by the launch file / runner from the graph). Before the first cycle every '
+              'one of them must have matched its writer and been matched by it, as the nodes '
+              'report on /ghost/graph_status.', read_only=True),
     ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
               (non_negative,), read_only=True),
-    ParamSpec('settle_s', 2.0, 'Pause after the graph is complete: the counts are what this '
-              "node has discovered; the other nodes' writers may still be matching their "
-              "readers (the recorder's above all).", (non_negative,), read_only=True),
+    ParamSpec('settle_s', 0.0, 'Extra pause after the graph is ready (not needed: readiness '
+              'is proven by matched endpoints, not guessed from discovery).', (non_negative,),
+              read_only=True),
 )
 
 
@@ -48,6 +51,7 @@ class ScenarioNode(GhostNode):
         self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, '/observations',
                                               GHOST_QOS)
         self._next = 0
+        self._readiness = GraphReadiness(self, self._expected(), self.graph_status)
         self._started_wait = time.monotonic()
         self._ready_at: float | None = None
         self._timer = self.create_timer(0.05, self._wait_for_graph)
@@ -60,26 +64,20 @@ class ScenarioNode(GhostNode):
                 counts[self.resolve_topic_name(topic)] = int(n)
         return counts
 
-    def _subscribers(self, topic: str) -> int:
-        # Our own topics: the readers our writers have actually matched; others: discovery.
-        own = {self._state_pub.topic_name: self._state_pub,
-               self._obs_pub.topic_name: self._obs_pub}
-        if topic in own:
-            return own[topic].get_subscription_count()
-        return self.count_subscribers(topic)
-
     def _wait_for_graph(self) -> None:
         now = time.monotonic()
         if self._ready_at is None:
-            missing = {t: n for t, n in self._expected().items()
-                       if self._subscribers(t) < n}
+            missing = self._readiness.missing()
             waited = now - self._started_wait
             if missing and waited < self.param('wait_for_graph_s'):
                 return
             if missing:
                 self.get_logger().warning(f'starting without the whole graph after {waited:.1f}s:'
-                                          f' missing subscribers {missing}')
+                                          f' {missing}')
+            else:
+                self.get_logger().info(f'graph ready after {waited:.2f}s: every edge matched')
             self._ready_at = now
+            self._readiness.close()
         if now - self._ready_at < self.param('settle_s'):
             return
         self._timer.cancel()

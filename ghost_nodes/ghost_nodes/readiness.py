@@ -1,0 +1,176 @@
+"""Graph readiness: every node reports which of its endpoints DDS has actually matched.
+
+Discovery is not matching. ``count_subscribers`` says a reader exists somewhere in the graph;
+it says nothing about whether the writer feeding that reader has matched it, and on a
+reliable, volatile topic a sample published before both sides have matched is simply lost
+(SPEC section 2 keeps Ghost topics volatile). So before its first cycle the scenario waits for
+proof from both ends of every edge:
+
+* writer side: each node reports, per topic it publishes, how many readers its writer has
+  matched (``Publisher.get_subscription_count``);
+* reader side: each node reports, per topic it subscribes to, how many writers its reader has
+  matched (``Subscription.get_publisher_count``).
+
+The reports travel on ``/ghost/graph_status`` (``std_msgs/String`` holding JSON; reliable,
+transient-local: a late subscriber still gets each node's latest report). The writers keep
+one report (``STATUS_WRITER_QOS``, depth 1); a reader must keep many (``STATUS_READER_QOS``):
+the topic has no keys, so a reader's history depth is shared by all the writers, and with
+depth 1 one node's report overwrites another's before the executor takes it — a change that
+is never published again would be lost. The topic is a start-up diagnostic outside SPEC
+section 2 and is not recorded. ``missing_edges`` is the decision, a pure function of the
+reports.
+"""
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+import json
+from typing import Any
+
+from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
+
+__all__ = ['GRAPH_STATUS_TOPIC', 'EndpointReport', 'GraphReadiness', 'GraphStatusReporter',
+           'STATUS_READER_QOS', 'STATUS_WRITER_QOS', 'missing_edges', 'parse_report']
+
+GRAPH_STATUS_TOPIC = '/ghost/graph_status'
+
+#: Each node keeps its latest report for late subscribers.
+STATUS_WRITER_QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
+                               durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
+                               history=QoSHistoryPolicy.KEEP_LAST, depth=1)
+#: A reader's history is shared by every node's reports: deep enough for all of them.
+STATUS_READER_QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
+                               durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
+                               history=QoSHistoryPolicy.KEEP_LAST, depth=1000)
+
+# Endpoints every rclpy node has that say nothing about the Ghost graph.
+_IGNORED = frozenset({'/parameter_events', '/rosout', GRAPH_STATUS_TOPIC})
+
+
+@dataclass(frozen=True)
+class EndpointReport:
+    """What one node has matched: per topic, readers (for its writers) or writers (its readers)."""
+
+    node: str
+    writers: Mapping[str, int]
+    readers: Mapping[str, int]
+
+    def to_json(self) -> str:
+        """The wire form (sorted keys, so an unchanged report is an identical string)."""
+        return json.dumps({'node': self.node, 'writers': dict(self.writers),
+                           'readers': dict(self.readers)}, sort_keys=True)
+
+
+def _counts(raw: Any, field: str) -> dict[str, int]:
+    if not isinstance(raw, dict) or not all(
+            isinstance(k, str) and type(v) is int and v >= 0 for k, v in raw.items()):
+        raise ValueError(f'{field} must map topic names to counts >= 0, got {raw!r}')
+    return dict(raw)
+
+
+def parse_report(text: str) -> EndpointReport:
+    """Parse a report; ``ValueError`` names what is malformed."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f'graph status is not JSON: {err}') from None
+    if not isinstance(data, dict) or not isinstance(data.get('node'), str):
+        raise ValueError(f'graph status lacks a node name: {text[:120]!r}')
+    return EndpointReport(node=data['node'], writers=_counts(data.get('writers'), 'writers'),
+                          readers=_counts(data.get('readers'), 'readers'))
+
+
+def missing_edges(expected_readers: Mapping[str, int],
+                  reports: Iterable[EndpointReport]) -> dict[str, str]:
+    """The topics not yet safe to publish on, each with the reason; empty when all are.
+
+    ``expected_readers`` maps a topic to the number of readers the graph has on it. A topic is
+    ready when (writer side) its writers together have matched at least that many readers and
+    (reader side) at least that many reporting readers have matched a writer.
+    """
+    reports = list(reports)
+    missing: dict[str, str] = {}
+    for topic, wanted in sorted(expected_readers.items()):
+        matched_by_writers = sum(r.writers.get(topic, 0) for r in reports)
+        readers_matched = sum(1 for r in reports if r.readers.get(topic, 0) > 0)
+        problems = []
+        if matched_by_writers < wanted:
+            problems.append(f'writers matched {matched_by_writers}/{wanted} readers')
+        if readers_matched < wanted:
+            problems.append(f'{readers_matched}/{wanted} readers matched a writer')
+        if problems:
+            missing[topic] = ', '.join(problems)
+    return missing
+
+
+class GraphStatusReporter:
+    """Publishes a node's endpoint report whenever it changes (polled every ``period_s``).
+
+    Works with any rclpy node: the Ghost nodes get one from ``GhostNode``; the runner's
+    monitor creates its own, so the scenario waits for it as well.
+    """
+
+    def __init__(self, node: Any, period_s: float = 0.1) -> None:
+        from std_msgs.msg import String
+
+        self._node = node
+        self._string = String
+        self._publisher = node.create_publisher(String, GRAPH_STATUS_TOPIC, STATUS_WRITER_QOS)
+        self._last = ''
+        self._timer = node.create_timer(period_s, self.report)
+
+    def current(self) -> EndpointReport:
+        """The node's endpoints and their matched counts, now."""
+        writers = {p.topic_name: p.get_subscription_count() for p in self._node.publishers
+                   if p.topic_name not in _IGNORED}
+        readers = {s.topic_name: s.get_publisher_count() for s in self._node.subscriptions
+                   if s.topic_name not in _IGNORED}
+        return EndpointReport(self._node.get_fully_qualified_name(), writers, readers)
+
+    def report(self) -> None:
+        """Publish the report if it differs from the last one published."""
+        text = self.current().to_json()
+        if text != self._last:
+            self._publisher.publish(self._string(data=text))
+            self._last = text
+
+
+class GraphReadiness:
+    """Collects the graph's endpoint reports; ``missing()`` says which edges are not ready.
+
+    ``reporter`` is the waiting node's own reporter (its writers count too; its own report is
+    read directly rather than after a round trip). ``close()`` drops the subscription once the
+    wait is over.
+    """
+
+    def __init__(self, node: Any, expected_readers: Mapping[str, int],
+                 reporter: GraphStatusReporter | None = None) -> None:
+        from std_msgs.msg import String
+
+        self._node = node
+        self._expected = dict(expected_readers)
+        self._reporter = reporter
+        self._reports: dict[str, EndpointReport] = {}
+        self._subscription = node.create_subscription(String, GRAPH_STATUS_TOPIC,
+                                                      self._on_status, STATUS_READER_QOS)
+
+    def _on_status(self, msg: Any) -> None:
+        try:
+            report = parse_report(msg.data)
+        except ValueError as err:
+            self._node.get_logger().warning(f'ignoring a malformed graph status: {err}')
+            return
+        self._reports[report.node] = report
+
+    def missing(self) -> dict[str, str]:
+        """The edges not ready yet, with the reason (empty: publish away)."""
+        reports = dict(self._reports)
+        if self._reporter is not None:
+            own = self._reporter.current()
+            reports[own.node] = own
+        return missing_edges(self._expected, reports.values())
+
+    def close(self) -> None:
+        """Stop listening to reports."""
+        if self._subscription is not None:
+            self._node.destroy_subscription(self._subscription)
+            self._subscription = None
