@@ -24,6 +24,7 @@ reports.
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 import json
+import time
 from typing import Any
 
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
@@ -103,20 +104,28 @@ def missing_edges(expected_readers: Mapping[str, int],
 
 
 class GraphStatusReporter:
-    """Publishes a node's endpoint report whenever it changes (polled every ``period_s``).
+    """Publishes a node's endpoint report whenever it changes.
 
     Works with any rclpy node: the Ghost nodes get one from ``GhostNode``; the runner's
-    monitor creates its own, so the scenario waits for it as well.
+    monitor and the test feed create their own, so the scenario waits for them as well.
+    The counts are polled: every ``fast_period_s`` from start-up and for ``settle_s`` after
+    the last change (discovery), then every ``slow_period_s`` — a timer that fires ten times
+    a second in every node would cost as much CPU as the cycles themselves at 10 Hz.
     """
 
-    def __init__(self, node: Any, period_s: float = 0.1) -> None:
+    def __init__(self, node: Any, fast_period_s: float = 0.1, slow_period_s: float = 2.0,
+                 settle_s: float = 10.0) -> None:
         from std_msgs.msg import String
 
         self._node = node
         self._string = String
         self._publisher = node.create_publisher(String, GRAPH_STATUS_TOPIC, STATUS_WRITER_QOS)
         self._last = ''
-        self._timer = node.create_timer(period_s, self.report)
+        self._fast_ns = int(fast_period_s * 1e9)
+        self._slow_ns = int(slow_period_s * 1e9)
+        self._settle_ns = int(settle_s * 1e9)
+        self._changed_at = time.monotonic_ns()
+        self._timer = node.create_timer(fast_period_s, self.report)
 
     def current(self) -> EndpointReport:
         """The node's endpoints and their matched counts, now."""
@@ -126,12 +135,24 @@ class GraphStatusReporter:
                    if s.topic_name not in _IGNORED}
         return EndpointReport(self._node.get_fully_qualified_name(), writers, readers)
 
+    @property
+    def period_ns(self) -> int:
+        """The current polling period."""
+        return int(self._timer.timer_period_ns)
+
     def report(self) -> None:
-        """Publish the report if it differs from the last one published."""
+        """Publish the report if it differs from the last one published; adapt the period."""
         text = self.current().to_json()
+        now = time.monotonic_ns()
         if text != self._last:
             self._publisher.publish(self._string(data=text))
             self._last = text
+            self._changed_at = now
+            if self._timer.timer_period_ns != self._fast_ns:
+                self._timer.timer_period_ns = self._fast_ns
+        elif (now - self._changed_at > self._settle_ns
+              and self._timer.timer_period_ns != self._slow_ns):
+            self._timer.timer_period_ns = self._slow_ns
 
 
 class GraphReadiness:

@@ -60,3 +60,50 @@ def test_report_round_trip() -> None:
 def test_malformed_reports_are_rejected_with_the_reason(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_report(text)
+
+
+def test_reports_over_real_dds_track_matching_and_poll_slowly_once_settled(
+        ros_env, monkeypatch) -> None:
+    """Three nodes on an isolated domain: readiness follows the matched endpoints both ways."""
+    import time
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import String
+
+    from ghost_nodes.qos import GHOST_QOS
+    from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
+
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(ros_env['ROS_DOMAIN_ID']))
+    executor = SingleThreadedExecutor(context=context)
+    try:
+        writer = rclpy.create_node('writer', context=context)
+        reader = rclpy.create_node('reader', context=context)
+        waiter = rclpy.create_node('waiter', context=context)
+        for node in (writer, reader, waiter):
+            executor.add_node(node)
+        writer.create_publisher(String, '/t', GHOST_QOS)
+        subscription = reader.create_subscription(String, '/t', lambda _m: None, GHOST_QOS)
+        reporters = [GraphStatusReporter(node, fast_period_s=0.05, slow_period_s=0.5,
+                                         settle_s=0.5) for node in (writer, reader)]
+        readiness = GraphReadiness(waiter, {'/t': 1})
+
+        def spin_until(done, timeout_s: float = 20.0) -> None:
+            deadline = time.monotonic() + timeout_s
+            while not done() and time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=0.05)
+            assert done()
+
+        spin_until(lambda: not readiness.missing())
+        spin_until(lambda: all(r.period_ns == 500_000_000 for r in reporters))
+        # The reader goes away: the writer's count drops, it reports at once, polls fast again.
+        reader.destroy_subscription(subscription)
+        spin_until(lambda: readiness.missing() == {
+            '/t': 'writers matched 0/1 readers, 0/1 readers matched a writer'})
+        assert reporters[0].period_ns == 50_000_000
+        readiness.close()
+    finally:
+        executor.shutdown()
+        rclpy.try_shutdown(context=context)
