@@ -114,12 +114,16 @@ class GraphStatusReporter:
     """
 
     def __init__(self, node: Any, fast_period_s: float = 0.1, slow_period_s: float = 2.0,
-                 settle_s: float = 10.0) -> None:
+                 settle_s: float = 3.0) -> None:
+        from rclpy.event_handler import PublisherEventCallbacks
         from std_msgs.msg import String
 
         self._node = node
         self._string = String
-        self._publisher = node.create_publisher(String, GRAPH_STATUS_TOPIC, STATUS_WRITER_QOS)
+        # No QoS event handlers: each would be one more entity in every wait of the executor.
+        self._publisher = node.create_publisher(
+            String, GRAPH_STATUS_TOPIC, STATUS_WRITER_QOS,
+            event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
         self._last = ''
         self._fast_ns = int(fast_period_s * 1e9)
         self._slow_ns = int(slow_period_s * 1e9)
