@@ -2,14 +2,18 @@
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+import signal
 import sys
+import time
+from types import FrameType
 from typing import Any
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
 
 from ghost_nodes.readiness import GraphStatusReporter
 
@@ -61,7 +65,14 @@ class GhostNode(Node):
     Subclasses override ``on_parameters_changed`` to rebuild their core configuration.
     Every Ghost node reports its matched endpoints on /ghost/graph_status (see
     ``ghost_nodes.readiness``), which is how the scenario knows the graph is ready.
+
+    ``DRAIN_S``: on SIGINT/SIGTERM the node keeps processing for this long before it exits,
+    so a cycle already in the pipeline is finished (decided, actuated, recorded) rather than
+    cut in half when a whole graph is interrupted at once (Ctrl-C, ``ros2 launch``).
     """
+
+    #: Seconds of processing after a shutdown request (see the class docstring).
+    DRAIN_S = 0.5
 
     def __init__(self, node_name: str, specs: Sequence[ParamSpec]) -> None:
         super().__init__(node_name)
@@ -111,18 +122,43 @@ class GhostNode(Node):
     def on_parameters_changed(self) -> None:
         """Rebuild whatever the node derived from its parameters (after an accepted update)."""
 
+    def on_shutdown_requested(self) -> None:
+        """Stop producing new work (a source stops publishing); called before the drain."""
+
     def validate_together(self, updates: dict[str, Any]) -> str | None:
         """Cross-parameter checks for an update; return a reason to refuse it, or None."""
         return None
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
-    """Run one node until shutdown (SIGINT/SIGTERM), following the Jazzy pattern."""
-    rclpy.init(args=args)
+    """Run one node until SIGINT/SIGTERM, then drain it and shut down.
+
+    rclpy's own signal handler would shut the context down at once, dropping whatever is in
+    flight; this one only asks to stop: the node gets ``on_shutdown_requested()``, keeps
+    processing for its ``DRAIN_S``, and then exits. A second signal exits at once.
+    """
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    requested: list[int] = []
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        if requested:
+            raise KeyboardInterrupt
+        requested.append(signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     node: Node | None = None
     try:
         node = node_factory()
-        rclpy.spin(node)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not requested and rclpy.ok():
+            executor.spin_once(timeout_sec=0.1)
+        if isinstance(node, GhostNode):
+            node.on_shutdown_requested()
+            deadline = time.monotonic() + node.DRAIN_S
+            while rclpy.ok() and time.monotonic() < deadline:
+                executor.spin_once(timeout_sec=min(0.05, node.DRAIN_S))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as err:

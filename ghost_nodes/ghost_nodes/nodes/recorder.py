@@ -73,6 +73,9 @@ def _message_class(type_name: str) -> type:
 class RecorderNode(GhostNode):
     """Subscribes (serialized) to each topic and appends what arrives to the bag."""
 
+    #: Longer than the other nodes' drain: it records what they finish while draining.
+    DRAIN_S = 1.0
+
     def __init__(self) -> None:
         super().__init__('recorder', PARAMS)
         output = self.param('output') or datetime.now(UTC).strftime(

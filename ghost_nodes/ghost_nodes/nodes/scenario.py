@@ -41,6 +41,9 @@ PARAMS = (
 class ScenarioNode(GhostNode):
     """Plays one scenario: per cycle, an Odometry belief and (maybe) an observation."""
 
+    #: The source stops at once on shutdown: no new cycle starts.
+    DRAIN_S = 0.0
+
     def __init__(self) -> None:
         super().__init__('scenario', PARAMS)
         cycles = self.param('cycles')
@@ -86,6 +89,10 @@ class ScenarioNode(GhostNode):
         self.get_logger().info(f'playing {self._scenario.name!r}: {len(self._scenario.cycles)} '
                                f'cycles every {period_s * 1e3:.1f} ms')
         self._timer = self.create_timer(period_s, self._publish_cycle)
+
+    def on_shutdown_requested(self) -> None:
+        """Start no new cycle."""
+        self._timer.cancel()
 
     def _publish_cycle(self) -> None:
         if self._next >= len(self._scenario.cycles):
