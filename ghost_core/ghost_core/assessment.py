@@ -12,29 +12,44 @@ from ghost_core.errors import ConfigError, ContractError
 from ghost_core.hashing import content_address
 from ghost_core.levels import SelfAssessmentLevel, worst_level
 from ghost_core.linalg import block3, covariance_defect
-from ghost_core.samples import BeliefSample
+from ghost_core.samples import (
+    BeliefSample,
+    COVARIANCE_UNKNOWN_SENTINEL,
+    has_no_covariance_information,
+)
 
 __all__ = [
     'ASSESSOR_ID',
+    'BLOCK_NAMES',
+    'NO_COVARIANCE_LEVELS',
     'REASON_BEYOND_UNCERTAIN',
+    'REASON_HYSTERESIS',
+    'REASON_NO_COVARIANCE',
     'REASON_INVALID_ORIENTATION',
     'REASON_NON_FINITE_POSITION',
     'REASON_NON_FINITE_VELOCITY',
     'REASON_WITHIN_KNOWN',
     'REASON_WITHIN_UNCERTAIN',
     'BlockThresholds',
+    'HysteresisConfig',
+    'SelfAssessor',
     'ThresholdsConfig',
     'assess_belief',
     'assess_belief_sample',
     'assess_block',
 ]
 
-#: assessor_id of the reference self-assessor.
-ASSESSOR_ID = 'covariance_threshold_v1'
+#: assessor_id of the reference self-assessor (v2: no-covariance rule and hysteresis).
+ASSESSOR_ID = 'covariance_threshold_hysteresis_v2'
+#: The judged blocks of a belief, in message order.
+BLOCK_NAMES = ('position', 'velocity', 'orientation')
 
 REASON_WITHIN_KNOWN = 'within_known_threshold'
 REASON_WITHIN_UNCERTAIN = 'within_uncertain_threshold'
 REASON_BEYOND_UNCERTAIN = 'beyond_uncertain_threshold'
+REASON_NO_COVARIANCE = 'no_covariance_information'
+#: A block kept at a worse level than its instantaneous one until its recovery is confirmed.
+REASON_HYSTERESIS = 'held_by_hysteresis'
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +91,62 @@ class BlockThresholds:
         return {'known_max_std': self.known_max_std, 'uncertain_max_std': self.uncertain_max_std}
 
 
+#: Levels a block that declares no uncertainty may be given (never KNOWN).
+NO_COVARIANCE_LEVELS: frozenset[SelfAssessmentLevel] = frozenset(
+    {SelfAssessmentLevel.UNCERTAIN, SelfAssessmentLevel.UNKNOWN})
+
+
+@dataclass(frozen=True, slots=True)
+class HysteresisConfig:
+    """How the published level of a block may move (SPEC §5 v1.1, hysteresis and dwell).
+
+    A worse level is published at once. A better one only when the block's statistic is
+    better by a margin (max_std <= (1 - recovery_margin) x the threshold it must clear) for
+    recovery_dwell_ns without interruption, and at least min_level_interval_ns after the
+    block's last level change. So a statistic hovering at a threshold cannot flip the level:
+    after a degradation the block stays degraded for at least min_level_interval_ns.
+    Invariants: 0 <= recovery_margin < 1; both durations integers >= 0 (0, 0, 0 disables).
+    """
+
+    recovery_margin: float = 0.2
+    recovery_dwell_ns: int = 2_000_000_000
+    min_level_interval_ns: int = 5_000_000_000
+
+    def __post_init__(self) -> None:
+        """Enforce the invariants above, normalising field types."""
+        margin = self.recovery_margin
+        if (isinstance(margin, bool) or not isinstance(margin, (int, float))
+                or not 0.0 <= margin < 1.0):
+            raise ConfigError(f'HysteresisConfig.recovery_margin must be a number in [0, 1), '
+                              f'got {margin!r}')
+        object.__setattr__(self, 'recovery_margin', float(margin))
+        for name in ('recovery_dwell_ns', 'min_level_interval_ns'):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f'HysteresisConfig.{name} must be an integer >= 0, '
+                                  f'got {value!r}')
+
+    def to_dict(self) -> dict[str, float | int]:
+        """Return the settings as the dict that is content-addressed."""
+        return {'min_level_interval_ns': self.min_level_interval_ns,
+                'recovery_dwell_ns': self.recovery_dwell_ns,
+                'recovery_margin': self.recovery_margin}
+
+
 @dataclass(frozen=True, slots=True)
 class ThresholdsConfig:
-    """Per-block thresholds of the reference self-assessor (m, m/s, rad).
+    """Everything the reference self-assessor judges with (m, m/s, rad; ns).
 
-    Content-addressed: `sha256` = content_address(to_dict()), published as thresholds_sha256.
+    Per-block thresholds; the level given to a block that declares no uncertainty (UNKNOWN by
+    default, UNCERTAIN allowed, KNOWN never); the hysteresis. Content-addressed: `sha256` =
+    content_address(to_dict()), published as thresholds_sha256.
     """
 
     position: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.5, 2.0))
     velocity: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.5, 2.0))
     orientation: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.1, 0.35))
+    no_covariance_level: SelfAssessmentLevel = SelfAssessmentLevel.UNKNOWN
+    hysteresis: HysteresisConfig = field(default_factory=HysteresisConfig)
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""
@@ -94,10 +155,27 @@ class ThresholdsConfig:
             if not isinstance(value, BlockThresholds):
                 raise ConfigError(f'ThresholdsConfig.{name} must be a BlockThresholds, '
                                   f'got {value!r}')
+        level = self.no_covariance_level
+        if isinstance(level, bool) or level not in NO_COVARIANCE_LEVELS:
+            raise ConfigError('ThresholdsConfig.no_covariance_level must be UNCERTAIN or '
+                              f'UNKNOWN (not knowing the uncertainty is not certainty), '
+                              f'got {level!r}')
+        object.__setattr__(self, 'no_covariance_level', SelfAssessmentLevel(level))
+        if not isinstance(self.hysteresis, HysteresisConfig):
+            raise ConfigError(f'ThresholdsConfig.hysteresis must be a HysteresisConfig, '
+                              f'got {self.hysteresis!r}')
 
-    def to_dict(self) -> dict[str, dict[str, float]]:
+    def block(self, name: str) -> BlockThresholds:
+        """Return the thresholds of block `name` (position, velocity or orientation)."""
+        value = getattr(self, name)
+        assert isinstance(value, BlockThresholds)
+        return value
+
+    def to_dict(self) -> dict[str, object]:
         """Return the configuration as the dict whose content address is thresholds_sha256."""
         return {
+            'hysteresis': self.hysteresis.to_dict(),
+            'no_covariance_level': self.no_covariance_level.name.lower(),
             'orientation': self.orientation.to_dict(),
             'position': self.position.to_dict(),
             'velocity': self.velocity.to_dict(),
@@ -109,12 +187,20 @@ class ThresholdsConfig:
         return content_address(self.to_dict())
 
 
-def assess_block(covariance: Sequence[float], thresholds: BlockThresholds) -> AxisAssessment:
-    """Return the assessment of one 3x3 covariance block (row-major).
+def assess_block(
+    covariance: Sequence[float],
+    thresholds: BlockThresholds,
+    no_covariance_level: SelfAssessmentLevel = SelfAssessmentLevel.UNKNOWN,
+) -> AxisAssessment:
+    """Return the instantaneous assessment of one 3x3 covariance block (row-major).
 
-    A block with NaN/inf, a negative variance, asymmetry or that is not positive
-    semi-definite is UNKNOWN with the defect as reason and max_std 0.0 -- never KNOWN.
+    A block that declares no uncertainty (all zeros, or ROS's -1 sentinel first) gets
+    `no_covariance_level` with reason no_covariance_information; a block with NaN/inf, a
+    negative variance, asymmetry or that is not positive semi-definite is UNKNOWN with the
+    defect as reason. Both have max_std 0.0, and neither is ever KNOWN.
     """
+    if has_no_covariance_information(covariance):
+        return AxisAssessment(no_covariance_level, 0.0, REASON_NO_COVARIANCE)
     defect = covariance_defect(covariance)
     if defect is not None:
         return AxisAssessment(SelfAssessmentLevel.UNKNOWN, 0.0, defect)
@@ -145,14 +231,22 @@ def assess_belief(
 
     Blocks (geometry_msgs row-major 6x6 order x, y, z, rot x, rot y, rot z): position = the
     x, y, z block of the pose covariance; orientation = its rotation block; velocity = the
-    linear block of the twist covariance. The overall level is the worst block.
+    linear block of the twist covariance. The overall level is the worst block. A 6x6 matrix
+    whose first element is ROS's -1 sentinel declares every block of it unknown. Stateless:
+    no hysteresis (see SelfAssessor).
     """
     config = ThresholdsConfig() if thresholds is None else thresholds
     pose = _covariance36('pose_covariance', pose_covariance)
     twist = _covariance36('twist_covariance', twist_covariance)
-    position = assess_block(block3(pose, 0, 0), config.position)
-    orientation = assess_block(block3(pose, 3, 3), config.orientation)
-    velocity = assess_block(block3(twist, 0, 0), config.velocity)
+    unknown_pose = pose[0] == COVARIANCE_UNKNOWN_SENTINEL
+    unknown_twist = twist[0] == COVARIANCE_UNKNOWN_SENTINEL
+    level = config.no_covariance_level
+    position = _unknown_block(level) if unknown_pose else assess_block(
+        block3(pose, 0, 0), config.position, level)
+    orientation = _unknown_block(level) if unknown_pose else assess_block(
+        block3(pose, 3, 3), config.orientation, level)
+    velocity = _unknown_block(level) if unknown_twist else assess_block(
+        block3(twist, 0, 0), config.velocity, level)
     return BeliefSelfAssessment(
         stamp_ns=stamp_ns,
         frame_id=frame_id,
@@ -164,6 +258,10 @@ def assess_belief(
         assessor_id=ASSESSOR_ID,
         schema_version=check.SCHEMA_VERSION,
     )
+
+
+def _unknown_block(level: SelfAssessmentLevel) -> AxisAssessment:
+    return AxisAssessment(level, 0.0, REASON_NO_COVARIANCE)
 
 
 #: Reasons given to a block whose state values (not its covariance) are unusable.
@@ -202,3 +300,85 @@ def assess_belief_sample(
         position=position, velocity=velocity, orientation=orientation,
         thresholds_sha256=base.thresholds_sha256, assessor_id=base.assessor_id,
         schema_version=base.schema_version)
+
+
+@dataclass(slots=True)
+class _BlockState:
+    level: SelfAssessmentLevel
+    changed_ns: int
+    better_since_ns: int | None = None
+
+
+class SelfAssessor:
+    """The reference self-assessor with hysteresis: one instance per belief stream (stateful).
+
+    Each belief is first judged instantaneously (assess_belief_sample); then, per block, the
+    published level follows HysteresisConfig: worse at once, better only by a margin, after a
+    dwell and a minimum interval since the block's last change. A block held worse than its
+    instantaneous level says so (reason held_by_hysteresis; max_std stays the measured one).
+    Time is the belief stamps (simulation or log time), never the wall clock, so a replay of
+    the same inputs gives the same levels. The first belief is published as judged.
+    """
+
+    def __init__(self, thresholds: ThresholdsConfig | None = None) -> None:
+        self.thresholds = ThresholdsConfig() if thresholds is None else thresholds
+        self._states: dict[str, _BlockState] = {}
+
+    def assess(self, belief: BeliefSample) -> BeliefSelfAssessment:
+        """Return the published assessment of `belief` (stamps must increase)."""
+        instant = assess_belief_sample(belief, self.thresholds)
+        published = tuple(self._publish(name, getattr(instant, name), belief.stamp_ns)
+                          for name in BLOCK_NAMES)
+        if published == (instant.position, instant.velocity, instant.orientation):
+            return instant
+        return BeliefSelfAssessment(
+            stamp_ns=instant.stamp_ns, frame_id=instant.frame_id,
+            overall_level=worst_level(*(block.level for block in published)),
+            position=published[0], velocity=published[1], orientation=published[2],
+            thresholds_sha256=instant.thresholds_sha256, assessor_id=instant.assessor_id,
+            schema_version=instant.schema_version)
+
+    def _publish(self, name: str, instant: AxisAssessment, stamp_ns: int) -> AxisAssessment:
+        state = self._states.get(name)
+        if state is None:
+            self._states[name] = _BlockState(instant.level, stamp_ns)
+            return instant
+        if instant.level >= state.level:
+            # Worse (or the same): at once. A worse level always starts a new interval.
+            if instant.level > state.level:
+                state.level, state.changed_ns = instant.level, stamp_ns
+            state.better_since_ns = None
+            return instant
+        hysteresis = self.thresholds.hysteresis
+        recovered = self._recovery_level(name, instant)
+        if recovered >= state.level:
+            # Better, but inside the margin: the recovery has not started.
+            state.better_since_ns = None
+            return AxisAssessment(state.level, instant.max_std, REASON_HYSTERESIS)
+        if state.better_since_ns is None:
+            state.better_since_ns = stamp_ns
+        if (stamp_ns - state.better_since_ns >= hysteresis.recovery_dwell_ns
+                and stamp_ns - state.changed_ns >= hysteresis.min_level_interval_ns):
+            state.level, state.changed_ns, state.better_since_ns = recovered, stamp_ns, None
+            if recovered == instant.level:
+                return instant
+            return AxisAssessment(recovered, instant.max_std, REASON_HYSTERESIS)
+        return AxisAssessment(state.level, instant.max_std, REASON_HYSTERESIS)
+
+    def _recovery_level(self, name: str, instant: AxisAssessment) -> SelfAssessmentLevel:
+        """The level the block's statistic earns with the thresholds shrunk by the margin."""
+        if instant.reason not in _THRESHOLD_REASONS:
+            # A level that does not come from the thresholds (cannot be better than UNKNOWN
+            # by a margin) is taken as it is.
+            return instant.level
+        factor = 1.0 - self.thresholds.hysteresis.recovery_margin
+        block = self.thresholds.block(name)
+        if instant.max_std <= block.known_max_std * factor:
+            return SelfAssessmentLevel.KNOWN
+        if instant.max_std <= block.uncertain_max_std * factor:
+            return SelfAssessmentLevel.UNCERTAIN
+        return SelfAssessmentLevel.UNKNOWN
+
+
+_THRESHOLD_REASONS = frozenset({REASON_WITHIN_KNOWN, REASON_WITHIN_UNCERTAIN,
+                                REASON_BEYOND_UNCERTAIN})

@@ -62,8 +62,15 @@ def drift_condition(
 
 
 def outcome_distance(outcome: PredictionOutcome) -> float:
-    """Return d = max(position_mahalanobis, orientation_mahalanobis) of an outcome."""
-    return max(outcome.position_mahalanobis, outcome.orientation_mahalanobis)
+    """Return the distance an outcome is binned on (SPEC §5 v1.1, comparable distances).
+
+    d = max(position_normalised_distance, orientation_mahalanobis): the position distance
+    normalised to its axes' degrees of freedom (the 1-D sigma with the same tail
+    probability), so a consistent estimator lands beyond 3 at the 1-D rate whether 1, 2 or 3
+    axes were compared. The contract guarantees the normalised value matches the raw distance
+    and axis count it was recorded with. The reference model predicts no orientation (0.0).
+    """
+    return max(outcome.position_normalised_distance, outcome.orientation_mahalanobis)
 
 
 def distance_bin(d: float) -> int:

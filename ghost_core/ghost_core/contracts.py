@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ghost_core import _checks as check
+from ghost_core.distances import MAX_AXES, normalised_distance
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
 
 __all__ = [
@@ -13,7 +14,9 @@ __all__ = [
     'SCHEMA_VERSION',
     'STATUS_FRAME_MISMATCH',
     'STATUS_INVALID_OBSERVATION',
+    'STATUS_NO_MEASURED_AXIS',
     'STATUS_NO_OBSERVATION',
+    'STATUS_NO_OBSERVATION_COVARIANCE',
     'STATUS_NO_PREDICTION',
     'STATUS_PAIRED',
     'ActionEmission',
@@ -46,10 +49,21 @@ STATUS_NO_OBSERVATION = 'no_observation'
 STATUS_NO_PREDICTION = 'no_prediction'
 STATUS_INVALID_OBSERVATION = 'invalid_observation'
 STATUS_FRAME_MISMATCH = 'frame_mismatch'
+#: The fix declares no uncertainty (all-zero covariance or ROS's -1 sentinel): no evidence.
+STATUS_NO_OBSERVATION_COVARIANCE = 'no_observation_covariance'
+#: Every axis of the fix has a variance above the evaluator's bound: nothing was measured.
+STATUS_NO_MEASURED_AXIS = 'no_measured_axis'
 OUTCOME_STATUSES: frozenset[str] = frozenset(
     {STATUS_PAIRED, STATUS_NO_OBSERVATION, STATUS_NO_PREDICTION, STATUS_INVALID_OBSERVATION,
-     STATUS_FRAME_MISMATCH}
+     STATUS_FRAME_MISMATCH, STATUS_NO_OBSERVATION_COVARIANCE, STATUS_NO_MEASURED_AXIS}
 )
+# Statuses whose outcome records no observed position (the fix was absent or unusable).
+_NO_OBSERVED_POSITION = frozenset(
+    {STATUS_NO_OBSERVATION, STATUS_INVALID_OBSERVATION, STATUS_FRAME_MISMATCH,
+     STATUS_NO_OBSERVATION_COVARIANCE, STATUS_NO_MEASURED_AXIS})
+# Recorded normalised distances are recomputed by whoever reads them; a libm that rounds one
+# ulp differently must not make an honest outcome invalid.
+_NORMALISED_TOLERANCE = 1e-9
 
 # Frozen dataclasses normalise their own fields (int -> float, list -> tuple, int -> enum) once,
 # in __post_init__, so that the wire layer can rely on exact Python types.
@@ -131,10 +145,14 @@ class BeliefSelfAssessment:
 
 @dataclass(frozen=True, slots=True)
 class ForwardPrediction:
-    """A predicted position (and its covariance) for a later cycle.
+    """A predicted position (and its covariance) for a later cycle, and the state it came from.
 
-    Invariants: stamps >= 0 and target_stamp_ns > stamp_ns; the position is 3 finite floats;
-    the covariance is 9 finite floats (3x3 row-major); `model_id` is a taxonomy string.
+    The origin state (position, velocity, their covariances and the process noise) lets the
+    outcome evaluator propagate the prediction to a fix's own stamp (asynchronous fixes,
+    SPEC §5 v1.1) with the same model: p(τ) = p + vΔ, Σ(τ) = Σp + Δ²Σv + QΔ·I, Δ = τ - stamp.
+    Invariants: stamps >= 0 and target_stamp_ns > stamp_ns; positions and velocity are 3
+    finite floats; covariances are 9 finite floats (3x3 row-major); process_noise is finite
+    and >= 0; `model_id` is a taxonomy string.
     """
 
     stamp_ns: int
@@ -143,6 +161,11 @@ class ForwardPrediction:
     predicted_position: Vec3
     position_covariance: Mat3
     model_id: str
+    origin_position: Vec3 = ZERO3
+    velocity: Vec3 = ZERO3
+    origin_position_covariance: Mat3 = (0.0,) * 9
+    velocity_covariance: Mat3 = (0.0,) * 9
+    process_noise: float = 0.0
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -155,10 +178,13 @@ class ForwardPrediction:
                 owner, 'target_stamp_ns', f'later than stamp_ns ({self.stamp_ns})', target
             )
         _set(self, 'target_stamp_ns', target)
-        _set(self, 'predicted_position',
-             check.vector(owner, 'predicted_position', self.predicted_position, 3))
-        _set(self, 'position_covariance',
-             check.vector(owner, 'position_covariance', self.position_covariance, 9))
+        for name in ('predicted_position', 'origin_position', 'velocity'):
+            _set(self, name, check.vector(owner, name, getattr(self, name), 3))
+        for name in ('position_covariance', 'origin_position_covariance',
+                     'velocity_covariance'):
+            _set(self, name, check.vector(owner, name, getattr(self, name), 9))
+        _set(self, 'process_noise',
+             check.finite_float(owner, 'process_noise', self.process_noise, 0.0))
         _set(self, 'model_id', check.taxonomy(owner, 'model_id', self.model_id))
         _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
 
@@ -171,7 +197,12 @@ class PredictionOutcome:
     `paired`; distances are >= 0 and never NaN (+inf is legitimate), and 0.0 when not observed;
     without a prediction, prediction_stamp_ns is 0 and predicted_position zeros; without a
     (valid) observation, observed_position is zeros; a prediction is never later than the
-    outcome (prediction_stamp_ns <= stamp_ns).
+    outcome (prediction_stamp_ns <= stamp_ns). Dimension (SPEC §5 v1.1): an observed outcome
+    compared 1..3 position axes (`position_axes_compared`) and carries
+    `position_normalised_distance` = normalised_distance(position_mahalanobis, axes) (to
+    1e-9 relative); an outcome that is not observed compared 0 axes and both are 0. The fix's
+    own stamp (`observation_stamp_ns`) is 0 without an observation and otherwise no later than
+    the cycle it belongs to.
     """
 
     stamp_ns: int
@@ -183,6 +214,9 @@ class PredictionOutcome:
     observed_position: Vec3
     position_mahalanobis: float
     orientation_mahalanobis: float
+    observation_stamp_ns: int = 0
+    position_axes_compared: int = 0
+    position_normalised_distance: float = 0.0
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -205,11 +239,31 @@ class PredictionOutcome:
         orientation_d = check.distance(
             owner, 'orientation_mahalanobis', self.orientation_mahalanobis
         )
+        axes = check.integer(owner, 'position_axes_compared', self.position_axes_compared,
+                             0, MAX_AXES)
+        normalised = check.distance(owner, 'position_normalised_distance',
+                                    self.position_normalised_distance)
+        observation_stamp = check.stamp(owner, 'observation_stamp_ns',
+                                        self.observation_stamp_ns)
+        if observation_stamp > self.stamp_ns:
+            raise check.failure(owner, 'observation_stamp_ns', f'<= stamp_ns ({self.stamp_ns})',
+                                observation_stamp)
         if not observed:
             for name, value in (('position_mahalanobis', position_d),
-                                ('orientation_mahalanobis', orientation_d)):
-                if value != 0.0:
-                    raise check.failure(owner, name, '0.0 when not observed', value)
+                                ('orientation_mahalanobis', orientation_d),
+                                ('position_axes_compared', axes),
+                                ('position_normalised_distance', normalised)):
+                if value != 0:
+                    raise check.failure(owner, name, '0 when not observed', value)
+        else:
+            if axes < 1:
+                raise check.failure(owner, 'position_axes_compared', '1..3 when observed', axes)
+            expected = normalised_distance(position_d, axes)
+            if not (normalised == expected or abs(normalised - expected)
+                    <= _NORMALISED_TOLERANCE * expected):
+                raise check.failure(
+                    owner, 'position_normalised_distance',
+                    f'normalised_distance({position_d!r}, {axes}) = {expected!r}', normalised)
         if status == STATUS_NO_PREDICTION:
             if prediction_stamp != 0:
                 raise check.failure(owner, 'prediction_stamp_ns', '0 without a prediction',
@@ -220,10 +274,7 @@ class PredictionOutcome:
         elif prediction_stamp > self.stamp_ns:
             raise check.failure(owner, 'prediction_stamp_ns',
                                 f'<= stamp_ns ({self.stamp_ns})', prediction_stamp)
-        if status in (STATUS_NO_OBSERVATION, STATUS_INVALID_OBSERVATION,
-                      STATUS_FRAME_MISMATCH) and (
-            observed_position != ZERO3
-        ):
+        if status in _NO_OBSERVED_POSITION and observed_position != ZERO3:
             raise check.failure(owner, 'observed_position',
                                 f'zeros when status is {status!r}', observed_position)
         _set(self, 'prediction_stamp_ns', prediction_stamp)
@@ -231,6 +282,9 @@ class PredictionOutcome:
         _set(self, 'observed_position', observed_position)
         _set(self, 'position_mahalanobis', position_d)
         _set(self, 'orientation_mahalanobis', orientation_d)
+        _set(self, 'observation_stamp_ns', observation_stamp)
+        _set(self, 'position_axes_compared', axes)
+        _set(self, 'position_normalised_distance', normalised)
         _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
 
 

@@ -12,12 +12,14 @@ __all__ = [
     'NOT_PSD',
     'add3',
     'block3',
+    'cholesky',
     'covariance_defect',
     'det3',
     'identity3',
-    'inverse3',
     'mahalanobis',
     'scale3',
+    'squared_mahalanobis',
+    'sub_block',
 ]
 
 #: Reasons a 3x3 block is not a usable covariance (taxonomy strings, see AxisAssessment.msg).
@@ -32,6 +34,10 @@ NOT_PSD = 'not_positive_semidefinite'
 # inconsistency an estimator could publish.
 _RELATIVE_TOLERANCE = 1e-9
 _ABSOLUTE_TOLERANCE = 1e-12
+# A Cholesky pivot must keep more than this fraction of its axis's own variance: below it the
+# axis is a linear combination of the others to within float64 rounding (~1e-16 relative on
+# the variance, squared errors ~1e-13 after a few operations).
+_PIVOT_TOLERANCE = 1e-12
 
 
 def block3(matrix6: Sequence[float], row: int, col: int) -> tuple[float, ...]:
@@ -59,26 +65,6 @@ def det3(m: Sequence[float]) -> float:
     return (m[0] * (m[4] * m[8] - m[5] * m[7])
             - m[1] * (m[3] * m[8] - m[5] * m[6])
             + m[2] * (m[3] * m[7] - m[4] * m[6]))
-
-
-def inverse3(m: Sequence[float]) -> tuple[float, ...] | None:
-    """Return the inverse of a 3x3 matrix, or None when it is singular or not finite.
-
-    Singular means |det| <= 1e-9 * s**3 with s the largest absolute entry: the matrix is
-    numerically rank-deficient relative to its own scale.
-    """
-    if len(m) != 9 or not all(math.isfinite(x) for x in m):
-        return None
-    scale = max(abs(x) for x in m)
-    det = det3(m)
-    if scale == 0.0 or abs(det) <= _RELATIVE_TOLERANCE * scale**3 or not math.isfinite(det):
-        return None
-    adjugate = (
-        m[4] * m[8] - m[5] * m[7], m[2] * m[7] - m[1] * m[8], m[1] * m[5] - m[2] * m[4],
-        m[5] * m[6] - m[3] * m[8], m[0] * m[8] - m[2] * m[6], m[2] * m[3] - m[0] * m[5],
-        m[3] * m[7] - m[4] * m[6], m[1] * m[6] - m[0] * m[7], m[0] * m[4] - m[1] * m[3],
-    )
-    return tuple(x / det for x in adjugate)
 
 
 def covariance_defect(m: Sequence[float]) -> str | None:
@@ -114,24 +100,65 @@ def covariance_defect(m: Sequence[float]) -> str | None:
     return None
 
 
+def cholesky(matrix: Sequence[float], n: int) -> tuple[float, ...] | None:
+    """Return the lower-triangular L (n x n, row-major) with matrix = L Lᵀ, or None.
+
+    None means `matrix` is numerically not positive definite: an entry is not finite, or a
+    pivot (the variance of one axis left unexplained by the axes before it) is not above
+    1e-12 times that axis's own variance. The test is relative to each axis's own scale, so
+    variances spanning many orders of magnitude (1e-6 next to 1e9) are valid; only a
+    (numerically) linearly dependent axis, a zero or a negative variance fails. Only the
+    lower triangle of `matrix` is read: callers check symmetry first (covariance_defect).
+    """
+    if len(matrix) != n * n or not all(math.isfinite(x) for x in matrix):
+        return None
+    lower = [0.0] * (n * n)
+    for j in range(n):
+        diagonal = matrix[j * n + j]
+        pivot = diagonal - math.fsum(lower[j * n + k] ** 2 for k in range(j))
+        if not (diagonal > 0.0 and pivot > _PIVOT_TOLERANCE * diagonal):
+            return None
+        root = math.sqrt(pivot)
+        lower[j * n + j] = root
+        for i in range(j + 1, n):
+            value = matrix[i * n + j] - math.fsum(
+                lower[i * n + k] * lower[j * n + k] for k in range(j))
+            lower[i * n + j] = value / root
+    return tuple(lower)
+
+
+def sub_block(matrix3: Sequence[float], axes: Sequence[int]) -> tuple[float, ...]:
+    """Return the rows and columns `axes` of a 3x3 matrix, row-major (len(axes)² floats)."""
+    return tuple(float(matrix3[3 * i + j]) for i in axes for j in axes)
+
+
+def squared_mahalanobis(error: Sequence[float], covariance: Sequence[float]) -> float:
+    """Return eᵀS⁻¹e for an n-vector and its n x n covariance; +inf when S is not usable.
+
+    Not usable: an error or entry that is not finite, or S numerically not positive definite
+    (cholesky returns None). Solved by forward substitution with L (S = L Lᵀ), never by an
+    explicit inverse, so a badly scaled but valid S gives an accurate distance.
+    """
+    n = len(error)
+    if n == 0 or not all(math.isfinite(x) for x in error):
+        return math.inf
+    lower = cholesky(covariance, n)
+    if lower is None:
+        return math.inf
+    solved: list[float] = []
+    for i in range(n):
+        value = error[i] - math.fsum(lower[i * n + k] * solved[k] for k in range(i))
+        solved.append(value / lower[i * n + i])
+    squared = math.fsum(x * x for x in solved)
+    return squared if math.isfinite(squared) else math.inf
+
+
 def mahalanobis(error: Sequence[float], covariance: Sequence[float]) -> float:
-    """Return sqrt(e^T S^-1 e); +inf when S is singular, not finite or not positive definite."""
-    if not all(math.isfinite(x) for x in error):
+    """Return sqrt(eᵀS⁻¹e) over the three axes; +inf when S is not a usable covariance.
+
+    Not usable: not finite, asymmetric or not positive semi-definite (covariance_defect), or
+    numerically not positive definite (cholesky).
+    """
+    if covariance_defect(covariance) is not None:
         return math.inf
-    inverse = inverse3(covariance)
-    if inverse is None or covariance_defect(covariance) is not None:
-        return math.inf
-    # Positive definite <=> leading minors > 0 (Sylvester); inverse3 already ruled out ~0.
-    leading_minors = (
-        covariance[0],
-        covariance[0] * covariance[4] - covariance[1] * covariance[3],
-        det3(covariance),
-    )
-    if any(minor <= 0.0 for minor in leading_minors):
-        return math.inf
-    squared = math.fsum(
-        error[i] * inverse[3 * i + j] * error[j] for i in range(3) for j in range(3)
-    )
-    if not math.isfinite(squared):
-        return math.inf
-    return math.sqrt(max(squared, 0.0))
+    return math.sqrt(squared_mahalanobis(error, covariance))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 import math
 import numbers
@@ -11,7 +11,23 @@ from ghost_core import _checks as check
 from ghost_core.contracts import Mat3, Vec3
 from ghost_core.linalg import block3
 
-__all__ = ['BeliefSample', 'Observation']
+__all__ = ['COVARIANCE_UNKNOWN_SENTINEL', 'BeliefSample', 'Observation',
+           'has_no_covariance_information']
+
+#: ROS's convention (sensor_msgs, REP-145): a covariance whose first element is -1 is unknown.
+COVARIANCE_UNKNOWN_SENTINEL = -1.0
+
+
+def has_no_covariance_information(block: Sequence[float]) -> bool:
+    """Return True when a covariance block says nothing about uncertainty.
+
+    That is an all-zero block (what MAVROS and many drivers publish for "not provided") or one
+    whose first element is ROS's -1 sentinel. Not knowing the uncertainty is not certainty:
+    such a block must never be read as a perfectly known state.
+    """
+    if not block:
+        return True
+    return block[0] == COVARIANCE_UNKNOWN_SENTINEL or all(x == 0.0 for x in block)
 
 _set = object.__setattr__
 

@@ -88,10 +88,15 @@ class Scenario:
     parameters: ScenarioParameters
     cycles: tuple[ScenarioCycle, ...]
 
-    def inputs(self) -> Iterator[tuple[BeliefSample, Observation | None]]:
-        """Yield the (belief, observation) pairs the agent receives, in cycle order."""
+    def inputs(self) -> Iterator[BeliefSample | Observation]:
+        """Yield the inputs the agent receives, in the order the scenario node publishes them.
+
+        Per cycle: the observation (if any), then the belief.
+        """
         for cycle in self.cycles:
-            yield cycle.belief, cycle.observation
+            if cycle.observation is not None:
+                yield cycle.observation
+            yield cycle.belief
 
 
 def _diagonal6(first: float, second: float) -> tuple[float, ...]:

@@ -132,6 +132,11 @@ def forward_prediction_to_msg_dict(contract: ForwardPrediction) -> MsgDict:
         'predicted_position': _point(contract.predicted_position),
         'position_covariance': [float(x) for x in contract.position_covariance],
         'model_id': contract.model_id,
+        'origin_position': _point(contract.origin_position),
+        'velocity': _point(contract.velocity),
+        'origin_position_covariance': [float(x) for x in contract.origin_position_covariance],
+        'velocity_covariance': [float(x) for x in contract.velocity_covariance],
+        'process_noise': contract.process_noise,
         'schema_version': contract.schema_version,
     }
 
@@ -148,6 +153,9 @@ def prediction_outcome_to_msg_dict(contract: PredictionOutcome) -> MsgDict:
         'observed_position': _point(contract.observed_position),
         'position_mahalanobis': contract.position_mahalanobis,
         'orientation_mahalanobis': contract.orientation_mahalanobis,
+        'observation_stamp': ns_to_stamp(contract.observation_stamp_ns),
+        'position_axes_compared': contract.position_axes_compared,
+        'position_normalised_distance': contract.position_normalised_distance,
         'schema_version': contract.schema_version,
     }
 
@@ -366,6 +374,11 @@ def parse_forward_prediction(
         predicted_position=_vec3(d, 'predicted_position', path),
         position_covariance=_floats(d, 'position_covariance', path, 9),
         model_id=_str(d, 'model_id', path),
+        origin_position=_vec3(d, 'origin_position', path),
+        velocity=_vec3(d, 'velocity', path),
+        origin_position_covariance=_floats(d, 'origin_position_covariance', path, 9),
+        velocity_covariance=_floats(d, 'velocity_covariance', path, 9),
+        process_noise=_float(d, 'process_noise', path),
         schema_version=_int(d, 'schema_version', path),
     )
 
@@ -385,6 +398,9 @@ def parse_prediction_outcome(
         observed_position=_vec3(d, 'observed_position', path),
         position_mahalanobis=_float(d, 'position_mahalanobis', path),
         orientation_mahalanobis=_float(d, 'orientation_mahalanobis', path),
+        observation_stamp_ns=_time(d, 'observation_stamp', path),
+        position_axes_compared=_int(d, 'position_axes_compared', path),
+        position_normalised_distance=_float(d, 'position_normalised_distance', path),
         schema_version=_int(d, 'schema_version', path),
     )
 

@@ -7,7 +7,7 @@ from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.convert import to_msg_dict as msg_to_dict
 from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
-from ghost_nodes.sequencing import CalibrationJoiner, StampedOutcome
+from ghost_core.sequencing import CalibrationJoiner, StampedOutcome
 
 __all__ = ['CalibratorNode', 'main']
 

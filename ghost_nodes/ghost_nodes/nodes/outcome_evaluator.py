@@ -13,7 +13,7 @@ from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.convert import to_msg_dict as msg_to_dict
 from ghost_nodes.node_base import at_least, GhostNode, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos
-from ghost_nodes.sequencing import CycleInputs, OutcomeSequencer
+from ghost_core.sequencing import CycleInputs, OutcomeSequencer
 from ghost_nodes.stamps import StampGuard
 
 __all__ = ['OutcomeEvaluatorNode', 'main']

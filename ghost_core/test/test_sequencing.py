@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
-from ghost_nodes.sequencing import CalibrationJoiner, OutcomeSequencer, StampedOutcome
+from ghost_core.sequencing import CalibrationJoiner, OutcomeSequencer, StampedOutcome
 
 P = 100  # period, ns
 

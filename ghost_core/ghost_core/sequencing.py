@@ -1,10 +1,11 @@
 """Pure sequencing of the loop's asynchronous streams: which inputs make up one cycle, and when.
 
 Nodes receive their inputs over separate topics, with no ordering between topics. These classes
-decide, deterministically, when a cycle's inputs are complete, so the same scenario always yields
+decide, deterministically, when a cycle's inputs are complete, so the same inputs always yield
 the same payloads whatever the process scheduling (SPEC section 8). They rely only on what DDS
 guarantees for a reliable topic with one publisher: messages arrive in publication order.
-No rclpy here; the nodes feed these objects and publish what they return.
+The pure pipeline (ghost_core.pipeline) and the nodes use the same objects, which is what makes
+an offline replay and a run over DDS give identical payloads.
 """
 
 from collections import deque
@@ -26,42 +27,43 @@ class CycleInputs(Generic[P, O]):
     prediction: P | None
     observation: O | None
 
-    @property
-    def status(self) -> str:
-        """Taxonomy string of PredictionOutcome.status for these inputs."""
-        if self.prediction is None:
-            return 'no_prediction'
-        if self.observation is None:
-            return 'no_observation'
-        return 'paired'
-
 
 class OutcomeSequencer(Generic[P, O]):
-    """Resolve, in cycle order, each cycle's prediction and observation (or their absence).
+    """Resolve, in cycle order, each cycle's prediction and fix (or their absence).
 
-    A cycle is a belief stamp. Its prediction is the one whose target stamp is within
-    ``tolerance_ns`` of it; its observation the one stamped within ``tolerance_ns`` of it.
-    An input is known absent once its topic has moved past the cycle (a later prediction or
-    observation arrived: topics are FIFO), or once ``grace_cycles`` later beliefs have arrived.
-    The first belief this sequencer sees has no prediction unless one already arrived for it.
+    A cycle is a belief stamp t; the cycle before it is the previous belief stamp t'. Its
+    prediction is the one made at t' (the first cycle has none). Its fix is the latest
+    observation stamped in (t', t]: a fix belongs to the first cycle whose stamp is >= its own
+    (SPEC §5 v1.1, asynchronous fixes); earlier fixes of the same window are superseded.
+
+    The prediction is known absent once a prediction made after t' arrived (one predictor, a
+    FIFO topic) or ``grace_cycles`` later beliefs have. The window of fixes is closed once a
+    fix stamped >= t arrived (FIFO), or a belief stamped >= t + ``max_observation_lag_ns``
+    arrived: a fix may arrive up to that late, measured on the inputs' own stamps. A fix that
+    arrives after its cycle was resolved is late: not used, and listed in ``late``.
+    ``flush()`` resolves every pending cycle with what has arrived (end of the input).
+    Deterministic: the result depends only on the order of arrival within each topic and on
+    stamps, as long as fixes arrive within the lag.
     """
 
-    def __init__(self, grace_cycles: int, tolerance_ns: int) -> None:
+    def __init__(self, grace_cycles: int, max_observation_lag_ns: int) -> None:
         if grace_cycles < 1:
             raise ValueError(f'grace_cycles must be >= 1, got {grace_cycles}')
-        if tolerance_ns < 0:
-            raise ValueError(f'tolerance_ns must be >= 0, got {tolerance_ns}')
+        if max_observation_lag_ns < 0:
+            raise ValueError(f'max_observation_lag_ns must be >= 0, got {max_observation_lag_ns}')
         self._grace = grace_cycles
-        self._tol = tolerance_ns
-        self._pending: deque[int] = deque()
-        self._beliefs_seen = 0
+        self._lag = max_observation_lag_ns
+        self._pending: deque[tuple[int, int | None]] = deque()  # (cycle, previous cycle)
         self._last_belief_ns: int | None = None
-        self._first_belief_ns: int | None = None
         self._predictions: dict[int, P] = {}
+        self._last_prediction_ns: int | None = None
         self._observations: dict[int, O] = {}
-        self._last_prediction_target_ns: int | None = None
         self._last_observation_ns: int | None = None
         self._resolved_up_to_ns: int | None = None
+        #: Stamps of fixes that arrived after their cycle had been resolved (not used).
+        self.late: list[int] = []
+        #: Stamps of fixes replaced by a later fix of the same cycle (not used).
+        self.superseded: list[int] = []
 
     @property
     def pending_cycles(self) -> int:
@@ -75,65 +77,64 @@ class OutcomeSequencer(Generic[P, O]):
         """
         if self._last_belief_ns is not None and stamp_ns <= self._last_belief_ns:
             return []
-        if self._first_belief_ns is None:
-            self._first_belief_ns = stamp_ns
+        self._pending.append((stamp_ns, self._last_belief_ns))
         self._last_belief_ns = stamp_ns
-        self._pending.append(stamp_ns)
-        return self._resolve()
+        return self._resolve(flushing=False)
 
-    def on_prediction(self, target_ns: int, prediction: P) -> list[CycleInputs[P, O]]:
-        """Register a prediction for the cycle stamped ``target_ns``."""
-        self._predictions[target_ns] = prediction
-        if self._last_prediction_target_ns is None or target_ns > self._last_prediction_target_ns:
-            self._last_prediction_target_ns = target_ns
-        return self._resolve()
+    def on_prediction(self, origin_ns: int, prediction: P) -> list[CycleInputs[P, O]]:
+        """Register the prediction made at the cycle stamped ``origin_ns``."""
+        self._predictions[origin_ns] = prediction
+        if self._last_prediction_ns is None or origin_ns > self._last_prediction_ns:
+            self._last_prediction_ns = origin_ns
+        return self._resolve(flushing=False)
 
     def on_observation(self, stamp_ns: int, observation: O) -> list[CycleInputs[P, O]]:
-        """Register an observation stamped ``stamp_ns``."""
+        """Register a fix stamped ``stamp_ns``."""
+        if self._resolved_up_to_ns is not None and stamp_ns <= self._resolved_up_to_ns:
+            self.late.append(stamp_ns)
+            return []
         self._observations[stamp_ns] = observation
         if self._last_observation_ns is None or stamp_ns > self._last_observation_ns:
             self._last_observation_ns = stamp_ns
-        return self._resolve()
+        return self._resolve(flushing=False)
 
-    def _find(self, table: dict[int, P] | dict[int, O], stamp_ns: int) -> int | None:
-        if stamp_ns in table:
-            return stamp_ns
-        close = [s for s in table if abs(s - stamp_ns) <= self._tol]
-        return min(close, key=lambda s: (abs(s - stamp_ns), s)) if close else None
+    def flush(self) -> list[CycleInputs[P, O]]:
+        """Resolve every pending cycle with what has arrived (nothing more will come)."""
+        return self._resolve(flushing=True)
 
     def _later_beliefs(self, stamp_ns: int) -> int:
-        return sum(1 for s in self._pending if s > stamp_ns)
+        return sum(1 for s, _ in self._pending if s > stamp_ns)
 
-    def _resolve(self) -> list[CycleInputs[P, O]]:
+    def _resolve(self, flushing: bool) -> list[CycleInputs[P, O]]:
         done: list[CycleInputs[P, O]] = []
         while self._pending:
-            t = self._pending[0]
-            timed_out = self._later_beliefs(t) >= self._grace
-            pred_key = self._find(self._predictions, t)
-            if pred_key is not None:
-                prediction: P | None = self._predictions[pred_key]
-            elif t == self._first_belief_ns or timed_out or (
-                    self._last_prediction_target_ns is not None
-                    and self._last_prediction_target_ns > t + self._tol):
-                prediction = None
-            else:
+            t, previous = self._pending[0]
+            timed_out = flushing or self._later_beliefs(t) >= self._grace
+            prediction: P | None = None
+            if previous is not None:
+                if previous in self._predictions:
+                    prediction = self._predictions[previous]
+                elif not (timed_out or (self._last_prediction_ns is not None
+                                        and self._last_prediction_ns > previous)):
+                    break
+            window_closed = flushing or (
+                self._last_observation_ns is not None and self._last_observation_ns >= t) or (
+                self._last_belief_ns is not None and self._last_belief_ns >= t + self._lag)
+            if not window_closed:
                 break
-            obs_key = self._find(self._observations, t)
-            if obs_key is not None:
-                observation: O | None = self._observations[obs_key]
-            elif timed_out or (self._last_observation_ns is not None
-                               and self._last_observation_ns > t + self._tol):
-                observation = None
-            else:
-                break
+            in_window = sorted(s for s in self._observations
+                               if s <= t and (previous is None or s > previous))
+            observation: O | None = self._observations[in_window[-1]] if in_window else None
+            self.superseded.extend(in_window[:-1])
             self._pending.popleft()
             self._resolved_up_to_ns = t
             done.append(CycleInputs(t, prediction, observation))
-            # Inputs at or before a resolved cycle can no longer be used.
-            limit = t + self._tol
-            for table in (self._predictions, self._observations):
-                for key in [k for k in table if k <= limit]:
-                    del table[key]
+            # Inputs at or before a resolved cycle can no longer be used; the prediction made
+            # at t is the next cycle's.
+            for key in [k for k in self._observations if k <= t]:
+                del self._observations[key]
+            for key in [k for k in self._predictions if k < t]:
+                del self._predictions[key]
         return done
 
 
