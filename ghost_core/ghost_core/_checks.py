@@ -37,7 +37,7 @@ UINT32_MAX = 2**32 - 1
 #: builtin_interfaces/Time.sec is an int32, so a stamp must fit in it.
 MAX_STAMP_NS = 2**31 * 10**9 - 1
 #: Layout version of every ghost message (SPEC section 3).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 1
 #: Taxonomy strings (SPEC section 3): ^[a-z][a-z0-9_]*$, 1-64 characters.
 TAXONOMY_PATTERN = re.compile(r'[a-z][a-z0-9_]{0,63}')
 

@@ -45,9 +45,14 @@ def prediction(stamp_ns: int = STAMP_NS - 100_000_000) -> ForwardPrediction:
 
 
 def outcome(distance: float = 0.5, stamp_ns: int = STAMP_NS) -> PredictionOutcome:
-    """Return a paired (observed) outcome at `stamp_ns` with position distance `distance`."""
+    """Return a paired (observed) outcome at `stamp_ns` with position distance `distance`.
+
+    One axis compared, so the normalised distance equals `distance`.
+    """
     return PredictionOutcome(stamp_ns, 'map', stamp_ns - 100_000_000, True, STATUS_PAIRED,
-                             (1.0, 2.0, 3.0), (1.1, 2.0, 3.0), distance, 0.0)
+                             (1.0, 2.0, 3.0), (1.1, 2.0, 3.0), distance, 0.0,
+                             observation_stamp_ns=stamp_ns, position_axes_compared=1,
+                             position_normalised_distance=distance)
 
 
 def history(beyond_3: int = 0, beyond_5: int = 0, within: int = 4,

@@ -7,6 +7,7 @@ import math
 from hypothesis import strategies as st
 
 from ghost_core._checks import MAX_STAMP_NS
+from ghost_core.distances import normalised_distance
 from ghost_core.contracts import (
     ActionEmission,
     ActuatorCommand,
@@ -98,6 +99,11 @@ def forward_predictions(draw: st.DrawFn) -> ForwardPrediction:
         predicted_position=draw(vec3s),
         position_covariance=draw(mat3s),
         model_id=draw(taxonomies),
+        origin_position=draw(vec3s),
+        velocity=draw(vec3s),
+        origin_position_covariance=draw(mat3s),
+        velocity_covariance=draw(mat3s),
+        process_noise=draw(st.floats(0.0, 10.0)),
     )
 
 
@@ -118,6 +124,9 @@ def prediction_outcomes(
     paired = status == STATUS_PAIRED
     has_prediction = status != STATUS_NO_PREDICTION
     has_observation = status in (STATUS_PAIRED, STATUS_NO_PREDICTION)
+    distance = draw(distances) if paired else 0.0
+    axes = draw(st.integers(1, 3)) if paired else 0
+    fix_stamp = draw(st.integers(0, stamp)) if status != STATUS_NO_OBSERVATION else 0
     return PredictionOutcome(
         stamp_ns=stamp,
         frame_id=draw(frame_ids),
@@ -126,8 +135,11 @@ def prediction_outcomes(
         status=status,
         predicted_position=draw(vec3s) if has_prediction else ZERO3,
         observed_position=draw(vec3s) if has_observation else ZERO3,
-        position_mahalanobis=draw(distances) if paired else 0.0,
+        position_mahalanobis=distance,
         orientation_mahalanobis=draw(distances | st.just(0.0)) if paired else 0.0,
+        observation_stamp_ns=fix_stamp,
+        position_axes_compared=axes,
+        position_normalised_distance=normalised_distance(distance, axes),
     )
 
 

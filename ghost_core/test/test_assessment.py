@@ -33,7 +33,7 @@ def diagonal6(position: float, orientation: float) -> list[float]:
 def test_levels_follow_the_thresholds() -> None:
     """max_std <= known -> KNOWN; <= uncertain -> UNCERTAIN; above -> UNKNOWN (boundaries in)."""
     block = BlockThresholds(0.5, 2.0)
-    for std, level in ((0.0, KNOWN), (0.5, KNOWN), (0.51, UNCERTAIN), (2.0, UNCERTAIN),
+    for std, level in ((1e-3, KNOWN), (0.5, KNOWN), (0.51, UNCERTAIN), (2.0, UNCERTAIN),
                        (2.01, UNKNOWN)):
         variance = std**2
         axis = assess_block((variance, 0, 0, 0, variance / 4, 0, 0, 0, 0.0), block)
@@ -60,6 +60,9 @@ def test_thresholds_are_content_addressed() -> None:
     """thresholds_sha256 is H(config as dict) and changes with any threshold."""
     config = ThresholdsConfig()
     assert config.to_dict() == {
+        'hysteresis': {'min_level_interval_ns': 5_000_000_000,
+                       'recovery_dwell_ns': 2_000_000_000, 'recovery_margin': 0.2},
+        'no_covariance_level': 'unknown',
         'orientation': {'known_max_std': 0.1, 'uncertain_max_std': 0.35},
         'position': {'known_max_std': 0.5, 'uncertain_max_std': 2.0},
         'velocity': {'known_max_std': 0.5, 'uncertain_max_std': 2.0},

@@ -50,7 +50,7 @@ def test_history_aggregates_the_last_observed_outcomes(
         max_n, sum(o.observed for o in outcomes))
     bins = [0, 0, 0, 0]
     for outcome in window:
-        bins[expected_bin(max(outcome.position_mahalanobis,
+        bins[expected_bin(max(outcome.position_normalised_distance,
                               outcome.orientation_mahalanobis))] += 1
     assert [history.count_within_1_std, history.count_beyond_1_std,
             history.count_beyond_3_std, history.count_beyond_5_std] == bins
@@ -74,7 +74,8 @@ def test_bins_are_exclusive_at_their_edges() -> None:
 def test_history_bins_on_the_larger_of_the_two_distances() -> None:
     """Bin on d = max(position, orientation): small position, large orientation error."""
     outcome = PredictionOutcome(10, 'map', 5, True, 'paired', (0.0, 0.0, 0.0),
-                                (0.0, 0.0, 0.0), 0.5, 4.0)
+                                (0.0, 0.0, 0.0), 0.5, 4.0, observation_stamp_ns=10,
+                                position_axes_compared=1, position_normalised_distance=0.5)
     history = build_calibration_history([outcome], 4)
     assert history.count_beyond_3_std == 1
     assert history.worst_position_mahalanobis == 0.5

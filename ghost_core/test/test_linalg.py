@@ -11,14 +11,15 @@ import pytest
 from ghost_core.linalg import (
     ASYMMETRIC,
     block3,
+    cholesky,
     covariance_defect,
-    det3,
     identity3,
-    inverse3,
     mahalanobis,
     NEGATIVE_VARIANCE,
     NON_FINITE,
     NOT_PSD,
+    squared_mahalanobis,
+    sub_block,
 )
 
 I3 = identity3()
@@ -67,14 +68,63 @@ def test_sums_of_outer_products_are_positive_semidefinite(
     assert covariance_defect(matrix) is None
 
 
-def test_inverse_of_a_known_matrix() -> None:
-    """inverse3 inverts, and refuses singular or non-finite matrices."""
-    m = (2.0, 0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0, 0.5)
-    assert inverse3(m) == (0.5, 0.0, 0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 2.0)
-    assert inverse3(outer((1.0, 2.0, 3.0))) is None
-    assert inverse3((0.0,) * 9) is None
-    assert inverse3((math.inf, *I3[1:])) is None
-    assert det3(m) == 4.0
+def test_cholesky_factors_and_refuses_what_is_not_positive_definite() -> None:
+    """cholesky gives L with L Lᵀ = S, and None for singular, indefinite or non-finite S."""
+    m = (4.0, 2.0, 0.6, 2.0, 2.0, 0.4, 0.6, 0.4, 1.0)
+    lower = cholesky(m, 3)
+    assert lower is not None
+    product = [math.fsum(lower[i * 3 + k] * lower[j * 3 + k] for k in range(3))
+               for i in range(3) for j in range(3)]
+    assert product == pytest.approx(m, rel=1e-15)
+    assert cholesky(outer((1.0, 2.0, 3.0)), 3) is None  # rank 1
+    assert cholesky((0.0,) * 9, 3) is None
+    assert cholesky((math.inf, *I3[1:]), 3) is None
+    assert cholesky((1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0), 3) is None
+
+
+@pytest.mark.parametrize('variances', [
+    (0.45, 0.45, 1e6),  # a GNSS fix whose vertical axis is "not measured" (ROS convention)
+    (1e-6, 1.0, 1e9),  # nine orders of magnitude in one block
+    (1e-9, 1e-9, 1e-9),  # millimetre-level mocap
+    (1e9, 1e9, 1e9),
+])
+def test_badly_scaled_but_valid_covariances_give_exact_distances(
+    variances: tuple[float, float, float],
+) -> None:
+    """Variances spanning many orders of magnitude are valid: the distance is not +inf.
+
+    The old relative-determinant test called diag(0.45, 0.45, 1e6) singular; a Cholesky
+    solve is exact to rounding on each axis's own scale.
+    """
+    s = (variances[0], 0.0, 0.0, 0.0, variances[1], 0.0, 0.0, 0.0, variances[2])
+    error = (math.sqrt(variances[0]), 2.0 * math.sqrt(variances[1]), 0.0)
+    assert mahalanobis(error, s) == pytest.approx(math.sqrt(5.0), rel=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scales=st.tuples(*[st.floats(-6.0, 9.0)] * 3),
+       unit=st.tuples(*[st.floats(-3.0, 3.0)] * 3),
+       rho=st.floats(-0.9, 0.9))
+def test_distance_is_invariant_to_axis_scaling(
+    scales: tuple[float, float, float], unit: tuple[float, float, float], rho: float,
+) -> None:
+    """d(De, D S D) = d(e, S) for any diagonal D: units (mm vs km) never change a verdict."""
+    base = (1.0, rho, 0.0, rho, 1.0, 0.0, 0.0, 0.0, 1.0)
+    d = tuple(10.0 ** x for x in scales)
+    scaled = tuple(base[3 * i + j] * d[i] * d[j] for i in range(3) for j in range(3))
+    expected = mahalanobis(unit, base)
+    got = mahalanobis(tuple(unit[i] * d[i] for i in range(3)), scaled)
+    assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_squared_mahalanobis_on_a_sub_block() -> None:
+    """The distance over chosen axes uses the sub-block of S for those axes only."""
+    s = (0.45, 0.0, 0.0, 0.0, 0.45, 0.0, 0.0, 0.0, 1e6)
+    block = sub_block(s, (0, 1))
+    assert block == (0.45, 0.0, 0.0, 0.45)
+    assert squared_mahalanobis((0.9, 0.0), block) == pytest.approx(1.8)
+    assert squared_mahalanobis((), ()) == math.inf
+    assert squared_mahalanobis((math.nan, 0.0), block) == math.inf
 
 
 def test_mahalanobis_examples() -> None:

@@ -116,10 +116,12 @@ def test_non_finite_observed_position_is_an_invalid_observation() -> None:
 
 def test_unobserved_outcome_constructors() -> None:
     """no_prediction and no_observation outcomes are unobserved with zero distances."""
-    missing_prediction = no_prediction_outcome(ex.STAMP_NS, 'map', (4.0, 5.0, 6.0))
+    fix = Observation(ex.STAMP_NS - 10, 'map', (4.0, 5.0, 6.0), I3)
+    missing_prediction = no_prediction_outcome(ex.STAMP_NS, 'map', fix)
     assert missing_prediction.status == STATUS_NO_PREDICTION
     assert missing_prediction.prediction_stamp_ns == 0
     assert missing_prediction.observed_position == (4.0, 5.0, 6.0)
+    assert missing_prediction.observation_stamp_ns == ex.STAMP_NS - 10
     missing_observation = no_observation_outcome(ex.prediction(), ex.STAMP_NS, 'map')
     assert missing_observation.status == STATUS_NO_OBSERVATION
     assert missing_observation.predicted_position == ex.prediction().predicted_position
@@ -143,7 +145,7 @@ def test_outcome_for_cycle_picks_the_status() -> None:
 
 def test_an_outcome_never_precedes_its_prediction() -> None:
     """Evaluating a prediction against an earlier observation violates the contract."""
-    with pytest.raises(ContractError, match='prediction_stamp_ns'):
+    with pytest.raises(ContractError, match='not after the prediction stamp'):
         evaluate_outcome(ex.prediction(), (1.0, 2.0, 3.0), I3, 0, 'map')
 
 

@@ -63,7 +63,7 @@ def _history() -> CalibrationHistory:
         count_beyond_3_std=1, count_beyond_5_std=2,
         worst_position_mahalanobis=math.inf, worst_orientation_mahalanobis=0.0,
         has_observed_stamp=True, most_recent_observed_stamp=_stamp(12, 500_000_000),
-        window_size=32, schema_version=2)
+        window_size=32, schema_version=1)
 
 
 def _calibrated() -> CalibratedSelfAssessment:

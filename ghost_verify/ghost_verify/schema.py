@@ -62,6 +62,9 @@ REQUIRED_FIELDS: Mapping[GhostTopicKind, Requirement] = {
         'observed_position': _POINT,
         'position_mahalanobis': FLOAT,
         'orientation_mahalanobis': FLOAT,
+        'observation_stamp': _TIME,
+        'position_axes_compared': INTEGER,
+        'position_normalised_distance': FLOAT,
         'schema_version': INTEGER,
     },
     GhostTopicKind.CALIBRATED: {

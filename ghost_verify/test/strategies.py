@@ -96,7 +96,9 @@ def outcome(index: int, distance: float | None) -> PredictionOutcome:
         return PredictionOutcome(stamp_ns, 'map', stamp_ns - PERIOD_NS, False, 'no_observation',
                                  (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), 0.0, 0.0)
     return PredictionOutcome(stamp_ns, 'map', stamp_ns - PERIOD_NS, True, 'paired',
-                             (1.0, 2.0, 3.0), (1.0, 2.0, 3.0), distance, 0.0)
+                             (1.0, 2.0, 3.0), (1.0, 2.0, 3.0), distance, 0.0,
+                             observation_stamp_ns=stamp_ns, position_axes_compared=1,
+                             position_normalised_distance=distance)
 
 
 @st.composite

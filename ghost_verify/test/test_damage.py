@@ -27,6 +27,7 @@ from ghost_verify_test.bags import (
 import pytest
 import yaml
 
+from ghost_core.assessment import ASSESSOR_ID
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.bagwrite import ghost_typestore
@@ -282,7 +283,7 @@ def test_a_flip_without_chunk_crcs_is_caught_by_the_hash_chain(tmp_path: Path) -
     """
     bag = write_bag(tmp_path / 'bag', smoke_entries(), chunk_crc=False)
     data = mcap_of(bag).read_bytes()
-    offset = data.index(b'covariance_threshold_v1')  # the first raw assessment's assessor_id
+    offset = data.index(ASSESSOR_ID.encode())  # the first raw assessment's assessor_id
     flip(mcap_of(bag), offset, 0x20)  # 'c' -> 'C'
     result = verify_all(bag)
     assert not result.read_errors  # MCAP itself saw nothing

@@ -1,12 +1,25 @@
 """Outcome evaluator node: pairs observations with predictions (/prediction_outcomes)."""
 
+import time
+
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_core.contracts import ForwardPrediction as ForwardPredictionContract
-from ghost_core.contracts import STATUS_FRAME_MISMATCH, STATUS_INVALID_OBSERVATION
-from ghost_core.prediction import outcome_for_cycle
+from ghost_core.contracts import (
+    STATUS_FRAME_MISMATCH,
+    STATUS_INVALID_OBSERVATION,
+    STATUS_NO_MEASURED_AXIS,
+    STATUS_NO_OBSERVATION_COVARIANCE,
+)
+from ghost_core.prediction import (
+    DEFAULT_MAX_OBSERVATION_LAG_NS,
+    DEFAULT_UNMEASURED_VARIANCE_M2,
+    EvaluatorConfig,
+    outcome_for_cycle,
+)
 from ghost_core.samples import Observation
+from ghost_core.sequencing import CycleInputs, OutcomeSequencer
 from ghost_core.wire import parse_forward_prediction, to_msg_dict
 from ghost_interfaces.msg import ForwardPrediction, PredictionOutcome
 from ghost_nodes.convert import from_msg_dict, stamp_ns
@@ -19,11 +32,20 @@ from ghost_nodes.stamps import StampGuard
 __all__ = ['OutcomeEvaluatorNode', 'main']
 
 PARAMS = (
-    ParamSpec('period_s', 0.1, 'Cycle period (s); stamps within half a period of a cycle '
-              'belong to it.', (positive,), read_only=True),
-    ParamSpec('grace_cycles', 3, 'A cycle whose prediction or observation has not arrived when '
-              'this many later beliefs have is resolved without it.', (at_least(1),),
-              read_only=True),
+    ParamSpec('grace_cycles', 3, 'A cycle whose prediction has not arrived when this many later '
+              'beliefs have is resolved without it.', (at_least(1),), read_only=True),
+    ParamSpec('max_observation_lag_s', DEFAULT_MAX_OBSERVATION_LAG_NS / 1e9,
+              'A fix belongs to the first cycle whose stamp is >= its own; the cycle waits for '
+              'such fixes until a belief stamped this much later (s) has arrived. Covers GNSS '
+              'latency (EKF2_GPS_DELAY ~0.11 s); it also delays each decision by up to this.',
+              (non_negative,), read_only=True),
+    ParamSpec('unmeasured_variance_m2', DEFAULT_UNMEASURED_VARIANCE_M2,
+              'An observation axis whose variance (m^2) is above this is not measured: the '
+              'distance uses the remaining axes, with their own degrees of freedom.',
+              (positive,), read_only=True),
+    ParamSpec('idle_flush_s', 1.0, 'When no input has arrived for this long (wall clock, s), '
+              'pending cycles are resolved with what has arrived (the input stream ended or '
+              'paused); 0 = never.', (non_negative,), read_only=True),
     ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav and "
               "/observations subscriptions: 'reliable' or 'best_effort'.",
               (one_of(('reliable', 'best_effort')),), read_only=True),
@@ -35,10 +57,18 @@ class OutcomeEvaluatorNode(GhostNode):
 
     def __init__(self) -> None:
         super().__init__('outcome_evaluator', PARAMS)
-        period_ns = round(self.param('period_s') * 1e9)
+        self._config = EvaluatorConfig(
+            unmeasured_variance_m2=float(self.param('unmeasured_variance_m2')),
+            max_observation_lag_ns=round(self.param('max_observation_lag_s') * 1e9))
         self._sequencer: OutcomeSequencer[ForwardPredictionContract, Observation] = \
             OutcomeSequencer(grace_cycles=self.param('grace_cycles'),
-                             tolerance_ns=period_ns // 2)
+                             max_observation_lag_ns=self._config.max_observation_lag_ns)
+        self._late_reported = 0
+        self._last_input = time.monotonic()
+        idle = float(self.param('idle_flush_s'))
+        if idle > 0.0:
+            self._idle_s = idle
+            self.create_timer(min(idle / 4.0, 0.25), self._flush_if_idle)
         self._beliefs = StampGuard(self.get_logger(), 'belief')
         self._observations = StampGuard(self.get_logger(), 'observation')
         self._pub = self.create_publisher(PredictionOutcome, '/prediction_outcomes', GHOST_QOS)
@@ -50,16 +80,23 @@ class OutcomeEvaluatorNode(GhostNode):
                                  GHOST_QOS)
         self.create_subscription(Odometry, '/state/nav', self._on_belief, qos)
 
+    def _flush_if_idle(self) -> None:
+        if self._sequencer.pending_cycles and time.monotonic() - self._last_input >= self._idle_s:
+            self._publish(self._sequencer.flush())
+
     def _on_belief(self, msg: Odometry) -> None:
+        self._last_input = time.monotonic()
         stamp = stamp_ns(msg.header.stamp)
         if self._beliefs.accept(stamp):
             self._publish(self._sequencer.on_belief(stamp))
 
     def _on_prediction(self, msg: ForwardPrediction) -> None:
+        self._last_input = time.monotonic()
         prediction = parse_forward_prediction(msg_to_dict(msg))
-        self._publish(self._sequencer.on_prediction(prediction.target_stamp_ns, prediction))
+        self._publish(self._sequencer.on_prediction(prediction.stamp_ns, prediction))
 
     def _on_observation(self, msg: PoseWithCovarianceStamped) -> None:
+        self._last_input = time.monotonic()
         if not self._observations.accept(stamp_ns(msg.header.stamp)):
             return
         p = msg.pose.pose.position
@@ -70,9 +107,14 @@ class OutcomeEvaluatorNode(GhostNode):
         self._publish(self._sequencer.on_observation(stamp_ns(msg.header.stamp), observation))
 
     def _publish(self, cycles: list[CycleInputs[ForwardPredictionContract, Observation]]) -> None:
+        if len(self._sequencer.late) > self._late_reported:
+            self._late_reported = len(self._sequencer.late)
+            self.get_logger().warning(
+                f'{self._late_reported} fix(es) arrived after their cycle was resolved (later '
+                'than max_observation_lag_s): not used', throttle_duration_sec=5.0)
         for cycle in cycles:
             outcome = outcome_for_cycle(cycle.stamp_ns, self._frame_of(cycle), cycle.prediction,
-                                        cycle.observation)
+                                        cycle.observation, self._config)
             if outcome.status == STATUS_FRAME_MISMATCH and cycle.observation is not None:
                 self.get_logger().warning(
                     f'observation frame {cycle.observation.frame_id!r} is not the belief frame '
@@ -80,6 +122,13 @@ class OutcomeEvaluatorNode(GhostNode):
             elif outcome.status == STATUS_INVALID_OBSERVATION:
                 self.get_logger().warning('observation not finite or its covariance is not a '
                                           'covariance: not used', throttle_duration_sec=5.0)
+            elif outcome.status == STATUS_NO_OBSERVATION_COVARIANCE:
+                self.get_logger().warning('observation declares no covariance (all zeros or '
+                                          '-1): not used', throttle_duration_sec=5.0)
+            elif outcome.status == STATUS_NO_MEASURED_AXIS:
+                self.get_logger().warning('observation measures no axis (every variance above '
+                                          'unmeasured_variance_m2): not used',
+                                          throttle_duration_sec=5.0)
             self._pub.publish(from_msg_dict(PredictionOutcome, to_msg_dict(outcome)))
 
     @staticmethod

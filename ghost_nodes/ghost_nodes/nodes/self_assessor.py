@@ -2,13 +2,18 @@
 
 from nav_msgs.msg import Odometry
 
-from ghost_core.assessment import assess_belief_sample, BlockThresholds, ThresholdsConfig
+from ghost_core.assessment import (
+    BlockThresholds,
+    HysteresisConfig,
+    SelfAssessor,
+    ThresholdsConfig,
+)
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import BeliefSelfAssessment
 from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.frames import belief_sample
-from ghost_nodes.node_base import GhostNode, one_of, ParamSpec, positive, run
+from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos
 from ghost_nodes.stamps import StampGuard
 
@@ -17,7 +22,15 @@ __all__ = ['SelfAssessorNode', 'main']
 _BLOCKS = (('position', 'm', 0.5, 2.0), ('velocity', 'm/s', 0.5, 2.0),
            ('orientation', 'rad', 0.1, 0.35))
 
-_FINE = frozenset({'within_known_threshold', 'within_uncertain_threshold'})
+_FINE = frozenset({'within_known_threshold', 'within_uncertain_threshold',
+                   'held_by_hysteresis'})
+_LEVELS = {'unknown': SelfAssessmentLevel.UNKNOWN, 'uncertain': SelfAssessmentLevel.UNCERTAIN}
+
+
+def below_one(value: float) -> str | None:
+    """A check that a number is < 1."""
+    return None if value < 1.0 else f'must be < 1, got {value}'
+
 
 PARAMS = (
     *(spec for block, unit, known, uncertain in _BLOCKS for spec in (
@@ -26,6 +39,17 @@ PARAMS = (
         ParamSpec(f'{block}_uncertain_max_std', uncertain,
                   f'Largest 1-sigma {block} std ({unit}) still judged UNCERTAIN '
                   '(beyond it: UNKNOWN).', (positive,)))),
+    ParamSpec('no_covariance_level', 'unknown', "Level of a block that declares no uncertainty "
+              "(all-zero covariance block, or ROS's -1 sentinel first): 'unknown' or "
+              "'uncertain' (never KNOWN).", (one_of(('unknown', 'uncertain')),)),
+    ParamSpec('recovery_margin', 0.2, 'Hysteresis: a block returns to a better level only when '
+              'its std is <= (1 - margin) x the threshold it must clear.',
+              (non_negative, below_one)),
+    ParamSpec('recovery_dwell_s', 2.0, 'Hysteresis: ... for this long (s, belief stamps) '
+              'without interruption.', (non_negative,)),
+    ParamSpec('min_level_interval_s', 5.0, 'Hysteresis: ... and no sooner than this (s) after '
+              "the block's last level change. Degradations are always immediate.",
+              (non_negative,)),
     ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav "
               "subscription: 'reliable' or 'best_effort'.", (one_of(('reliable', 'best_effort')),),
               read_only=True),
@@ -44,16 +68,22 @@ class SelfAssessorNode(GhostNode):
                                  input_qos(self.param('input_reliability')))
 
     def on_parameters_changed(self) -> None:
-        """Rebuild the core configuration from the parameters."""
-        self._thresholds = self._build({})
+        """Rebuild the core configuration (and so restart the hysteresis) from the parameters."""
+        self._assessor = SelfAssessor(self._build({}))
 
     def _build(self, updates: dict[str, object]) -> ThresholdsConfig:
         def value(name: str) -> float:
             return float(updates.get(name, self.param(name)))  # type: ignore[arg-type]
-        return ThresholdsConfig(**{
-            block: BlockThresholds(value(f'{block}_known_max_std'),
-                                   value(f'{block}_uncertain_max_std'))
-            for block, *_ in _BLOCKS})
+        hysteresis = HysteresisConfig(
+            recovery_margin=value('recovery_margin'),
+            recovery_dwell_ns=round(value('recovery_dwell_s') * 1e9),
+            min_level_interval_ns=round(value('min_level_interval_s') * 1e9))
+        level = str(updates.get('no_covariance_level', self.param('no_covariance_level')))
+        return ThresholdsConfig(
+            **{block: BlockThresholds(value(f'{block}_known_max_std'),
+                                      value(f'{block}_uncertain_max_std'))
+               for block, *_ in _BLOCKS},
+            no_covariance_level=_LEVELS[level], hysteresis=hysteresis)
 
     def validate_together(self, updates: dict[str, object]) -> str | None:
         """Refuse thresholds where uncertain_max_std < known_max_std."""
@@ -63,7 +93,7 @@ class SelfAssessorNode(GhostNode):
     def _on_belief(self, msg: Odometry) -> None:
         if not self._stamps.accept(stamp_ns(msg.header.stamp)):
             return
-        assessment = assess_belief_sample(belief_sample(msg), self._thresholds)
+        assessment = self._assessor.assess(belief_sample(msg))
         if assessment.overall_level == SelfAssessmentLevel.UNKNOWN:
             reasons = sorted({b.reason for b in (assessment.position, assessment.velocity,
                                                  assessment.orientation)} - _FINE)

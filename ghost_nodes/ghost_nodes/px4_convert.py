@@ -1,0 +1,503 @@
+"""Pure PX4 -> ROS conversions: frames, covariances, GNSS projection and the height reference.
+
+PX4 states its world frame as NED (x north, y east, z down) and its body frame as FRD (x forward,
+y right, z down); its quaternions are ``[w, x, y, z]`` and rotate body FRD into world NED. ROS
+(REP 103/105) uses ENU (x east, y north, z up) and FLU (x forward, y left, z up), quaternions
+``(x, y, z, w)``. Covariances follow geometry_msgs: 6x6 row-major in the order x, y, z, rotation
+about X, rotation about Y, rotation about Z, about the axes of the frame the block is stated in.
+
+Nothing here knows about ULog, rclpy or messages: inputs are plain floats and small frozen
+dataclasses, so that the ULog importer and a live PX4 bridge share the same conventions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+import enum
+import math
+
+__all__ = [
+    'EARTH_RADIUS_M',
+    'UNMEASURED_VARIANCE_M2',
+    'UNMEASURED_VARIANCE_RAD2',
+    'GeoOrigin',
+    'HeightReference',
+    'HeightSource',
+    'Matrix3',
+    'Px4Frame',
+    'Px4Odometry',
+    'Quaternion',
+    'RosOdometry',
+    'Vector3',
+    'attitude_covariance_ned',
+    'covariance_from_upper_triangle',
+    'fix_covariance',
+    'fix_problem',
+    'frd_to_flu',
+    'gnss_to_enu',
+    'height_reference',
+    'horizontal_vertical_covariance',
+    'ned_to_enu',
+    'observation_pose_covariance',
+    'odometry_to_ros',
+    'project',
+    'px4_quaternion_to_ros',
+    'reproject',
+    'rotation_matrix',
+    'world_to_body',
+]
+
+#: The variance written for an axis a sensor does not measure (the usual ROS convention). Ghost's
+#: outcome evaluator treats any observation axis above its bound (1e4 m²) as not measured.
+UNMEASURED_VARIANCE_M2 = 1.0e6
+#: The same convention for a rotation axis (a GNSS fix carries no orientation).
+UNMEASURED_VARIANCE_RAD2 = 1.0e6
+#: PX4's CONSTANTS_RADIUS_OF_EARTH (lib/geo): the sphere of its map projection.
+EARTH_RADIUS_M = 6371000.0
+
+Vector3 = tuple[float, float, float]
+#: ROS order (x, y, z, w).
+Quaternion = tuple[float, float, float, float]
+#: Row-major 3x3.
+Matrix3 = tuple[Vector3, Vector3, Vector3]
+
+_ZERO3: Matrix3 = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+# NED -> ENU swaps x and y and negates z; FRD -> FLU negates y and z. Both are proper rotations
+# (determinant +1), so the same matrices map rotation vectors and covariances.
+_NED_TO_ENU: Matrix3 = ((0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, -1.0))
+_FRD_TO_FLU: Matrix3 = ((1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, -1.0))
+# The same two rotations as quaternions (w, x, y, z): pi about (1, 1, 0)/sqrt(2), pi about x.
+_Q_NED_TO_ENU = (0.0, math.sqrt(0.5), math.sqrt(0.5), 0.0)
+_Q_FLU_TO_FRD = (0.0, 1.0, 0.0, 0.0)
+
+
+# --- small linear algebra on tuples (no numpy: this module is imported by a live node) ---
+
+def _matrix(rows: Sequence[Sequence[float]]) -> Matrix3:
+    return ((float(rows[0][0]), float(rows[0][1]), float(rows[0][2])),
+            (float(rows[1][0]), float(rows[1][1]), float(rows[1][2])),
+            (float(rows[2][0]), float(rows[2][1]), float(rows[2][2])))
+
+
+def _mul(a: Matrix3, b: Matrix3) -> Matrix3:
+    return _matrix([[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)]
+                    for i in range(3)])
+
+
+def _transpose(a: Matrix3) -> Matrix3:
+    return _matrix([[a[j][i] for j in range(3)] for i in range(3)])
+
+
+def _apply(a: Matrix3, v: Sequence[float]) -> Vector3:
+    return (a[0][0] * v[0] + a[0][1] * v[1] + a[0][2] * v[2],
+            a[1][0] * v[0] + a[1][1] * v[1] + a[1][2] * v[2],
+            a[2][0] * v[0] + a[2][1] * v[1] + a[2][2] * v[2])
+
+
+def _congruence(a: Matrix3, cov: Matrix3) -> Matrix3:
+    """A cov A^T: a covariance expressed in the frame A maps into."""
+    return _mul(_mul(a, cov), _transpose(a))
+
+
+def _diagonal(values: Sequence[float]) -> Matrix3:
+    return _matrix([[values[i] if i == j else 0.0 for j in range(3)] for i in range(3)])
+
+
+def _quaternion_product(
+    a: tuple[float, float, float, float], b: tuple[float, float, float, float]
+) -> tuple[float, float, float, float]:
+    """Hamilton product of two (w, x, y, z) quaternions."""
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw)
+
+
+def _unit_wxyz(q: Sequence[float]) -> tuple[float, float, float, float]:
+    if len(q) != 4:
+        raise ValueError(f'a quaternion has 4 components, got {len(q)}')
+    w, x, y, z = (float(value) for value in q)
+    norm = math.sqrt(w * w + x * x + y * y + z * z)
+    if not math.isfinite(norm) or norm < 1e-6:
+        raise ValueError(f'quaternion {tuple(q)!r} is not finite or has (near) zero norm')
+    return (w / norm, x / norm, y / norm, z / norm)
+
+
+# --- frames ---
+
+def ned_to_enu(v: Sequence[float]) -> Vector3:
+    """A world vector (position, velocity) from NED to ENU: (y, x, -z)."""
+    return (float(v[1]), float(v[0]), -float(v[2]))
+
+
+def frd_to_flu(v: Sequence[float]) -> Vector3:
+    """A body vector (velocity, angular rate) from FRD to FLU: (x, -y, -z)."""
+    return (float(v[0]), -float(v[1]), -float(v[2]))
+
+
+def px4_quaternion_to_ros(q_wxyz: Sequence[float]) -> Quaternion:
+    """ROS (x, y, z, w) body FLU -> world ENU of a PX4 [w, x, y, z] body FRD -> world NED.
+
+    q_ros = q(NED->ENU) * q_px4 * q(FLU->FRD), normalised, with w >= 0 (q and -q are the same
+    rotation). PX4 yaw 0 (facing north) becomes ROS yaw +90 degrees (facing north in ENU).
+    Raises ValueError for a non-finite or zero quaternion.
+    """
+    q = _unit_wxyz(q_wxyz)
+    w, x, y, z = _quaternion_product(_quaternion_product(_Q_NED_TO_ENU, q), _Q_FLU_TO_FRD)
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    return (x, y, z, w)
+
+
+def rotation_matrix(q_xyzw: Sequence[float]) -> Matrix3:
+    """The rotation matrix R (body -> world: v_world = R v_body) of a ROS (x, y, z, w)."""
+    w, x, y, z = _unit_wxyz((q_xyzw[3], q_xyzw[0], q_xyzw[1], q_xyzw[2]))
+    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
+
+
+def world_to_body(
+    v_world: Sequence[float], q_xyzw: Sequence[float], cov_world: Matrix3 | None = None
+) -> tuple[Vector3, Matrix3]:
+    """A world (ENU) vector and its covariance in the body (FLU) frame: R^T v, R^T cov R.
+
+    nav_msgs/Odometry states its twist in child_frame_id (REP 105), hence this rotation.
+    """
+    r_t = _transpose(rotation_matrix(q_xyzw))
+    cov = _ZERO3 if cov_world is None else cov_world
+    return _apply(r_t, v_world), _congruence(r_t, cov)
+
+
+# --- covariances ---
+
+def horizontal_vertical_covariance(horizontal: float, vertical: float) -> Matrix3:
+    """diag(h²/2, h²/2, v²) from PX4's 1-sigma accuracies.
+
+    PX4's eph (evh) is sqrt(sigma_north² + sigma_east²), so each horizontal axis gets half of
+    eph²; epv (evv) is sigma_down. The matrix is the same in NED and in ENU.
+    """
+    h, v = float(horizontal), float(vertical)
+    return _diagonal((h * h / 2.0, h * h / 2.0, v * v))
+
+
+def attitude_covariance_ned(
+    q_wxyz: Sequence[float], quaternion_variances: Sequence[float]
+) -> Matrix3 | None:
+    """Rotation-vector covariance (rad², about the NED axes) from quaternion-state variances.
+
+    `quaternion_variances` are the diagonal of the EKF covariance of its quaternion states
+    (EKF2 up to PX4 1.12 logs them as estimator_status.covariances[0..3]); the cross terms are
+    not logged. A world-frame error dtheta maps to dq = 1/2 (0, dtheta) * q, i.e.
+    dtheta = 2 M(q) dq with M = [-v | w I + [v]x] (rows orthonormal, orthogonal to q). The
+    estimate is 4 M diag(var) M^T, scaled so that its trace is 4 * sum(var): that total is exact
+    for an error tangent to the unit sphere whatever the cross terms; only the split between
+    axes is approximate. Near the identity (level, facing north) it reduces to the textbook
+    var(theta_i) = 4 var(q_i), i = 1..3; away from it (a yaw of 180 degrees puts the yaw error
+    into q0) the rotation by M is what keeps yaw uncertainty on the yaw axis.
+
+    Returns None when every variance is 0 (no uncertainty information); raises ValueError for
+    a non-finite or negative variance or a bad quaternion.
+    """
+    if len(quaternion_variances) != 4:
+        raise ValueError(f'4 quaternion variances expected, got {len(quaternion_variances)}')
+    var = tuple(float(value) for value in quaternion_variances)
+    if not all(math.isfinite(value) and value >= 0.0 for value in var):
+        raise ValueError(f'quaternion variances {var!r} are not all finite and >= 0')
+    if not any(var):
+        return None
+    w, x, y, z = _unit_wxyz(q_wxyz)
+    m = ((-x, w, -z, y), (-y, z, w, -x), (-z, -y, x, w))
+    cov = _matrix([[4.0 * sum(m[i][k] * var[k] * m[j][k] for k in range(4)) for j in range(3)]
+                   for i in range(3)])
+    trace = cov[0][0] + cov[1][1] + cov[2][2]
+    total = 4.0 * sum(var)
+    scale = total / trace if trace > 0.0 else 0.0
+    if scale == 0.0:
+        return _diagonal((total / 3.0,) * 3)
+    return _matrix([[value * scale for value in row] for row in cov])
+
+
+def covariance_from_upper_triangle(values: Sequence[float]) -> tuple[float, ...]:
+    """The full 6x6 (36, row-major) of PX4's 21-value upper-right-triangle covariance.
+
+    vehicle_odometry before PX4 1.14: the first six values are the first row, the next five
+    the second row from the diagonal, and so on (variances at 0, 6, 11, 15, 18, 20).
+    """
+    if len(values) != 21:
+        raise ValueError(f'an upper-triangular 6x6 has 21 values, got {len(values)}')
+    full = [0.0] * 36
+    index = 0
+    for i in range(6):
+        for j in range(i, 6):
+            full[i * 6 + j] = full[j * 6 + i] = float(values[index])
+            index += 1
+    return tuple(full)
+
+
+def _block(cov36: Sequence[float], row: int, col: int) -> Matrix3:
+    return _matrix([[cov36[(row + i) * 6 + col + j] for j in range(3)] for i in range(3)])
+
+
+def _cov36(blocks: Mapping[tuple[int, int], Matrix3]) -> tuple[float, ...]:
+    full = [0.0] * 36
+    for (row, col), block in blocks.items():
+        for i in range(3):
+            for j in range(3):
+                full[(row + i) * 6 + col + j] = block[i][j]
+    return tuple(full)
+
+
+# --- odometry ---
+
+class Px4Frame(enum.Enum):
+    """The frame a PX4 odometry position or velocity is stated in."""
+
+    NED = 'NED'
+    FRD_WORLD = 'FRD world (arbitrary heading)'
+    BODY_FRD = 'body FRD'
+    OTHER = 'other/unknown'
+
+
+@dataclass(frozen=True, slots=True)
+class Px4Odometry:
+    """One PX4 estimator sample in PX4 conventions, whatever message it came from.
+
+    `pose_covariance` is the full 6x6 (36 values, row-major; x, y, z, rotation about X, Y, Z)
+    about the NED axes; an all-zero orientation block means "not known". `velocity_covariance`
+    is the 3x3 of `velocity`, in `velocity_frame`. `angular_velocity_frd` is the body rate.
+    """
+
+    position_ned: Vector3
+    q_wxyz: tuple[float, float, float, float]
+    velocity: Vector3
+    velocity_frame: Px4Frame
+    pose_covariance: tuple[float, ...]
+    velocity_covariance: Matrix3
+    angular_velocity_frd: Vector3 = (0.0, 0.0, 0.0)
+    pose_frame: Px4Frame = Px4Frame.NED
+
+    def __post_init__(self) -> None:
+        """Check the shapes (values may be non-finite: the caller judges those)."""
+        if len(self.pose_covariance) != 36:
+            raise ValueError(f'Px4Odometry.pose_covariance must be 36 values, '
+                             f'got {len(self.pose_covariance)}')
+        for name in ('position_ned', 'velocity', 'angular_velocity_frd', 'q_wxyz'):
+            size = 4 if name == 'q_wxyz' else 3
+            if len(getattr(self, name)) != size:
+                raise ValueError(f'Px4Odometry.{name} must have {size} values, '
+                                 f'got {getattr(self, name)!r}')
+
+
+@dataclass(frozen=True, slots=True)
+class RosOdometry:
+    """The content of a nav_msgs/Odometry (REP 105): pose in the ENU world, twist in body FLU."""
+
+    position: Vector3
+    orientation_xyzw: Quaternion
+    linear_velocity: Vector3
+    angular_velocity: Vector3
+    pose_covariance: tuple[float, ...]
+    twist_covariance: tuple[float, ...]
+
+
+def odometry_to_ros(sample: Px4Odometry) -> RosOdometry:
+    """Convert a PX4 odometry sample to ROS conventions (pure).
+
+    Pose: NED -> ENU, the quaternion by :func:`px4_quaternion_to_ros`, the 6x6 covariance by
+    the block rotation T = diag(P, P) (T cov T^T). Twist: in the child (body FLU) frame; a NED
+    velocity is rotated into it (R^T P v, R^T P cov P^T R), a body FRD one is only flipped.
+    The angular-rate block of the twist covariance stays 0 (not stated). Raises ValueError for
+    a frame that cannot be mapped to ENU/FLU (an FRD world frame of unknown heading, other)
+    and for a bad quaternion.
+    """
+    if sample.pose_frame is not Px4Frame.NED:
+        raise ValueError(f'pose frame {sample.pose_frame.value} cannot be mapped to ENU')
+    orientation = px4_quaternion_to_ros(sample.q_wxyz)
+    pose = sample.pose_covariance
+    blocks = {(row, col): _mul(_mul(_NED_TO_ENU, _block(pose, row, col)),
+                               _transpose(_NED_TO_ENU))
+              for row in (0, 3) for col in (0, 3)}
+    if sample.velocity_frame is Px4Frame.NED:
+        velocity, velocity_cov = world_to_body(
+            ned_to_enu(sample.velocity), orientation,
+            _congruence(_NED_TO_ENU, sample.velocity_covariance))
+    elif sample.velocity_frame is Px4Frame.BODY_FRD:
+        velocity = frd_to_flu(sample.velocity)
+        velocity_cov = _congruence(_FRD_TO_FLU, sample.velocity_covariance)
+    else:
+        raise ValueError(f'velocity frame {sample.velocity_frame.value} cannot be mapped to FLU')
+    return RosOdometry(
+        position=ned_to_enu(sample.position_ned),
+        orientation_xyzw=orientation,
+        linear_velocity=velocity,
+        angular_velocity=frd_to_flu(sample.angular_velocity_frd),
+        pose_covariance=_cov36(blocks),
+        twist_covariance=_cov36({(0, 0): velocity_cov}),
+    )
+
+
+# --- GNSS ---
+
+@dataclass(frozen=True, slots=True)
+class GeoOrigin:
+    """The EKF's local origin: latitude and longitude (degrees), altitude AMSL (m)."""
+
+    lat_deg: float
+    lon_deg: float
+    alt_m: float
+
+    def __post_init__(self) -> None:
+        """Enforce a finite origin on the globe."""
+        for name, bound in (('lat_deg', 90.0), ('lon_deg', 180.0), ('alt_m', math.inf)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                    math.isfinite(value) and abs(value) <= bound):
+                raise ValueError(f'GeoOrigin.{name} must be a finite number'
+                                 + (f' in [-{bound:g}, {bound:g}]' if bound < math.inf else '')
+                                 + f', got {value!r}')
+            object.__setattr__(self, name, float(value))
+
+
+def project(origin: GeoOrigin, lat_deg: float, lon_deg: float) -> tuple[float, float]:
+    """(north, east) in metres of a point from `origin`: PX4's map_projection_project.
+
+    The azimuthal-equidistant projection on a sphere of radius EARTH_RADIUS_M (PX4 lib/geo,
+    which EKF2 uses for its local frame): distances and bearings from the origin are exact.
+    """
+    ref_lat, ref_lon = math.radians(origin.lat_deg), math.radians(origin.lon_deg)
+    lat, lon = math.radians(lat_deg), math.radians(lon_deg)
+    sin_lat, cos_lat = math.sin(lat), math.cos(lat)
+    cos_d_lon = math.cos(lon - ref_lon)
+    arg = min(1.0, max(-1.0, math.sin(ref_lat) * sin_lat
+                       + math.cos(ref_lat) * cos_lat * cos_d_lon))
+    c = math.acos(arg)
+    k = 1.0 if abs(c) < 2.220446049250313e-16 else c / math.sin(c)
+    north = k * (math.cos(ref_lat) * sin_lat - math.sin(ref_lat) * cos_lat * cos_d_lon)
+    east = k * cos_lat * math.sin(lon - ref_lon)
+    return north * EARTH_RADIUS_M, east * EARTH_RADIUS_M
+
+
+def reproject(origin: GeoOrigin, north_m: float, east_m: float) -> tuple[float, float]:
+    """(lat, lon) in degrees of a local (north, east) point: PX4's map_projection_reproject."""
+    ref_lat, ref_lon = math.radians(origin.lat_deg), math.radians(origin.lon_deg)
+    x, y = north_m / EARTH_RADIUS_M, east_m / EARTH_RADIUS_M
+    c = math.hypot(x, y)
+    if abs(c) < 2.220446049250313e-16:
+        return origin.lat_deg, origin.lon_deg
+    sin_c, cos_c = math.sin(c), math.cos(c)
+    lat = math.asin(cos_c * math.sin(ref_lat) + x * sin_c * math.cos(ref_lat) / c)
+    lon = ref_lon + math.atan2(y * sin_c, c * math.cos(ref_lat) * cos_c
+                               - x * math.sin(ref_lat) * sin_c)
+    return math.degrees(lat), math.degrees(lon)
+
+
+def gnss_to_enu(origin: GeoOrigin, lat_deg: float, lon_deg: float, alt_m: float) -> Vector3:
+    """ENU position of a GNSS fix in the EKF's local frame: (east, north, alt - origin alt)."""
+    north, east = project(origin, lat_deg, lon_deg)
+    return (east, north, float(alt_m) - origin.alt_m)
+
+
+def fix_problem(fix_type: int, lat_deg: float, lon_deg: float, alt_m: float, eph: float,
+                epv: float) -> str | None:
+    """Why a GNSS fix cannot be used as an observation, or None when it can.
+
+    Needs a 3-D fix (fix_type >= 3), finite positive eph/epv (m, 1 sigma) and a finite position
+    on the globe. The returned reasons are stable strings (they are counted per reason).
+    """
+    if fix_type < 3:
+        return 'no 3-D fix (fix_type < 3)'
+    if not (math.isfinite(eph) and math.isfinite(epv) and eph > 0.0 and epv > 0.0):
+        return 'eph/epv not finite or not positive'
+    if not (math.isfinite(lat_deg) and math.isfinite(lon_deg) and math.isfinite(alt_m)
+            and abs(lat_deg) <= 90.0 and abs(lon_deg) <= 180.0):
+        return 'latitude/longitude/altitude not finite or out of range'
+    return None
+
+
+def fix_covariance(eph: float, epv: float, vertical_measured: bool) -> Matrix3:
+    """ENU position covariance of a fix: (eph²/2, eph²/2, epv²).
+
+    The vertical variance is UNMEASURED_VARIANCE_M2 (1e6 m²) instead when the fix's vertical
+    axis is not comparable with the estimate (the EKF's height does not follow GNSS).
+    """
+    cov = horizontal_vertical_covariance(eph, epv)
+    if vertical_measured:
+        return cov
+    return (cov[0], cov[1], (0.0, 0.0, UNMEASURED_VARIANCE_M2))
+
+
+def observation_pose_covariance(position: Matrix3) -> tuple[float, ...]:
+    """The 6x6 of a position-only fix: `position`, rotations not measured (1e6 rad²)."""
+    return _cov36({(0, 0): position, (3, 3): _diagonal((UNMEASURED_VARIANCE_RAD2,) * 3)})
+
+
+# --- height reference ---
+
+class HeightSource(enum.Enum):
+    """What the EKF's height (z) follows."""
+
+    BARO = 'barometric'
+    GNSS = 'GNSS'
+    RANGE = 'range finder'
+    VISION = 'vision'
+    UNKNOWN = 'unknown'
+
+
+def _short(value: float) -> str:
+    """1e6 rather than 1e+06."""
+    mantissa, exponent = f'{value:e}'.split('e')
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+_HEIGHT_CODES = {0: HeightSource.BARO, 1: HeightSource.GNSS, 2: HeightSource.RANGE,
+                 3: HeightSource.VISION}
+
+
+@dataclass(frozen=True, slots=True)
+class HeightReference:
+    """The EKF's height reference and whether a GNSS fix's vertical axis is comparable."""
+
+    parameter: str | None
+    value: float | None
+    source: HeightSource
+
+    @property
+    def gnss_vertical_measured(self) -> bool:
+        """Only an EKF whose height follows GNSS can be compared with the fix's altitude."""
+        return self.source is HeightSource.GNSS
+
+    def describe(self) -> str:
+        """One line: the parameter, what it means, and what it does to the fix."""
+        if self.parameter is None:
+            what = ('neither EKF2_HGT_REF nor EKF2_HGT_MODE is in the log parameters '
+                    '(height reference unknown)')
+        else:
+            value = self.value
+            shown = f'{int(value)}' if value is not None and float(value).is_integer() else (
+                f'{value!r}')
+            what = f'{self.parameter}={shown} ({self.source.value})'
+        if self.gnss_vertical_measured:
+            return f"{what}: the fix's vertical axis is compared (variance epv²)"
+        return (f"{what}: the fix's vertical axis is marked not measured "
+                f'(variance {_short(UNMEASURED_VARIANCE_M2)} m²)')
+
+
+def height_reference(parameters: Mapping[str, float]) -> HeightReference:
+    """The EKF2 height reference from its parameters.
+
+    EKF2_HGT_REF (PX4 1.14+) wins over EKF2_HGT_MODE (PX4 up to 1.13); both code 0 baro,
+    1 GNSS, 2 range finder, 3 vision. Missing or unknown codes give UNKNOWN, for which the
+    fix's vertical axis is not compared (an unknown reference is not a GNSS one).
+    """
+    for name in ('EKF2_HGT_REF', 'EKF2_HGT_MODE'):
+        if name in parameters:
+            value = parameters[name]
+            source = HeightSource.UNKNOWN
+            if isinstance(value, (int, float)) and float(value).is_integer():
+                source = _HEIGHT_CODES.get(int(value), HeightSource.UNKNOWN)
+            return HeightReference(name, value, source)
+    return HeightReference(None, None, HeightSource.UNKNOWN)

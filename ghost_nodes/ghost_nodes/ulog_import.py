@@ -1,0 +1,843 @@
+"""ghost_import_ulog: turn a PX4 ULog flight log into a rosbag2 MCAP input bag for Ghost.
+
+    ghost_import_ulog LOG.ulg --output BAG [--rate HZ] [--gps-delay-ms MS]
+
+The bag holds /state/nav (nav_msgs/msg/Odometry, the EKF's belief) and /observations
+(geometry_msgs/msg/PoseWithCovarianceStamped, the GNSS fixes projected into the EKF's local
+frame). Conventions: docs/real-data.md. The frame and covariance conversions are in
+ghost_nodes.px4_convert.
+
+Exit codes: 0 the bag was written; 1 the bag could not be written (I/O error); 2 usage error
+(bad option, the output already exists); 3 the log cannot be used (not a ULog, damaged before
+any usable data, no position or GNSS topic, no usable sample).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+import contextlib
+from dataclasses import dataclass, field
+import io
+import math
+from pathlib import Path
+import shutil
+import struct
+import sys
+from typing import Any, TextIO
+
+import numpy
+
+from ghost_nodes import px4_convert as px4
+
+__all__ = [
+    'ATTITUDE_MAX_AGE_NS',
+    'BELIEF_TOPIC',
+    'CHILD_FRAME_ID',
+    'ESTIMATOR_STATUS_MAX_AGE_NS',
+    'FRAME_ID',
+    'OBSERVATION_TOPIC',
+    'RATE_TOLERANCE',
+    'UlogImportError',
+    'main',
+]
+
+PROG = 'ghost_import_ulog'
+BELIEF_TOPIC = '/state/nav'
+OBSERVATION_TOPIC = '/observations'
+ODOMETRY_TYPE = 'nav_msgs/msg/Odometry'
+POSE_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
+#: REP 105: the EKF's local origin (ENU world) and the vehicle body (FLU).
+FRAME_ID = 'odom'
+CHILD_FRAME_ID = 'base_link'
+#: The attitude used for a belief is the latest vehicle_attitude at or before its stamp, at most
+#: this old (vehicle_attitude is logged at 25-100 Hz).
+ATTITUDE_MAX_AGE_NS = 100_000_000
+#: The attitude uncertainty is the latest estimator_status at or before the stamp, at most this
+#: old: estimator_status is logged at ~5 Hz, and the FMUv3 log has logger gaps of up to 1.4 s in
+#: it; quaternion variances change over seconds, so a 2 s old one is still the EKF's claim.
+ESTIMATOR_STATUS_MAX_AGE_NS = 2_000_000_000
+#: --rate HZ keeps a belief when its stamp is >= the last kept one + RATE_TOLERANCE / HZ.
+RATE_TOLERANCE = 0.9
+
+_EXIT_OK, _EXIT_WRITE, _EXIT_USAGE, _EXIT_INPUT = 0, 1, 2, 3
+_BELIEF_TOPICS = ('vehicle_odometry', 'vehicle_local_position')
+# vehicle_gps_position is the (blended) receiver EKF2 fuses; sensor_gps is the per-receiver topic.
+_GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
+_LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, 'vehicle_attitude', 'estimator_status')
+_ULOG_MAGIC = b'ULog\x01\x12\x35'
+_FLAG_BITS = ord('B')
+
+
+class UlogImportError(ValueError):
+    """The log cannot be imported (exit code 3); the message names the file and the problem."""
+
+
+class _UsageError(ValueError):
+    """A usage error found after argument parsing (exit code 2)."""
+
+
+# --- reading the log ---
+
+@dataclass(frozen=True, slots=True)
+class _Damage:
+    """What is wrong with a log that pyulog still read."""
+
+    truncated_at_byte: int | None
+    file_size: int
+    corrupt: bool
+    pyulog_said: str
+
+
+def _incomplete_tail(data: bytes) -> int | None:
+    """Byte offset of a last message cut short by the end of the file, or None.
+
+    pyulog stops silently at a message longer than what is left of the file; it does not flag
+    it. Walking the message framing (16-byte file header, then uint16 size + uint8 type +
+    payload per message) finds it. A log cut exactly between two messages cannot be told from
+    a log that ended there.
+    """
+    offset = 16
+    size = len(data)
+    while offset < size:
+        if offset + 3 > size:
+            return offset
+        msg_size, = struct.unpack_from('<H', data, offset)
+        if offset + 3 + msg_size > size:
+            return offset
+        offset += 3 + msg_size
+    return None
+
+
+def _load_ulog(path: Path) -> tuple[Any, _Damage]:
+    try:
+        if path.is_dir():
+            raise UlogImportError(f'{path}: is a directory, not a ULog file')
+        data = path.read_bytes()
+    except FileNotFoundError as err:
+        raise UlogImportError(f'{path}: no such file') from err
+    except OSError as err:
+        raise UlogImportError(f'{path}: cannot be read: {err.strerror or err}') from err
+    if not data:
+        raise UlogImportError(f'{path}: empty file, not a ULog log')
+    if len(data) < 16 or not data.startswith(_ULOG_MAGIC):
+        raise UlogImportError(f'{path}: not a ULog file (no ULog header: the file starts '
+                              f'with {data[:8]!r})')
+    from pyulog import ULog
+    from pyulog.exceptions import ULogException
+
+    chatter = io.StringIO()
+    try:
+        # pyulog prints its findings on stdout; they are kept and reported as one warning.
+        with contextlib.redirect_stdout(chatter):
+            ulog = ULog(io.BytesIO(data), list(_LOADED_TOPICS))
+    except ULogException as err:
+        raise UlogImportError(f'{path}: not a readable ULog file: {err}') from err
+    except (struct.error, ValueError, IndexError, KeyError, OverflowError, UnicodeError,
+            TypeError, MemoryError) as err:
+        raise UlogImportError(f'{path}: the ULog file cannot be parsed (corrupt): '
+                              f'{type(err).__name__}: {err}') from err
+    truncated = None if ulog.has_data_appended else _incomplete_tail(data)
+    said = ' '.join(chatter.getvalue().split())
+    return ulog, _Damage(truncated, len(data), bool(ulog.file_corruption), said)
+
+
+def _dataset(ulog: Any, name: str) -> dict[str, numpy.ndarray] | None:
+    for item in ulog.data_list:
+        if item.name == name and item.multi_id == 0:
+            return dict(item.data)
+    return None
+
+
+def _stamps_us(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
+    """timestamp_sample when logged (the time the estimate refers to), else timestamp."""
+    sample = data.get('timestamp_sample')
+    if sample is not None and numpy.all(sample > 0):
+        return numpy.asarray(sample, dtype=numpy.int64)
+    return numpy.asarray(data['timestamp'], dtype=numpy.int64)
+
+
+def _column(data: Mapping[str, numpy.ndarray], name: str) -> numpy.ndarray:
+    return numpy.asarray(data[name], dtype=numpy.float64)
+
+
+def _has(data: Mapping[str, numpy.ndarray], *names: str) -> bool:
+    return all(name in data for name in names)
+
+
+# --- what the import produces ---
+
+@dataclass(slots=True)
+class _Stream:
+    """One output topic: the messages kept, the drops per reason, the sample count."""
+
+    source: str
+    samples: int = 0
+    messages: list[tuple[int, int, dict[str, object]]] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    decimated: int = 0
+    #: Written beliefs whose orientation covariance is all zeros, per reason.
+    no_orientation_uncertainty: Counter[str] = field(default_factory=Counter)
+
+    def drop(self, reason: str) -> None:
+        self.dropped[reason] += 1
+
+
+def _time(stamp_ns: int) -> dict[str, int]:
+    return {'sec': stamp_ns // 1_000_000_000, 'nanosec': stamp_ns % 1_000_000_000}
+
+
+def _xyz(v: Sequence[float]) -> dict[str, float]:
+    return {'x': float(v[0]), 'y': float(v[1]), 'z': float(v[2])}
+
+
+def _odometry_dict(stamp_ns: int, ros: px4.RosOdometry) -> dict[str, object]:
+    q = ros.orientation_xyzw
+    return {
+        'header': {'stamp': _time(stamp_ns), 'frame_id': FRAME_ID},
+        'child_frame_id': CHILD_FRAME_ID,
+        'pose': {'pose': {'position': _xyz(ros.position),
+                          'orientation': {'x': q[0], 'y': q[1], 'z': q[2], 'w': q[3]}},
+                 'covariance': list(ros.pose_covariance)},
+        'twist': {'twist': {'linear': _xyz(ros.linear_velocity),
+                            'angular': _xyz(ros.angular_velocity)},
+                  'covariance': list(ros.twist_covariance)},
+    }
+
+
+def _observation_dict(stamp_ns: int, position: px4.Vector3,
+                      covariance: px4.Matrix3) -> dict[str, object]:
+    return {
+        'header': {'stamp': _time(stamp_ns), 'frame_id': FRAME_ID},
+        'pose': {'pose': {'position': _xyz(position),
+                          'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}},
+                 'covariance': list(px4.observation_pose_covariance(covariance))},
+    }
+
+
+def _latest_at_or_before(times: numpy.ndarray, stamp: int, max_age: int) -> int | None:
+    index = int(numpy.searchsorted(times, stamp, side='right')) - 1
+    if index < 0 or stamp - int(times[index]) > max_age:
+        return None
+    return index
+
+
+def _nearest(times: numpy.ndarray, stamp: int) -> int | None:
+    if len(times) == 0:
+        return None
+    index = int(numpy.searchsorted(times, stamp))
+    candidates = [i for i in (index - 1, index) if 0 <= i < len(times)]
+    return min(candidates, key=lambda i: abs(int(times[i]) - stamp))
+
+
+# --- beliefs ---
+
+@dataclass(slots=True)
+class _Orientation:
+    """Attitude and its uncertainty, looked up per belief stamp."""
+
+    attitude: dict[str, numpy.ndarray] | None
+    attitude_times: numpy.ndarray
+    status: dict[str, numpy.ndarray] | None
+    status_times: numpy.ndarray
+    variances: list[tuple[float, float, float]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, ulog: Any) -> _Orientation:
+        attitude = _dataset(ulog, 'vehicle_attitude')
+        status = _dataset(ulog, 'estimator_status')
+        if status is not None and not _has(status, *(f'covariances[{i}]' for i in range(4))):
+            status = None
+        empty = numpy.zeros(0, dtype=numpy.int64)
+        return cls(attitude, _stamps_us(attitude) * 1000 if attitude else empty,
+                   status, _stamps_us(status) * 1000 if status else empty)
+
+    def quaternion(self, stamp_ns: int) -> tuple[tuple[float, ...], px4.Vector3] | None:
+        """PX4 q [w, x, y, z] and body rates (FRD) of the latest attitude, or None."""
+        if self.attitude is None:
+            return None
+        index = _latest_at_or_before(self.attitude_times, stamp_ns, ATTITUDE_MAX_AGE_NS)
+        if index is None:
+            return None
+        a = self.attitude
+        q = tuple(float(a[f'q[{i}]'][index]) for i in range(4))
+        rates: px4.Vector3 = (0.0, 0.0, 0.0)
+        if _has(a, 'rollspeed', 'pitchspeed', 'yawspeed'):
+            rates = (float(a['rollspeed'][index]), float(a['pitchspeed'][index]),
+                     float(a['yawspeed'][index]))
+        return q, rates
+
+    def covariance(self, stamp_ns: int, q_wxyz: Sequence[float]) -> px4.Matrix3 | str:
+        """Rotation covariance (NED axes) from estimator_status, or why there is none."""
+        if self.status is None:
+            return 'estimator_status.covariances not logged'
+        index = _latest_at_or_before(self.status_times, stamp_ns, ESTIMATOR_STATUS_MAX_AGE_NS)
+        if index is None:
+            return (f'no estimator_status within {ESTIMATOR_STATUS_MAX_AGE_NS // 10**9} s '
+                    'before')
+        variances = [float(self.status[f'covariances[{i}]'][index]) for i in range(4)]
+        try:
+            cov = px4.attitude_covariance_ned(q_wxyz, variances)
+        except ValueError:
+            return 'quaternion variances not finite or negative'
+        if cov is None:
+            return 'quaternion variances all zero (EKF not initialised)'
+        return cov
+
+
+def _pose_covariance_ned(position: px4.Matrix3,
+                         orientation: px4.Matrix3 | None) -> tuple[float, ...]:
+    full = [0.0] * 36
+    for offset, block in ((0, position), (3, orientation)):
+        if block is None:
+            continue
+        for i in range(3):
+            for j in range(3):
+                full[(offset + i) * 6 + offset + j] = block[i][j]
+    return tuple(full)
+
+
+def _finite(*values: float) -> bool:
+    return all(math.isfinite(value) for value in values)
+
+
+_Sample = tuple[int, int, px4.Px4Odometry, str | None]
+
+
+def _local_position_samples(
+    data: Mapping[str, numpy.ndarray], orientation: _Orientation, stream: _Stream
+) -> Iterator[_Sample]:
+    """(stamp_ns, log_time_ns, sample, why no orientation uncertainty) of usable samples."""
+    stamps = _stamps_us(data) * 1000
+    log_times = numpy.asarray(data['timestamp'], dtype=numpy.int64) * 1000
+    cols = {name: _column(data, name) for name in
+            ('x', 'y', 'z', 'vx', 'vy', 'vz', 'eph', 'epv', 'evh', 'evv')}
+    flags = {name: (_column(data, name) if name in data else numpy.ones(len(stamps)))
+             for name in ('xy_valid', 'z_valid', 'v_xy_valid', 'v_z_valid')}
+    for i in range(len(stamps)):
+        stream.samples += 1
+        v = {name: float(col[i]) for name, col in cols.items()}
+        if not (flags['xy_valid'][i] and flags['z_valid'][i]):
+            stream.drop('position not valid (xy_valid or z_valid false)')
+            continue
+        if not (flags['v_xy_valid'][i] and flags['v_z_valid'][i]):
+            stream.drop('velocity not valid (v_xy_valid or v_z_valid false)')
+            continue
+        if not _finite(*v.values()) or min(v['eph'], v['epv'], v['evh'], v['evv']) < 0.0:
+            stream.drop('position, velocity or accuracy not finite (or negative accuracy)')
+            continue
+        stamp = int(stamps[i])
+        attitude = orientation.quaternion(stamp)
+        if attitude is None:
+            stream.drop('no vehicle_attitude within 100 ms before')
+            continue
+        q, rates = attitude
+        try:
+            px4.px4_quaternion_to_ros(q)
+        except ValueError:
+            stream.drop('attitude quaternion not finite or zero')
+            continue
+        rotation = orientation.covariance(stamp, q)
+        yield stamp, int(log_times[i]), px4.Px4Odometry(
+            position_ned=(v['x'], v['y'], v['z']), q_wxyz=(q[0], q[1], q[2], q[3]),
+            velocity=(v['vx'], v['vy'], v['vz']), velocity_frame=px4.Px4Frame.NED,
+            pose_covariance=_pose_covariance_ned(
+                px4.horizontal_vertical_covariance(v['eph'], v['epv']),
+                None if isinstance(rotation, str) else rotation),
+            velocity_covariance=px4.horizontal_vertical_covariance(v['evh'], v['evv']),
+            angular_velocity_frd=rates), rotation if isinstance(rotation, str) else None
+
+
+# vehicle_odometry frame codes: up to PX4 1.13 (local_frame / velocity_frame) and from 1.14
+# (pose_frame / velocity_frame).
+_OLD_FRAMES = {0: px4.Px4Frame.NED, 1: px4.Px4Frame.FRD_WORLD, 3: px4.Px4Frame.BODY_FRD}
+_NEW_FRAMES = {1: px4.Px4Frame.NED, 2: px4.Px4Frame.FRD_WORLD, 3: px4.Px4Frame.BODY_FRD}
+
+
+def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odometry:
+    """One vehicle_odometry sample, either layout, as a Px4Odometry (ValueError if unusable)."""
+    def get(name: str) -> float:
+        return float(data[name][i])
+
+    def frame(codes: Mapping[int, px4.Px4Frame], name: str) -> px4.Px4Frame:
+        return codes.get(int(get(name)), px4.Px4Frame.OTHER)
+
+    q = (get('q[0]'), get('q[1]'), get('q[2]'), get('q[3]'))
+    if 'position[0]' in data:  # PX4 1.14+
+        position = (get('position[0]'), get('position[1]'), get('position[2]'))
+        velocity = (get('velocity[0]'), get('velocity[1]'), get('velocity[2]'))
+        rates = tuple(get(f'angular_velocity[{k}]') for k in range(3))
+        pos_var = [get(f'position_variance[{k}]') for k in range(3)]
+        rot_var = [get(f'orientation_variance[{k}]') for k in range(3)]
+        vel_var = [get(f'velocity_variance[{k}]') for k in range(3)]
+        pose_frame = frame(_NEW_FRAMES, 'pose_frame')
+        velocity_frame = frame(_NEW_FRAMES, 'velocity_frame')
+        if not _finite(*rot_var):
+            rot_var = [0.0, 0.0, 0.0]
+        pose = _pose_covariance_ned(
+            tuple(tuple(pos_var[r] if r == c else 0.0 for c in range(3)) for r in range(3)),
+            tuple(tuple(rot_var[r] if r == c else 0.0 for c in range(3)) for r in range(3)))
+        velocity_cov = tuple(tuple(vel_var[r] if r == c else 0.0 for c in range(3))
+                             for r in range(3))
+    else:  # PX4 1.10-1.13: x, y, z; 21-value upper-triangular covariances
+        position = (get('x'), get('y'), get('z'))
+        velocity = (get('vx'), get('vy'), get('vz'))
+        rates = (get('rollspeed'), get('pitchspeed'), get('yawspeed'))
+        urt_pose = [get(f'pose_covariance[{k}]') for k in range(21)]
+        urt_vel = [get(f'velocity_covariance[{k}]') for k in range(21)]
+        if not math.isfinite(urt_pose[15]):  # PX4: first orientation cell NaN = unknown
+            for k in range(15, 21):
+                urt_pose[k] = 0.0
+            for k in (3, 4, 5, 8, 9, 10, 12, 13, 14):  # position-orientation cross terms
+                urt_pose[k] = 0.0
+        pose = px4.covariance_from_upper_triangle(urt_pose)
+        full_vel = px4.covariance_from_upper_triangle(urt_vel)
+        velocity_cov = tuple(tuple(full_vel[r * 6 + c] for c in range(3)) for r in range(3))
+        pose_frame = frame(_OLD_FRAMES, 'local_frame')
+        velocity_frame = (frame(_OLD_FRAMES, 'velocity_frame') if 'velocity_frame' in data
+                          else pose_frame)
+    values = (*position, *velocity, *q, *pose, *(x for row in velocity_cov for x in row))
+    if not _finite(*values):
+        raise ValueError('position, velocity, attitude or covariance not finite')
+    rates3: px4.Vector3 = (rates[0], rates[1], rates[2]) if _finite(*rates) else (0.0, 0.0, 0.0)
+    return px4.Px4Odometry(
+        position_ned=position, q_wxyz=q, velocity=velocity, velocity_frame=velocity_frame,
+        pose_covariance=pose, velocity_covariance=px4._matrix(velocity_cov),
+        angular_velocity_frd=rates3, pose_frame=pose_frame)
+
+
+def _odometry_samples(
+    data: Mapping[str, numpy.ndarray], orientation: _Orientation, stream: _Stream
+) -> Iterator[_Sample]:
+    stamps = _stamps_us(data) * 1000
+    log_times = numpy.asarray(data['timestamp'], dtype=numpy.int64) * 1000
+    for i in range(len(stamps)):
+        stream.samples += 1
+        try:
+            sample = _odometry_fields(data, i)
+        except ValueError as err:
+            stream.drop(str(err))
+            continue
+        except KeyError as err:
+            raise UlogImportError(f'vehicle_odometry has no field {err}: unknown layout') from err
+        unknown = not any(sample.pose_covariance[k] for k in (21, 28, 35))
+        yield (int(stamps[i]), int(log_times[i]), sample,
+               'vehicle_odometry orientation variance unknown (NaN)' if unknown else None)
+
+
+def _import_beliefs(ulog: Any, source: str, rate_hz: float | None,
+                    orientation: _Orientation) -> _Stream:
+    data = _dataset(ulog, source)
+    assert data is not None
+    stream = _Stream(source)
+    samples = (_odometry_samples if source == 'vehicle_odometry'
+               else _local_position_samples)(data, orientation, stream)
+    last_stamp: int | None = None
+    last_kept: int | None = None
+    min_step = None if rate_hz is None else int(round(RATE_TOLERANCE * 1e9 / rate_hz))
+    for stamp, log_time, sample, no_uncertainty in samples:
+        if last_stamp is not None and stamp <= last_stamp:
+            stream.drop('timestamp not strictly increasing')
+            continue
+        try:
+            ros = px4.odometry_to_ros(sample)
+        except ValueError as err:
+            stream.drop(f'frame not convertible ({err})')
+            continue
+        last_stamp = stamp
+        if min_step is not None and last_kept is not None and stamp < last_kept + min_step:
+            stream.decimated += 1
+            continue
+        last_kept = stamp
+        rot = ros.pose_covariance
+        if no_uncertainty is None:
+            orientation.variances.append((rot[21], rot[28], rot[35]))
+        else:
+            stream.no_orientation_uncertainty[no_uncertainty] += 1
+        stream.messages.append((stamp, log_time, _odometry_dict(stamp, ros)))
+    return stream
+
+
+# --- fixes ---
+
+@dataclass(frozen=True, slots=True)
+class _Origins:
+    """The EKF origin of every vehicle_local_position sample (it can be reset in flight)."""
+
+    times: numpy.ndarray
+    lat: numpy.ndarray
+    lon: numpy.ndarray
+    alt: numpy.ndarray
+    xy_global: numpy.ndarray
+    z_global: numpy.ndarray
+
+    @classmethod
+    def of(cls, ulog: Any) -> _Origins | None:
+        data = _dataset(ulog, 'vehicle_local_position')
+        if data is None or not _has(data, 'ref_lat', 'ref_lon', 'ref_alt'):
+            return None
+        n = len(data['timestamp'])
+        ones = numpy.ones(n)
+        return cls(_stamps_us(data) * 1000, _column(data, 'ref_lat'), _column(data, 'ref_lon'),
+                   _column(data, 'ref_alt'),
+                   _column(data, 'xy_global') if 'xy_global' in data else ones,
+                   _column(data, 'z_global') if 'z_global' in data else ones)
+
+    def at(self, stamp_ns: int) -> tuple[px4.GeoOrigin, bool] | None:
+        """The origin of the local-position sample nearest in time, with z_global; or None."""
+        index = _nearest(self.times, stamp_ns)
+        if index is None or not self.xy_global[index]:
+            return None
+        try:
+            origin = px4.GeoOrigin(float(self.lat[index]), float(self.lon[index]),
+                                   float(self.alt[index]))
+        except ValueError:
+            return None
+        return origin, bool(self.z_global[index])
+
+
+def _gnss_columns(data: Mapping[str, numpy.ndarray]) -> tuple[numpy.ndarray, ...]:
+    """Latitude, longitude (degrees) and altitude AMSL (m) columns of either GNSS layout."""
+    if _has(data, 'latitude_deg', 'longitude_deg', 'altitude_msl_m'):  # sensor_gps, PX4 1.14+
+        return (_column(data, 'latitude_deg'), _column(data, 'longitude_deg'),
+                _column(data, 'altitude_msl_m'))
+    if _has(data, 'lat', 'lon', 'alt'):  # int 1e-7 degrees, int millimetres
+        return (_column(data, 'lat') * 1e-7, _column(data, 'lon') * 1e-7,
+                _column(data, 'alt') * 1e-3)
+    raise UlogImportError('the GNSS topic has neither lat/lon/alt nor '
+                          'latitude_deg/longitude_deg/altitude_msl_m')
+
+
+def _gnss_sample_times(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
+    """EKF2's rule: timestamp_sample when set and different from timestamp, else timestamp."""
+    timestamp = numpy.asarray(data['timestamp'], dtype=numpy.int64)
+    sample = data.get('timestamp_sample')
+    if sample is None:
+        return timestamp
+    sample = numpy.asarray(sample, dtype=numpy.int64)
+    return numpy.where((sample > 0) & (sample != timestamp), sample, timestamp)
+
+
+def _import_fixes(ulog: Any, source: str, origins: _Origins | None, delay_ns: int,
+                  height: px4.HeightReference) -> _Stream:
+    data = _dataset(ulog, source)
+    assert data is not None
+    stream = _Stream(source)
+    if not _has(data, 'fix_type', 'eph', 'epv'):
+        raise UlogImportError(f'{source} has no fix_type/eph/epv fields')
+    lat, lon, alt = _gnss_columns(data)
+    fix_type = numpy.asarray(data['fix_type'], dtype=numpy.int64)
+    eph, epv = _column(data, 'eph'), _column(data, 'epv')
+    log_times = numpy.asarray(data['timestamp'], dtype=numpy.int64) * 1000
+    sample_times = _gnss_sample_times(data) * 1000
+    last_stamp: int | None = None
+    for i in range(len(log_times)):
+        stream.samples += 1
+        problem = px4.fix_problem(int(fix_type[i]), float(lat[i]), float(lon[i]),
+                                  float(alt[i]), float(eph[i]), float(epv[i]))
+        if problem is not None:
+            stream.drop(problem)
+            continue
+        stamp = int(sample_times[i]) - delay_ns
+        if stamp < 0:
+            stream.drop('measurement time before boot (timestamp < GNSS delay)')
+            continue
+        if last_stamp is not None and stamp <= last_stamp:
+            stream.drop('timestamp not strictly increasing')
+            continue
+        origin = origins.at(stamp) if origins is not None else None
+        if origin is None:
+            stream.drop('no EKF origin (vehicle_local_position.xy_global false or not logged)')
+            continue
+        last_stamp = stamp
+        geo, z_global = origin
+        position = px4.gnss_to_enu(geo, float(lat[i]), float(lon[i]), float(alt[i]))
+        covariance = px4.fix_covariance(float(eph[i]), float(epv[i]),
+                                        height.gnss_vertical_measured and z_global)
+        stream.messages.append((stamp, int(log_times[i]),
+                                _observation_dict(stamp, position, covariance)))
+    return stream
+
+
+# --- command line ---
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f'not a number: {text!r}') from err
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f'must be a finite number > 0, got {text!r}')
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f'not a number: {text!r}') from err
+    if not (math.isfinite(value) and value >= 0.0):
+        raise argparse.ArgumentTypeError(f'must be a finite number >= 0, got {text!r}')
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    doc = __doc__ or ''
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description='Write a rosbag2 MCAP input bag (/state/nav, /observations) from a PX4 '
+                    'ULog: the EKF belief and the GNSS fixes in its local ENU frame.',
+        epilog=doc[doc.index('Exit codes'):].replace('\n', ' ') + ' See docs/real-data.md.')
+    parser.add_argument('log', type=Path, help='the PX4 ULog file (.ulg)')
+    parser.add_argument('--output', '-o', type=Path, required=True,
+                        help='the bag directory to create (must not exist)')
+    parser.add_argument('--rate', type=_positive_float, default=None, metavar='HZ',
+                        help='keep at most HZ beliefs per second (a belief is kept when its '
+                             'stamp is >= the last kept + 0.9/HZ s); default: every sample. '
+                             'Fixes are never decimated.')
+    parser.add_argument('--gps-delay-ms', type=_non_negative_float, default=None, metavar='MS',
+                        help='GNSS measurement delay (default: the log parameter '
+                             'EKF2_GPS_DELAY, 0 when it is missing)')
+    return parser
+
+
+def _msg_dir() -> Path:
+    """The ghost_interfaces msg directory: installed share, else the source tree."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        installed = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
+        if installed.is_dir():
+            return installed
+    except (ImportError, LookupError, ValueError):
+        pass
+    return Path(__file__).resolve().parents[2] / 'ghost_interfaces' / 'msg'
+
+
+def _check_output(output: Path) -> None:
+    if output.exists() or output.is_symlink():
+        raise _UsageError(f'{output}: already exists (the output bag directory must not exist)')
+    if not output.parent.is_dir():
+        raise _UsageError(f'{output}: its parent directory {output.parent} does not exist')
+
+
+def _write_bag(output: Path, beliefs: _Stream, fixes: _Stream) -> int:
+    from ghost_verify.bagwrite import GhostBagWriter
+    from ghost_verify.errors import BagWriteError
+
+    events = sorted(
+        [(log_time, 0, index, OBSERVATION_TOPIC, POSE_TYPE, msg)
+         for index, (_, log_time, msg) in enumerate(fixes.messages)]
+        + [(log_time, 1, index, BELIEF_TOPIC, ODOMETRY_TYPE, msg)
+           for index, (_, log_time, msg) in enumerate(beliefs.messages)],
+        key=lambda event: event[:3])
+    try:
+        with GhostBagWriter(output, _msg_dir()) as writer:
+            writer.add_topic(BELIEF_TOPIC, ODOMETRY_TYPE)
+            writer.add_topic(OBSERVATION_TOPIC, POSE_TYPE)
+            for log_time, _, _, topic, type_name, msg in events:
+                writer.write(topic, type_name, msg, log_time)
+    except (BagWriteError, OSError) as err:
+        if output.is_dir():
+            shutil.rmtree(output, ignore_errors=True)
+        raise OSError(f'{output}: the bag cannot be written: {err}') from err
+    return len(events)
+
+
+def _seconds(stamp_ns: int) -> str:
+    return f'{stamp_ns / 1e9:.3f}'
+
+
+def _span(stream: _Stream) -> str:
+    if not stream.messages:
+        return 'none'
+    first, last = stream.messages[0][0], stream.messages[-1][0]
+    return f'{_seconds(first)} .. {_seconds(last)} s since boot ({(last - first) / 1e9:.1f} s)'
+
+
+def _gaps(stream: _Stream) -> str:
+    stamps = numpy.array([stamp for stamp, _, _ in stream.messages], dtype=numpy.int64)
+    if len(stamps) < 3:
+        return ''
+    steps = numpy.diff(stamps)
+    median = float(numpy.median(steps))
+    long = int(numpy.sum(steps > 2.0 * median))
+    return (f'; period median {median / 1e6:.0f} ms, max {float(steps.max()) / 1e6:.0f} ms, '
+            f'{long} gap{"s" if long != 1 else ""} > 2x median')
+
+
+def _counts(stream: _Stream, topic: str) -> list[str]:
+    dropped = sum(stream.dropped.values())
+    line = (f'{topic} from {stream.source}: {stream.samples} samples, '
+            f'{len(stream.messages)} written, {dropped} dropped')
+    if stream.decimated:
+        line += f', {stream.decimated} skipped by --rate'
+    lines = [line]
+    lines += [f'  dropped {count}: {reason}' for reason, count in sorted(stream.dropped.items())]
+    return lines
+
+
+def _range(values: Sequence[float], unit: str) -> str:
+    return f'{min(values):.3g}..{max(values):.3g} {unit}' if values else 'n/a'
+
+
+def _accuracies(beliefs: _Stream, fixes: _Stream) -> list[str]:
+    def diag(stream: _Stream, part: str, k: int) -> list[float]:
+        return [float(msg[part]['covariance'][k])  # type: ignore[index]
+                for _, _, msg in stream.messages]
+
+    def std(values: list[float], factor: float = 1.0) -> list[float]:
+        return [math.sqrt(max(value, 0.0) * factor) for value in values]
+
+    lines = []
+    if beliefs.messages:
+        lines.append('  belief 1-sigma: horizontal position (eph) '
+                     + _range(std(diag(beliefs, 'pose', 0), 2.0), 'm')
+                     + ', vertical (epv) ' + _range(std(diag(beliefs, 'pose', 14)), 'm'))
+    if fixes.messages:
+        vertical = [v for v in diag(fixes, 'pose', 14) if v < px4.UNMEASURED_VARIANCE_M2]
+        lines.append('  fix 1-sigma: horizontal (eph) '
+                     + _range(std(diag(fixes, 'pose', 0), 2.0), 'm') + ', vertical (epv) '
+                     + (_range(std(vertical), 'm') if vertical else 'not measured'))
+    return lines
+
+
+def _orientation_lines(orientation: _Orientation) -> list[str]:
+    lines = []
+    if orientation.variances:
+        med = [float(numpy.median([v[k] for v in orientation.variances])) for k in range(3)]
+        lines.append('  orientation variance (rad², ENU axes x/y/z, median): '
+                     + ', '.join(f'{value:.2e}' for value in med)
+                     + ' (1-sigma ' + ', '.join(f'{math.degrees(math.sqrt(v)):.2f}' for v in med)
+                     + ' deg)')
+    return lines
+
+
+def _delay(args: argparse.Namespace, parameters: Mapping[str, float]) -> tuple[int, str]:
+    if args.gps_delay_ms is not None:
+        ms = float(args.gps_delay_ms)
+        return int(round(ms * 1e6)), f'{ms:g} ms (--gps-delay-ms)'
+    value = parameters.get('EKF2_GPS_DELAY')
+    if isinstance(value, (int, float)) and math.isfinite(value) and value >= 0:
+        return int(round(float(value) * 1e6)), f'{float(value):g} ms (EKF2_GPS_DELAY)'
+    return 0, ('0 ms (EKF2_GPS_DELAY not in the log and no --gps-delay-ms: fix stamps are '
+               'their logged times)')
+
+
+def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> int:
+    path: Path = args.log
+    output: Path = args.output
+    _check_output(output)
+    ulog, damage = _load_ulog(path)
+    at = (f't = {ulog.last_timestamp / 1e6:.3f} s since boot, '
+          f'{(ulog.last_timestamp - ulog.start_timestamp) / 1e6:.1f} s into the log')
+    truncated = ''
+    if damage.truncated_at_byte is not None:
+        truncated = (f'the log is truncated: its last message (byte {damage.truncated_at_byte} '
+                     f'of {damage.file_size}) is incomplete; the data ends at {at}')
+    names = {item.name for item in ulog.data_list}
+    belief_source = next((name for name in _BELIEF_TOPICS if name in names), None)
+    gnss_source = next((name for name in _GNSS_TOPICS if name in names), None)
+    if belief_source is None or gnss_source is None:
+        missing = ('neither vehicle_odometry nor vehicle_local_position' if belief_source is None
+                   else 'no GNSS topic (vehicle_gps_position, sensor_gps)')
+        why = f' ({truncated})' if truncated else (
+            ' (the log is corrupt)' if damage.corrupt else '')
+        raise UlogImportError(f'{path}: {missing} is logged{why}')
+    if truncated:
+        warn(f'{path}: {truncated}; importing the complete part')
+    if damage.corrupt:
+        warn(f'{path}: the log has corrupt data (pyulog: '
+             f'{damage.pyulog_said or "file corruption"}); samples in the damaged parts are lost')
+
+    parameters: dict[str, float] = dict(ulog.initial_parameters)
+    watched = ('EKF2_HGT_MODE', 'EKF2_HGT_REF', 'EKF2_GPS_DELAY')
+    for stamp_us, name, value in ulog.changed_parameters:
+        if name in watched and value != parameters.get(name):
+            warn(f'{path}: {name} changes to {value} at t = {stamp_us / 1e6:.3f} s; the '
+                 f'initial value {parameters.get(name)} is used for the whole log')
+    height = px4.height_reference(parameters)
+    delay_ns, delay_text = _delay(args, parameters)
+    if delay_ns == 0 and args.gps_delay_ms is None:
+        warn(f'{path}: EKF2_GPS_DELAY is not in the log: GNSS fixes are stamped at their '
+             'logged time (give --gps-delay-ms to set the delay)')
+
+    orientation = _Orientation.of(ulog)
+    try:
+        beliefs = _import_beliefs(ulog, belief_source, args.rate, orientation)
+        fixes = _import_fixes(ulog, gnss_source, _Origins.of(ulog), delay_ns, height)
+    except KeyError as err:
+        raise UlogImportError(f'{path}: a field the importer needs is not logged: {err} '
+                              f'(topics {belief_source}, {gnss_source})') from err
+    for stream, what in ((beliefs, 'belief'), (fixes, 'GNSS fix')):
+        if not stream.messages:
+            reasons = '; '.join(f'{count} {reason}' for reason, count
+                                in stream.dropped.most_common(3)) or 'no samples'
+            extra = f'; {truncated}' if truncated else ''
+            raise UlogImportError(f'{path}: no usable {what} in {stream.source} '
+                                  f'({stream.samples} samples: {reasons}){extra}')
+    unknown = sum(beliefs.no_orientation_uncertainty.values())
+    if unknown:
+        reasons = '; '.join(f'{count} {reason}' for reason, count
+                            in sorted(beliefs.no_orientation_uncertainty.items()))
+        warn(f'{path}: {unknown} of the {len(beliefs.messages)} beliefs written have no '
+             f'orientation uncertainty ({reasons}): their orientation covariance is left all '
+             'zeros, which '
+             'Ghost judges UNKNOWN (no uncertainty information is not certainty)')
+
+    written = _write_bag(output, beliefs, fixes)
+    version = ulog.msg_info_dict.get('ver_sw', '')
+    lines = [
+        f'{PROG}: {path} ({damage.file_size} bytes, PX4 {str(version)[:8] or "unknown"}'
+        + (', TRUNCATED' if truncated else '') + ')',
+        *_counts(beliefs, f'beliefs {BELIEF_TOPIC}'),
+        *_counts(fixes, f'fixes {OBSERVATION_TOPIC}'),
+        *_accuracies(beliefs, fixes),
+        *_orientation_lines(orientation),
+        f'  beliefs without orientation uncertainty (orientation block all zeros): {unknown}',
+        f'unmeasured axes: {height.describe()}',
+        f'GNSS delay: {delay_text}; fix stamp = sample time - delay, written at its log time',
+        f'time span: beliefs {_span(beliefs)}{_gaps(beliefs)}',
+        f'           fixes {_span(fixes)}{_gaps(fixes)}',
+        f'output: {output} ({written} messages: {len(beliefs.messages)} on {BELIEF_TOPIC}, '
+        f'{len(fixes.messages)} on {OBSERVATION_TOPIC}; frame {FRAME_ID}, child '
+        f'{CHILD_FRAME_ID})',
+    ]
+    print('\n'.join(lines), file=out)
+    return _EXIT_OK
+
+
+def _one_line(text: str) -> str:
+    return ' '.join(str(text).split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ghost_import_ulog; return the exit code (0, 1, 2 or 3, see the module docstring)."""
+    args = _parser().parse_args(argv)
+
+    def warn(message: str) -> None:
+        print(f'{PROG}: warning: {_one_line(message)}', file=sys.stderr)
+
+    def error(message: str, code: int) -> int:
+        print(f'{PROG}: error: {_one_line(message)}', file=sys.stderr)
+        return code
+
+    try:
+        return _run(args, sys.stdout, warn)
+    except _UsageError as err:
+        return error(str(err), _EXIT_USAGE)
+    except UlogImportError as err:
+        message = str(err)
+        if not message.startswith(str(args.log)):
+            message = f'{args.log}: {message}'
+        return error(message, _EXIT_INPUT)
+    except OSError as err:
+        return error(str(err), _EXIT_WRITE)
+    except KeyboardInterrupt:
+        return error('interrupted', 130)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
+
