@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-import math
-
 from dataclasses import dataclass
+import math
 
 from ghost_core.contracts import (
     ForwardPrediction,

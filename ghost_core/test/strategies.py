@@ -7,7 +7,6 @@ import math
 from hypothesis import strategies as st
 
 from ghost_core._checks import MAX_STAMP_NS
-from ghost_core.distances import normalised_distance
 from ghost_core.contracts import (
     ActionEmission,
     ActuatorCommand,
@@ -24,6 +23,7 @@ from ghost_core.contracts import (
     STATUS_NO_PREDICTION,
     STATUS_PAIRED,
 )
+from ghost_core.distances import normalised_distance
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
 
 ZERO3 = (0.0, 0.0, 0.0)

@@ -69,7 +69,7 @@ def test_sums_of_outer_products_are_positive_semidefinite(
 
 
 def test_cholesky_factors_and_refuses_what_is_not_positive_definite() -> None:
-    """cholesky gives L with L Lᵀ = S, and None for singular, indefinite or non-finite S."""
+    """Cholesky gives L with L Lᵀ = S, and None for singular, indefinite or non-finite S."""
     m = (4.0, 2.0, 0.6, 2.0, 2.0, 0.4, 0.6, 0.4, 1.0)
     lower = cholesky(m, 3)
     assert lower is not None

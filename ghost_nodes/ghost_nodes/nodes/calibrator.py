@@ -1,13 +1,14 @@
 """Calibrator node: adjusts each raw assessment by the agent's own prediction errors."""
 
-from ghost_core.loop import calibrate, LoopConfig
+from ghost_core.loop import calibrate
+from ghost_core.sequencing import CalibrationJoiner, StampedOutcome
 from ghost_core.wire import parse_belief_self_assessment, parse_prediction_outcome, to_msg_dict
 from ghost_interfaces.msg import BeliefSelfAssessment, CalibratedSelfAssessment, PredictionOutcome
+from ghost_nodes.agent_config import loop_config
 from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.convert import to_msg_dict as msg_to_dict
 from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
-from ghost_core.sequencing import CalibrationJoiner, StampedOutcome
 
 __all__ = ['CalibratorNode', 'main']
 
@@ -38,9 +39,7 @@ class CalibratorNode(GhostNode):
 
     def on_parameters_changed(self) -> None:
         """Rebuild the core configuration from the parameters."""
-        self._config = LoopConfig(min_outcomes=self.param('min_outcomes'),
-                                  downgrade_threshold=self.param('downgrade_threshold'),
-                                  max_history=self.param('max_history'))
+        self._config = loop_config(self.param)
 
     def _on_raw(self, msg: BeliefSelfAssessment) -> None:
         raw = parse_belief_self_assessment(msg_to_dict(msg))

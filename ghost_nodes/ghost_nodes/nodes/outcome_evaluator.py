@@ -15,18 +15,25 @@ from ghost_core.contracts import (
 from ghost_core.prediction import (
     DEFAULT_MAX_OBSERVATION_LAG_NS,
     DEFAULT_UNMEASURED_VARIANCE_M2,
-    EvaluatorConfig,
     outcome_for_cycle,
 )
 from ghost_core.samples import Observation
 from ghost_core.sequencing import CycleInputs, OutcomeSequencer
 from ghost_core.wire import parse_forward_prediction, to_msg_dict
 from ghost_interfaces.msg import ForwardPrediction, PredictionOutcome
+from ghost_nodes.agent_config import evaluator_config
 from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.convert import to_msg_dict as msg_to_dict
-from ghost_nodes.node_base import at_least, GhostNode, one_of, ParamSpec, positive, run
+from ghost_nodes.node_base import (
+    at_least,
+    GhostNode,
+    non_negative,
+    one_of,
+    ParamSpec,
+    positive,
+    run,
+)
 from ghost_nodes.qos import GHOST_QOS, input_qos
-from ghost_core.sequencing import CycleInputs, OutcomeSequencer
 from ghost_nodes.stamps import StampGuard
 
 __all__ = ['OutcomeEvaluatorNode', 'main']
@@ -57,9 +64,7 @@ class OutcomeEvaluatorNode(GhostNode):
 
     def __init__(self) -> None:
         super().__init__('outcome_evaluator', PARAMS)
-        self._config = EvaluatorConfig(
-            unmeasured_variance_m2=float(self.param('unmeasured_variance_m2')),
-            max_observation_lag_ns=round(self.param('max_observation_lag_s') * 1e9))
+        self._config = evaluator_config(self.param)
         self._sequencer: OutcomeSequencer[ForwardPredictionContract, Observation] = \
             OutcomeSequencer(grace_cycles=self.param('grace_cycles'),
                              max_observation_lag_ns=self._config.max_observation_lag_ns)

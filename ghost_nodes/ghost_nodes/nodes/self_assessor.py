@@ -2,15 +2,11 @@
 
 from nav_msgs.msg import Odometry
 
-from ghost_core.assessment import (
-    BlockThresholds,
-    HysteresisConfig,
-    SelfAssessor,
-    ThresholdsConfig,
-)
+from ghost_core.assessment import SelfAssessor, ThresholdsConfig
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import BeliefSelfAssessment
+from ghost_nodes.agent_config import thresholds_config
 from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
@@ -24,7 +20,6 @@ _BLOCKS = (('position', 'm', 0.5, 2.0), ('velocity', 'm/s', 0.5, 2.0),
 
 _FINE = frozenset({'within_known_threshold', 'within_uncertain_threshold',
                    'held_by_hysteresis'})
-_LEVELS = {'unknown': SelfAssessmentLevel.UNKNOWN, 'uncertain': SelfAssessmentLevel.UNCERTAIN}
 
 
 def below_one(value: float) -> str | None:
@@ -72,18 +67,7 @@ class SelfAssessorNode(GhostNode):
         self._assessor = SelfAssessor(self._build({}))
 
     def _build(self, updates: dict[str, object]) -> ThresholdsConfig:
-        def value(name: str) -> float:
-            return float(updates.get(name, self.param(name)))  # type: ignore[arg-type]
-        hysteresis = HysteresisConfig(
-            recovery_margin=value('recovery_margin'),
-            recovery_dwell_ns=round(value('recovery_dwell_s') * 1e9),
-            min_level_interval_ns=round(value('min_level_interval_s') * 1e9))
-        level = str(updates.get('no_covariance_level', self.param('no_covariance_level')))
-        return ThresholdsConfig(
-            **{block: BlockThresholds(value(f'{block}_known_max_std'),
-                                      value(f'{block}_uncertain_max_std'))
-               for block, *_ in _BLOCKS},
-            no_covariance_level=_LEVELS[level], hysteresis=hysteresis)
+        return thresholds_config(lambda name: updates.get(name, self.param(name)))
 
     def validate_together(self, updates: dict[str, object]) -> str | None:
         """Refuse thresholds where uncertain_max_std < known_max_std."""

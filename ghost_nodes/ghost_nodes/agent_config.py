@@ -1,0 +1,108 @@
+"""Node parameters -> core configuration, once: the nodes and the offline replay both use it.
+
+The nodes build their ghost_core configuration from their ROS parameters with these functions,
+and ``pipeline_config_from_files`` builds the whole-agent PipelineConfig from the same
+parameter files the nodes load. That is what makes ``ghost_replay`` (the pure pipeline) and
+the node graph over DDS judge with exactly the same configuration. No rclpy here.
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ghost_core.assessment import BlockThresholds, HysteresisConfig, ThresholdsConfig
+from ghost_core.errors import ConfigError
+from ghost_core.levels import SelfAssessmentLevel
+from ghost_core.loop import LoopConfig
+from ghost_core.pipeline import PipelineConfig
+from ghost_core.prediction import EvaluatorConfig
+
+__all__ = ['NO_COVARIANCE_LEVELS', 'evaluator_config', 'loop_config', 'node_parameters',
+           'pipeline_config_from_files', 'thresholds_config']
+
+#: Values of the self_assessor's no_covariance_level parameter.
+NO_COVARIANCE_LEVELS: Mapping[str, SelfAssessmentLevel] = {
+    'unknown': SelfAssessmentLevel.UNKNOWN, 'uncertain': SelfAssessmentLevel.UNCERTAIN}
+
+Lookup = Callable[[str], Any]
+_BLOCKS = ('position', 'velocity', 'orientation')
+
+
+def thresholds_config(value: Lookup) -> ThresholdsConfig:
+    """The self-assessor's configuration from its parameters (``value(name)``)."""
+    hysteresis = HysteresisConfig(
+        recovery_margin=float(value('recovery_margin')),
+        recovery_dwell_ns=round(float(value('recovery_dwell_s')) * 1e9),
+        min_level_interval_ns=round(float(value('min_level_interval_s')) * 1e9))
+    level = str(value('no_covariance_level'))
+    if level not in NO_COVARIANCE_LEVELS:
+        raise ConfigError(f'no_covariance_level must be one of {sorted(NO_COVARIANCE_LEVELS)}, '
+                          f'got {level!r}')
+    return ThresholdsConfig(
+        **{block: BlockThresholds(float(value(f'{block}_known_max_std')),
+                                  float(value(f'{block}_uncertain_max_std')))
+           for block in _BLOCKS},
+        no_covariance_level=NO_COVARIANCE_LEVELS[level], hysteresis=hysteresis)
+
+
+def evaluator_config(value: Lookup) -> EvaluatorConfig:
+    """The outcome evaluator's configuration from its parameters."""
+    return EvaluatorConfig(
+        unmeasured_variance_m2=float(value('unmeasured_variance_m2')),
+        max_observation_lag_ns=round(float(value('max_observation_lag_s')) * 1e9))
+
+
+def loop_config(value: Lookup) -> LoopConfig:
+    """The calibrator's M, K and W from its parameters."""
+    return LoopConfig(min_outcomes=int(value('min_outcomes')),
+                      downgrade_threshold=int(value('downgrade_threshold')),
+                      max_history=int(value('max_history')))
+
+
+def node_parameters(files: Sequence[Path | str], node: str,
+                    defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters ``node`` gets from ``files`` over its declared ``defaults``.
+
+    As rclpy applies them: files in order, and in each file the ``/**`` section, then the
+    node's own section.
+    """
+    params = dict(defaults)
+    for path in files:
+        try:
+            document = yaml.safe_load(Path(path).read_text(encoding='utf-8')) or {}
+        except (OSError, yaml.YAMLError) as err:
+            raise ConfigError(f'{path}: cannot be read as a parameter file: {err}') from err
+        if not isinstance(document, dict):
+            raise ConfigError(f'{path}: a parameter file must be a mapping of node names')
+        for section in ('/**', node):
+            entry = document.get(section) or {}
+            values = entry.get('ros__parameters', {}) if isinstance(entry, dict) else {}
+            if not isinstance(values, dict):
+                raise ConfigError(f'{path}: {section}.ros__parameters must be a mapping')
+            params.update({k: v for k, v in values.items() if k in defaults})
+    return params
+
+
+def pipeline_config_from_files(files: Sequence[Path | str]) -> PipelineConfig:
+    """The whole agent's configuration from the nodes' parameter files (ghost.yaml, ...)."""
+    # Imported here: the node modules import rclpy message types, which only this function
+    # (used by tools that run in a ROS environment) needs.
+    from ghost_nodes.nodes import calibrator, forward_predictor, outcome_evaluator, self_assessor
+
+    def of(module: Any, node: str) -> Lookup:
+        params = node_parameters(files, node, {spec.name: spec.default
+                                               for spec in module.PARAMS})
+        return params.__getitem__
+
+    predictor = of(forward_predictor, 'forward_predictor')
+    evaluator = of(outcome_evaluator, 'outcome_evaluator')
+    return PipelineConfig(
+        period_ns=round(float(predictor('period_s')) * 1e9),
+        process_noise_q=float(predictor('process_noise')),
+        loop=loop_config(of(calibrator, 'calibrator')),
+        thresholds=thresholds_config(of(self_assessor, 'self_assessor')),
+        evaluator=evaluator_config(evaluator),
+        grace_cycles=int(evaluator('grace_cycles')),
+    )
