@@ -4,7 +4,7 @@ from setuptools import find_packages, setup
 
 package_name = 'ghost_nodes'
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-         'decision_policy', 'action_emitter', 'recorder')
+         'decision_policy', 'action_emitter', 'recorder', 'input_player')
 
 setup(
     name=package_name,
@@ -25,6 +25,6 @@ setup(
     entry_points={
         'console_scripts': [
             f'{node} = ghost_nodes.nodes.{node}:main' for node in NODES
-        ] + ['ghost_run = ghost_nodes.run:main'],
+        ] + ['ghost_run = ghost_nodes.run:main', 'ghost_replay = ghost_nodes.replay:main'],
     },
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+import math
 import random
 
 from ghost_core.assessment import ThresholdsConfig
@@ -15,6 +16,9 @@ from ghost_core.samples import BeliefSample, Observation
 
 __all__ = [
     'DEFAULT_FRAME_ID',
+    'GNSS_OUTAGE_FIRST_CYCLE',
+    'GNSS_OUTAGE_LAST_CYCLE',
+    'GNSS_OUTAGE_Q',
     'SCENARIO_NAMES',
     'START_STAMP_NS',
     'Scenario',
@@ -24,7 +28,8 @@ __all__ = [
     'run_scenario',
 ]
 
-SCENARIO_NAMES: tuple[str, ...] = ('smoke', 'drift_then_recovery', 'nominal', 'dropout')
+SCENARIO_NAMES: tuple[str, ...] = ('smoke', 'drift_then_recovery', 'nominal', 'dropout',
+                                   'gnss_outage')
 
 #: Simulation time of cycle 1 (1 s, so that no cycle stamp is the zero "no stamp" value).
 START_STAMP_NS = 1_000_000_000
@@ -43,6 +48,15 @@ OBSERVATION_STD = 0.05  # m, observation noise and declared std
 PROCESS_NOISE_Q = 0.05
 DRIFT_RATE = 5.0  # m/s, the belief's drift away from truth (smoke, drift_then_recovery)
 DRIFT_CYCLES = 10  # drift_then_recovery: cycles of drift before the estimator re-converges
+#: gnss_outage: the first and the last cycle without a fix (at 10 Hz: 5 s of fixes, a 15 s
+#: outage, then fixes again from cycle 201).
+GNSS_OUTAGE_FIRST_CYCLE = 51
+GNSS_OUTAGE_LAST_CYCLE = 200
+#: gnss_outage: growth of the declared position variance while dead-reckoning (m²/s, per
+#: axis): σ(τ)² = POSITION_STD² + q·τ, τ = time since the last fused fix. With q = 0.08, σ
+#: passes the 0.5 m KNOWN threshold 3.1 s into the outage (first at cycle 81 at 10 Hz) and
+#: reaches 1.10 m at its end; the 2.0 m UNCERTAIN threshold would need 50 s: never reached.
+GNSS_OUTAGE_Q = 0.08
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +196,61 @@ def _always(index: int) -> bool:
     return True
 
 
+def _in_outage(index: int) -> bool:
+    return GNSS_OUTAGE_FIRST_CYCLE <= index <= GNSS_OUTAGE_LAST_CYCLE
+
+
+def _build_gnss_outage(name: str, seed: int, parameters: ScenarioParameters) -> Scenario:
+    """A consistent estimator whose declared (and true) error grows while fixes are missing.
+
+    The belief's position error is a random walk that stays honest: N(0, POSITION_STD²) with
+    fixes; from the last fused fix on, each cycle adds N(0, q·Δ) per axis, so the error at τ
+    into the outage is N(0, σ(τ)²) with σ(τ)² = POSITION_STD² + q·τ, exactly what the belief
+    declares. The truth flies on at constant velocity (it does not drift). On the first cycle
+    with a fix again the EKF has fused it: σ and the error are back to POSITION_STD.
+    """
+    rng = random.Random(seed)
+    period_s = parameters.period_ns / 1e9
+    truth_start: Vec3 = (0.0, 0.0, 10.0)
+    truth_velocity: Vec3 = (2.0, 0.0, 0.0)
+    twist_cov = _diagonal6(VELOCITY_STD, ANGULAR_RATE_STD)
+    observation_cov = _diagonal3(OBSERVATION_STD)
+    last_fix_ns: int | None = None
+    error: Vec3 = (0.0, 0.0, 0.0)
+    cycles = []
+    for index in range(1, parameters.cycles + 1):
+        stamp_ns = START_STAMP_NS + (index - 1) * parameters.period_ns
+        truth = _add(truth_start, _scaled(truth_velocity, (index - 1) * period_s))
+        # Every noise term is drawn every cycle, used or not (as _build does): the random
+        # stream does not depend on where the outage is.
+        fresh_error = _gauss3(rng, POSITION_STD)
+        walk_step = _gauss3(rng, 1.0)
+        velocity_noise = _gauss3(rng, VELOCITY_STD)
+        observation_noise = _gauss3(rng, OBSERVATION_STD)
+        has_fix = not _in_outage(index) or index == parameters.cycles
+        if has_fix or last_fix_ns is None:
+            position_std = POSITION_STD
+            error = fresh_error
+            last_fix_ns = stamp_ns
+        else:
+            tau_s = (stamp_ns - last_fix_ns) / 1e9
+            position_std = math.sqrt(POSITION_STD**2 + GNSS_OUTAGE_Q * tau_s)
+            error = _add(error, _scaled(walk_step, math.sqrt(GNSS_OUTAGE_Q * period_s)))
+        belief = BeliefSample(
+            stamp_ns=stamp_ns,
+            frame_id=DEFAULT_FRAME_ID,
+            position=_add(truth, error),
+            velocity=_add(truth_velocity, velocity_noise),
+            pose_covariance=_diagonal6(position_std, ORIENTATION_STD),
+            twist_covariance=twist_cov,
+        )
+        observation = (Observation(stamp_ns, DEFAULT_FRAME_ID, _add(truth, observation_noise),
+                                   observation_cov) if has_fix else None)
+        cycles.append(ScenarioCycle(index, stamp_ns, truth, truth_velocity, belief,
+                                    observation))
+    return Scenario(name, seed, DEFAULT_FRAME_ID, parameters, tuple(cycles))
+
+
 def generate_scenario(
     name: str,
     seed: int = 0,
@@ -199,12 +268,25 @@ def generate_scenario(
     - nominal: 100 cycles of a consistent estimator (declared covariance = true noise).
     - dropout: 20 cycles of a consistent estimator hovering at rest; cycles whose index ends
       in 4, 7, 8 or 9 have no observation, except the last cycle, which always has one.
+    - gnss_outage: 300 cycles (30 s at 10 Hz) of a consistent estimator flying at 2 m/s along
+      x; fixes on cycles 1-50, none on cycles 51-200 (GNSS_OUTAGE_FIRST/LAST_CYCLE, a 15 s
+      outage; the last cycle always has one), fixes again from cycle 201. While
+      dead-reckoning the belief declares σ(τ) = sqrt(0.05² + 0.08·τ) m per position axis (τ
+      = time since the last fix, GNSS_OUTAGE_Q) and its error is drawn from exactly that
+      (honest: only the uncertainty grows, the truth does not drift); on cycle 201 it has
+      fused the fix and is back to 0.05 m. σ exceeds the 0.5 m KNOWN threshold first on
+      cycle 81 (τ = 3.1 s, σ = 0.5005 m) and ends the outage at 1.10 m (below the 2.0 m
+      UNCERTAIN threshold). Expected with the default thresholds and hysteresis (margin 0.2,
+      dwell 2 s, min interval 5 s): PROCEED on cycles 1-80; HOLD (raw UNCERTAIN) at once on
+      cycle 81 through 220; the recovery starts on cycle 201 (σ = 0.05 <= 0.4 m) and the
+      2 s dwell ends on cycle 221: PROCEED on cycles 221-300. No drift: the outcomes stay
+      consistent, the history keeps the last 32 from before the outage. W=32.
 
     `cycles` and `period_ns` override the recommended values (both integers >= 1).
     """
     recommended = {
         'smoke': (10, 32), 'drift_then_recovery': (30, 8), 'nominal': (100, 32),
-        'dropout': (20, 32),
+        'dropout': (20, 32), 'gnss_outage': (300, 32),
     }
     if name not in recommended:
         raise ConfigError(f'scenario name must be one of {list(SCENARIO_NAMES)}, got {name!r}')
@@ -226,6 +308,8 @@ def generate_scenario(
     if name == 'nominal':
         return _build(name, seed, parameters, (0.0, 0.0, 10.0), (1.0, 0.5, 0.0),
                       _no_drift, _always)
+    if name == 'gnss_outage':
+        return _build_gnss_outage(name, seed, parameters)
     return _build(name, seed, parameters, (0.0, 0.0, 10.0), (0.0, 0.0, 0.0), _no_drift,
                   lambda index: index == count or index % 10 not in (4, 7, 8, 9))
 

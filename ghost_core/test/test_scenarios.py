@@ -10,7 +10,16 @@ from ghost_core.errors import ConfigError
 from ghost_core.hashing import canonical_json
 from ghost_core.levels import DecisionKind, is_conservative, SelfAssessmentLevel
 from ghost_core.pipeline import CycleTrace
-from ghost_core.scenarios import generate_scenario, run_scenario, SCENARIO_NAMES, START_STAMP_NS
+from ghost_core.scenarios import (
+    generate_scenario,
+    GNSS_OUTAGE_FIRST_CYCLE,
+    GNSS_OUTAGE_LAST_CYCLE,
+    GNSS_OUTAGE_Q,
+    run_scenario,
+    SCENARIO_NAMES,
+    ScenarioCycle,
+    START_STAMP_NS,
+)
 from ghost_core.wire import message_address, to_msg_dict
 
 KNOWN = SelfAssessmentLevel.KNOWN
@@ -131,3 +140,73 @@ def test_overrides_and_bad_names() -> None:
         generate_scenario('windy')
     with pytest.raises(ConfigError, match='cycles'):
         generate_scenario('smoke', cycles=0)
+
+
+def _position_std(cycle_index: int, scenario_cycles: tuple[ScenarioCycle, ...]) -> float:
+    """The largest declared position standard deviation of a scenario cycle (1-based)."""
+    covariance = scenario_cycles[cycle_index - 1].belief.pose_covariance
+    return float(max(covariance[0], covariance[7], covariance[14])) ** 0.5
+
+
+def test_gnss_outage_has_no_fix_during_the_outage_and_fixes_around_it() -> None:
+    """gnss_outage: fixes on cycles 1-50 and 201-300, none on 51-200; 300 cycles, W=32."""
+    scenario = generate_scenario('gnss_outage')
+    assert len(scenario.cycles) == 300
+    assert (scenario.parameters.max_history, scenario.parameters.min_outcomes,
+            scenario.parameters.downgrade_threshold) == (32, 4, 2)
+    missing = [c.index for c in scenario.cycles if c.observation is None]
+    assert missing == list(range(GNSS_OUTAGE_FIRST_CYCLE, GNSS_OUTAGE_LAST_CYCLE + 1))
+    assert (GNSS_OUTAGE_FIRST_CYCLE, GNSS_OUTAGE_LAST_CYCLE) == (51, 200)
+    traces = run_scenario(scenario)
+    statuses = {t.outcome.status for t in traces[GNSS_OUTAGE_FIRST_CYCLE - 1:
+                                                 GNSS_OUTAGE_LAST_CYCLE]}
+    assert statuses == {STATUS_NO_OBSERVATION}
+
+
+def test_gnss_outage_declared_sigma_crosses_known_at_the_documented_cycle() -> None:
+    """σ grows as sqrt(0.05² + q·τ): > 0.5 m first on cycle 81, < 2.0 m, 0.05 m after."""
+    cycles = generate_scenario('gnss_outage').cycles
+    sigmas = [_position_std(i, cycles) for i in range(1, 301)]
+    assert all(s == pytest.approx(0.05) for s in sigmas[:GNSS_OUTAGE_FIRST_CYCLE - 1])
+    outage = sigmas[GNSS_OUTAGE_FIRST_CYCLE - 1:GNSS_OUTAGE_LAST_CYCLE]
+    assert all(b > a for a, b in zip(outage, outage[1:], strict=False))  # grows monotonically
+    assert sigmas[79] <= 0.5 < sigmas[80]  # cycles 80 and 81
+    assert max(sigmas) < 2.0
+    assert sigmas[GNSS_OUTAGE_LAST_CYCLE - 1] == pytest.approx(
+        (0.05**2 + GNSS_OUTAGE_Q * 15.0) ** 0.5)
+    assert all(s == pytest.approx(0.05) for s in sigmas[GNSS_OUTAGE_LAST_CYCLE:])
+
+
+def test_gnss_outage_error_is_consistent_with_the_declared_covariance() -> None:
+    """The belief stays honest: its error / declared σ is ~N(0, 1), the truth does not drift."""
+    squares = []
+    for seed in range(5):
+        scenario = generate_scenario('gnss_outage', seed)
+        for cycle in scenario.cycles:
+            sigma = _position_std(cycle.index, scenario.cycles)
+            squares += [((b - t) / sigma) ** 2
+                        for b, t in zip(cycle.belief.position, cycle.truth_position,
+                                            strict=True)]
+        assert all(c.truth_velocity == scenario.cycles[0].truth_velocity
+                   for c in scenario.cycles)
+    assert sum(squares) / len(squares) == pytest.approx(1.0, abs=0.15)
+
+
+def test_gnss_outage_holds_within_10_cycles_and_proceeds_again_within_w() -> None:
+    """Non-PROCEED <= 10 cycles after σ > 0.5 m; PROCEED <= W cycles after σ is back below."""
+    scenario = generate_scenario('gnss_outage')
+    traces = run_scenario(scenario)
+    sigmas = [_position_std(i, scenario.cycles) for i in range(1, 301)]
+    crossing = next(i for i, s in enumerate(sigmas, 1) if s > 0.5)
+    back = next(i for i, s in enumerate(sigmas, 1) if i > crossing and s <= 0.5)
+    assert (crossing, back) == (81, 201)
+    decisions = kinds(traces)
+    first_hold = decisions.index('H', 0) + 1
+    assert decisions[:crossing - 1] == 'P' * (crossing - 1)
+    assert 0 <= first_hold - crossing <= 10
+    resumed = decisions.index('P', back - 1) + 1
+    assert 0 <= resumed - back <= scenario.parameters.max_history
+    assert decisions == 'P' * 80 + 'H' * 140 + 'P' * 80  # the documented timeline
+    assert not any(trace.calibrated.adjustment_reason == 'downgrade_from_calibration'
+                   for trace in traces)  # an honest estimator: never a calibration downgrade
+    assert_properties_hold(traces)

@@ -27,7 +27,10 @@ GHOST_TOPICS: Mapping[str, str] = {
     '/actuations': 'ghost_interfaces/msg/ActionEmission',
 }
 
-SCENARIOS = ('smoke', 'drift_then_recovery', 'nominal', 'dropout')
+#: The nodes that produce the inputs and wait for the whole graph before the first one.
+_SOURCES = frozenset({'scenario', 'input_player'})
+
+SCENARIOS = ('smoke', 'drift_then_recovery', 'nominal', 'dropout', 'gnss_outage')
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ def closed_loop_graph(
     remaps: Mapping[str, str] | None = None,
     overrides: Mapping[str, Mapping[str, object]] | None = None,
     extra_subscribers: Mapping[str, int] | None = None,
+    input_bag: str = '',
 ) -> list[NodeSpec]:
     """The processes of the closed loop.
 
@@ -75,25 +79,34 @@ def closed_loop_graph(
     ``with_scenario`` False leaves the simulator out (a real estimator provides the inputs).
     ``extra_subscribers`` adds subscriptions outside the graph (e.g. a monitor on
     /actuations) that the scenario must also wait for before its first cycle.
+    ``input_bag`` replaces the scenario with the ``input_player`` playing that recorded input
+    bag; only ghost.yaml is loaded then (no scenario file).
     """
     if scenario not in SCENARIOS:
         raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
     config = Path(config_dir)
-    files = (str(config / 'ghost.yaml'), str(config / 'scenarios' / f'{scenario}.yaml'))
+    files: tuple[str, ...] = (str(config / 'ghost.yaml'),)
+    if not input_bag:
+        files += (str(config / 'scenarios' / f'{scenario}.yaml'),)
     remap_pairs = tuple(sorted((remaps or {}).items()))
     overrides = overrides or {}
     specs: list[NodeSpec] = []
     for name, subs, pubs in _WIRING:
-        if name == 'scenario' and not with_scenario:
+        executable = name
+        if name == 'scenario' and input_bag:
+            name = executable = 'input_player'
+        elif name == 'scenario' and not with_scenario:
             continue
         params: dict[str, object] = dict(overrides.get(name, {}))
         if name == 'scenario':
             params.setdefault('scenario', scenario)
+        if name == 'input_player':
+            params.setdefault('input', input_bag)
         # The scenario waits for the whole graph, so it resolves every topic name.
-        used = set(subs) | set(pubs) if name != 'scenario' else set(INPUT_TOPICS) | set(
+        used = set(subs) | set(pubs) if name not in _SOURCES else set(INPUT_TOPICS) | set(
             GHOST_TOPICS)
         specs.append(NodeSpec(
-            name=name, executable=name, param_files=files, parameters=params,
+            name=name, executable=executable, param_files=files, parameters=params,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in used),
             subscribes=subs, publishes=pubs))
     if record:
@@ -108,7 +121,7 @@ def closed_loop_graph(
         counts[topic] = counts.get(topic, 0) + extra
     return [replace(spec, parameters={
         'expected_subscribers': [f'{topic}={n}' for topic, n in sorted(counts.items())],
-        **spec.parameters}) if spec.name == 'scenario' else spec for spec in specs]
+        **spec.parameters}) if spec.name in _SOURCES else spec for spec in specs]
 
 
 def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:

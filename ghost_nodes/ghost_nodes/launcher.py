@@ -49,7 +49,8 @@ class GraphProcesses:
     def start(self) -> None:
         """Start every process (the recorder first, so it is ready before any cycle)."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        ordered = sorted(self.specs, key=lambda s: (s.name != 'recorder', s.name == 'scenario'))
+        ordered = sorted(self.specs, key=lambda s: (s.name != 'recorder',
+                                                    s.name in ('scenario', 'input_player')))
         for spec in ordered:
             self._start_one(spec)
 

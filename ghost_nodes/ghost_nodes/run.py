@@ -1,6 +1,7 @@
 """The main job: run the closed loop as separate processes, record it, verify the bag.
 
     ghost_run --scenario drift_then_recovery        (or: make demo SCENARIO=...)
+    ghost_run --input INPUT_BAG [--speed X]         (a recorded flight, played into the graph)
 
 Exit code: 0 when the run completed and BAUD-v1, ERUR-v1 and the chain all hold; 1 when the
 verifier found a violation or a broken chain; 2 for a usage error; 3 when the run itself failed
@@ -42,9 +43,37 @@ def _parser() -> argparse.ArgumentParser:
                              '(default: runs/<scenario>-<UTC time>)')
     parser.add_argument('--config-dir', type=Path, default=None,
                         help='folder with ghost.yaml and scenarios/ (default: share/ghost/config)')
-    parser.add_argument('--timeout', type=float, default=120.0,
-                        help='seconds to wait for the loop to complete (default 120)')
+    parser.add_argument('--timeout', type=float, default=None,
+                        help='seconds to wait for the loop to complete (default 120, or with '
+                             '--input the recording\'s duration / speed + 60)')
+    parser.add_argument('--input', type=Path, default=None,
+                        help='play this input bag (/state/nav + /observations, e.g. from '
+                             'ghost_import_ulog) into the graph instead of a scenario')
+    parser.add_argument('--speed', type=float, default=1.0,
+                        help='with --input: playback speed (default 1 = recorded pace)')
+    parser.add_argument('--state-topic', default='/state/nav',
+                        help='with --input: the belief topic inside the bag')
+    parser.add_argument('--observations-topic', default='/observations',
+                        help='with --input: the fix topic inside the bag')
     return parser
+
+
+def _input_cycles(args: argparse.Namespace) -> tuple[int, float]:
+    """The number of cycles an input bag makes (new belief stamps) and its duration (s)."""
+    from ghost_nodes.inputs import read_inputs
+
+    last: int | None = None
+    cycles = 0
+    first_log = last_log = 0
+    for message in read_inputs(args.input, args.state_topic, args.observations_topic):
+        if cycles == 0 and last is None:
+            first_log = message.log_time_ns
+        last_log = message.log_time_ns
+        if message.topic == args.state_topic and (last is None
+                                                  or message.sample.stamp_ns > last):
+            last = message.sample.stamp_ns
+            cycles += 1
+    return cycles, (last_log - first_log) / 1e9
 
 
 def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float) -> int:
@@ -83,9 +112,27 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from ghost_core.scenarios import generate_scenario
 
-    scenario = generate_scenario(args.scenario, seed=args.seed)
+    if not args.speed > 0.0:
+        print(f'error: --speed must be > 0, got {args.speed}', file=sys.stderr)
+        return 2
+    if args.input is not None:
+        from ghost_nodes.inputs import InputBagError
+
+        try:
+            expected, duration_s = _input_cycles(args)
+        except InputBagError as err:
+            print(f'error: {err}', file=sys.stderr)
+            return 2
+        label = f'input {args.input}'
+        name = 'input'
+        timeout = duration_s / args.speed + 60.0
+    else:
+        expected = len(generate_scenario(args.scenario, seed=args.seed).cycles)
+        label, name, timeout = args.scenario, args.scenario, 120.0
+    if args.timeout is not None:
+        timeout = args.timeout
     stamp = datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')
-    run_dir = (args.run_dir or Path('runs') / f'{args.scenario}-{stamp}').resolve()
+    run_dir = (args.run_dir or Path('runs') / f'{name}-{stamp}').resolve()
     if run_dir.exists() and any(run_dir.iterdir()):
         print(f'error: run folder {run_dir} exists and is not empty', file=sys.stderr)
         return 2
@@ -99,20 +146,25 @@ def main(argv: list[str] | None = None) -> int:
     # The monitor below subscribes to /actuations too and reports its matched reader on
     # /ghost/graph_status: the scenario waits for it as well, so it cannot miss the first
     # cycles however slowly this process starts.
+    overrides: dict[str, dict[str, object]] = {'scenario': {'seed': args.seed}}
+    if args.input is not None:
+        overrides = {'input_player': {
+            'speed': float(args.speed), 'bag_state_topic': args.state_topic,
+            'bag_observations_topic': args.observations_topic}}
     specs = closed_loop_graph(config_dir, scenario=args.scenario, record=True,
-                              bag_path=str(bag), overrides={'scenario': {'seed': args.seed}},
-                              extra_subscribers={'/actuations': 1})
+                              bag_path=str(bag), overrides=overrides,
+                              extra_subscribers={'/actuations': 1},
+                              input_bag=str(args.input.resolve()) if args.input else '')
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     graph = GraphProcesses(specs, run_dir / 'logs', env)
-    print(f'ghost: {args.scenario} ({len(scenario.cycles)} cycles) -> {run_dir}', flush=True)
+    print(f'ghost: {label} ({expected} cycles) -> {run_dir}', flush=True)
     graph.start()
     try:
-        got = _wait_for_loop(len(scenario.cycles), graph, args.timeout)
+        got = _wait_for_loop(expected, graph, timeout)
     finally:
         codes = graph.stop()
-    print(f'ghost: {got}/{len(scenario.cycles)} cycles actuated; processes exited {codes}',
-          flush=True)
+    print(f'ghost: {got}/{expected} cycles actuated; processes exited {codes}', flush=True)
     if not (bag / 'metadata.yaml').is_file():
         print(f'error: the recorder left no complete bag in {bag} '
               f'(log: {run_dir / "logs" / "recorder.log"})', file=sys.stderr)
@@ -121,9 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     verdict = subprocess.run([sys.executable, '-m', 'ghost_verify', str(bag),
                               '--json', str(reports)], check=False)  # noqa: S603
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
-    if got < len(scenario.cycles):
-        print(f'error: the loop completed {got} of {len(scenario.cycles)} cycles',
-              file=sys.stderr)
+    if got < expected:
+        print(f'error: the loop completed {got} of {expected} cycles', file=sys.stderr)
         return 3
     return verdict.returncode
 

@@ -1,0 +1,122 @@
+"""Input player node: plays a recorded input bag's /state/nav and /observations into the graph.
+
+What ``ros2 bag play`` does on a ROS install, for the no-ROS runner (``ghost_run --input``):
+each message is republished exactly as recorded (its CDR bytes), in the bag's log-time order,
+at the recorded pace divided by ``speed``. Like the scenario node it waits until every edge of
+the graph has matched before the first message, so nothing is lost to discovery.
+"""
+
+import time
+
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import Odometry
+
+from ghost_nodes.inputs import InputBagError, InputMessage, read_inputs
+from ghost_nodes.node_base import GhostNode, non_negative, ParamSpec, positive, run
+from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.readiness import GraphReadiness
+
+__all__ = ['InputPlayerNode', 'main']
+
+PARAMS = (
+    ParamSpec('input', '', 'Input bag (rosbag2 MCAP directory or .mcap file) to play.',
+              read_only=True),
+    ParamSpec('bag_state_topic', '/state/nav', 'nav_msgs/Odometry topic inside the bag.',
+              read_only=True),
+    ParamSpec('bag_observations_topic', '/observations',
+              'geometry_msgs/PoseWithCovarianceStamped topic inside the bag.', read_only=True),
+    ParamSpec('speed', 1.0, 'Playback speed: 1 = the recorded pace, 2 = twice as fast.',
+              (positive,), read_only=True),
+    ParamSpec('expected_subscribers', [''], 'topic=count pairs: the readers of each topic, '
+              'which must all have matched before the first message (set by the runner).',
+              read_only=True),
+    ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
+              (non_negative,), read_only=True),
+)
+
+#: Messages published per timer tick at most, so a fast playback still yields to the executor.
+_BATCH = 50
+
+
+class InputPlayerNode(GhostNode):
+    """Publishes a bag's beliefs and fixes on /state/nav and /observations, as recorded."""
+
+    DRAIN_S = 0.0
+
+    def __init__(self) -> None:
+        super().__init__('input_player', PARAMS)
+        path = self.param('input')
+        if not path:
+            raise ValueError("parameter 'input' must name the input bag to play")
+        try:
+            self._messages: list[InputMessage] = list(read_inputs(
+                path, self.param('bag_state_topic'), self.param('bag_observations_topic')))
+        except InputBagError as err:
+            raise ValueError(str(err)) from err
+        self._state_topic = self.param('bag_state_topic')
+        self._state_pub = self.create_publisher(Odometry, '/state/nav', GHOST_QOS)
+        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, '/observations',
+                                              GHOST_QOS)
+        self._next = 0
+        self._readiness = GraphReadiness(self, self._expected(), self.graph_status)
+        self._started_wait = time.monotonic()
+        self._t0_wall = 0.0
+        self._timer = self.create_timer(0.05, self._wait_for_graph)
+
+    def _expected(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for item in self.param('expected_subscribers'):
+            if item:
+                topic, _, n = item.rpartition('=')
+                counts[self.resolve_topic_name(topic)] = int(n)
+        return counts
+
+    def _wait_for_graph(self) -> None:
+        missing = self._readiness.missing()
+        waited = time.monotonic() - self._started_wait
+        if missing and waited < self.param('wait_for_graph_s'):
+            return
+        if missing:
+            self.get_logger().warning(f'starting without the whole graph after {waited:.1f}s: '
+                                      f'{missing}')
+        else:
+            self.get_logger().info(f'graph ready after {waited:.2f}s: every edge matched')
+        self._readiness.close()
+        self._timer.cancel()
+        self.get_logger().info(f'playing {len(self._messages)} messages at speed '
+                               f'{self.param("speed")}')
+        self._t0_wall = time.monotonic()
+        self._timer = self.create_timer(0.005, self._play)
+
+    def on_shutdown_requested(self) -> None:
+        """Publish nothing more."""
+        self._timer.cancel()
+
+    def _play(self) -> None:
+        if not self._messages:
+            self._finish()
+            return
+        first_ns = self._messages[0].log_time_ns
+        elapsed_ns = (time.monotonic() - self._t0_wall) * 1e9 * self.param('speed')
+        published = 0
+        while (self._next < len(self._messages) and published < _BATCH
+               and self._messages[self._next].log_time_ns - first_ns <= elapsed_ns):
+            message = self._messages[self._next]
+            self._next += 1
+            published += 1
+            # The recorded CDR bytes, unchanged: the graph sees exactly what was recorded.
+            if message.topic == self._state_topic:
+                self._state_pub.publish(message.data)
+            else:
+                self._obs_pub.publish(message.data)
+        if self._next >= len(self._messages):
+            self._finish()
+
+    def _finish(self) -> None:
+        self._timer.cancel()
+        self.get_logger().info('input complete')
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``input_player`` executable."""
+    run(InputPlayerNode, args)

@@ -1,0 +1,190 @@
+"""ghost_replay: run the agent offline over a recorded input bag and write a full Ghost bag.
+
+    ghost_replay INPUT_BAG --output BAG [--state-topic T] [--observations-topic T]
+                 [--params-file FILE ...]
+
+The pure pipeline (no DDS) takes the bag's /state/nav beliefs and /observations fixes in
+log-time order, exactly as the node graph would receive them, with the configuration the nodes
+load from their parameter files (default: the installed config/ghost.yaml). The output bag holds
+the inputs (under the default names) and all six Ghost topics, each Ghost message written at the
+log time of the input that completed its cycle. It is then verified (verify_all), and the
+verdicts and a judgement summary are printed.
+
+Exit codes: 0 the replay completed and every verdict holds; 1 a verdict does not hold;
+2 usage error (bad arguments, output exists); 3 the input bag cannot be read.
+"""
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+import os
+from pathlib import Path
+import sys
+
+from ghost_core.errors import GhostError
+from ghost_core.pipeline import CycleTrace, Pipeline, PipelineConfig
+from ghost_core.summary import judgement_of, JudgementSummary, summarize_judgement
+from ghost_core.wire import to_msg_dict
+from ghost_nodes.agent_config import pipeline_config_from_files
+from ghost_nodes.graph import GHOST_TOPICS
+from ghost_nodes.inputs import InputBagError, OBSERVATION_TYPE, read_inputs, STATE_TYPE
+
+__all__ = ['ReplayResult', 'default_params_files', 'main', 'replay_bag']
+
+_PROG = 'ghost_replay'
+_TOPIC_OF = {kind: topic for topic, kind in GHOST_TOPICS.items()}
+_STATE, _OBSERVATIONS = '/state/nav', '/observations'
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    """What a replay produced: every cycle, its summary, and the fixes it could not use."""
+
+    traces: tuple[CycleTrace, ...]
+    summary: JudgementSummary
+    beliefs: int
+    observations: int
+    late_observations: int
+    superseded_observations: int
+
+
+def default_params_files() -> list[Path]:
+    """The installed config/ghost.yaml (share/ghost/config on AMENT_PREFIX_PATH)."""
+    for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
+        candidate = Path(prefix) / 'share' / 'ghost' / 'config' / 'ghost.yaml'
+        if prefix and candidate.is_file():
+            return [candidate]
+    raise FileNotFoundError('share/ghost/config/ghost.yaml not found on AMENT_PREFIX_PATH: '
+                            'source the workspace, or give --params-file')
+
+
+def _ghost_messages(trace: CycleTrace) -> list[tuple[str, str, dict[str, object]]]:
+    contracts: list[tuple[str, object | None]] = [
+        ('ghost_interfaces/msg/BeliefSelfAssessment', trace.raw),
+        ('ghost_interfaces/msg/ForwardPrediction', trace.prediction),
+        ('ghost_interfaces/msg/PredictionOutcome', trace.outcome),
+        ('ghost_interfaces/msg/CalibratedSelfAssessment', trace.calibrated),
+        ('ghost_interfaces/msg/DecisionRationale', trace.rationale),
+        ('ghost_interfaces/msg/ActionEmission', trace.emission),
+    ]
+    return [(_TOPIC_OF[kind], kind, to_msg_dict(contract)) for kind, contract in contracts
+            if contract is not None]
+
+
+def replay_bag(
+    input_bag: str | os.PathLike[str],
+    output_bag: str | os.PathLike[str] | None = None,
+    config: PipelineConfig | None = None,
+    state_topic: str = _STATE,
+    observations_topic: str = _OBSERVATIONS,
+) -> ReplayResult:
+    """Run the pure agent over the bag's inputs; write the Ghost bag when `output_bag` is set.
+
+    Raises InputBagError when the input cannot be read, BagWriteError when the output cannot
+    be written (e.g. it exists).
+    """
+    pipeline = Pipeline(config)
+    traces: list[CycleTrace] = []
+    counts = {state_topic: 0, observations_topic: 0}
+    writer = None
+    if output_bag is not None:
+        from ament_index_python.packages import get_package_share_directory
+
+        from ghost_verify.bagwrite import GhostBagWriter
+
+        msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
+        writer = GhostBagWriter(output_bag, msg_dir)
+        writer.open()
+    try:
+        last_log_ns = 0
+        for message in read_inputs(input_bag, state_topic, observations_topic):
+            counts[message.topic] += 1
+            last_log_ns = message.log_time_ns
+            if writer is not None:
+                name = _STATE if message.topic == state_topic else _OBSERVATIONS
+                writer.write(name, message.type_name, message.data, message.log_time_ns)
+            done = pipeline.feed(message.sample)
+            traces += done
+            if writer is not None:
+                for trace in done:
+                    for topic, kind, msg in _ghost_messages(trace):
+                        writer.write(topic, kind, msg, message.log_time_ns)
+        done = pipeline.finish()
+        traces += done
+        if writer is not None:
+            for trace in done:
+                for topic, kind, msg in _ghost_messages(trace):
+                    writer.write(topic, kind, msg, last_log_ns)
+    finally:
+        if writer is not None:
+            writer.close()
+    return ReplayResult(
+        traces=tuple(traces),
+        summary=summarize_judgement(judgement_of(t) for t in traces),
+        beliefs=counts[state_topic], observations=counts[observations_topic],
+        late_observations=pipeline.late_observations,
+        superseded_observations=pipeline.superseded_observations)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=_PROG, description=__doc__.split('\n\n')[0],
+        epilog='exit codes: 0 every verdict holds; 1 a verdict does not hold; 2 usage error; '
+               '3 unreadable input bag')
+    parser.add_argument('input', type=Path, help='rosbag2 MCAP bag (directory or .mcap file)')
+    parser.add_argument('--output', type=Path, required=True,
+                        help='Ghost bag directory to write (must not exist)')
+    parser.add_argument('--state-topic', default=_STATE,
+                        help=f'{STATE_TYPE} topic of the beliefs (default {_STATE})')
+    parser.add_argument('--observations-topic', default=_OBSERVATIONS,
+                        help=f'{OBSERVATION_TYPE} topic of the fixes (default {_OBSERVATIONS})')
+    parser.add_argument('--params-file', type=Path, action='append', default=None,
+                        help='node parameter file(s), in load order (default: the installed '
+                             'config/ghost.yaml); e.g. add config/scenarios/<name>.yaml')
+    return parser
+
+
+def _error(message: str, code: int) -> int:
+    print(f'{_PROG}: error: {" ".join(message.split())}', file=sys.stderr)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Replay, write, verify, print; return the exit code."""
+    args = _parser().parse_args(argv)
+    if args.output.exists():
+        return _error(f'{args.output}: the output bag exists; choose a new path', 2)
+    try:
+        files = args.params_file or default_params_files()
+        config = pipeline_config_from_files(files)
+    except (FileNotFoundError, GhostError, ValueError) as err:
+        return _error(str(err), 2)
+    try:
+        result = replay_bag(args.input, args.output, config, args.state_topic,
+                            args.observations_topic)
+    except InputBagError as err:
+        return _error(str(err), 3)
+    except (GhostError, OSError) as err:
+        return _error(f'{args.output}: {err}', 3)
+    print(f'{_PROG}: {result.beliefs} beliefs and {result.observations} fixes from '
+          f'{args.input} -> {args.output} ({len(result.traces)} cycles)')
+    if result.late_observations or result.superseded_observations:
+        print(f'{_PROG}: fixes not used: {result.late_observations} later than '
+              f'max_observation_lag, {result.superseded_observations} superseded by a later '
+              'fix of the same cycle')
+    from ghost_verify import verify_all
+    from ghost_verify.errors import GhostVerifyError
+
+    try:
+        verdict = verify_all(args.output)
+    except GhostVerifyError as err:
+        return _error(f'{args.output}: cannot be verified: {err}', 1)
+    for line in verdict.summary_lines():
+        print(line)
+    for line in result.summary.lines():
+        print(line)
+    return 0 if verdict.holds else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
