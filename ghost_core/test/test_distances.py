@@ -17,7 +17,7 @@ I3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
 def test_one_axis_is_the_identity_and_the_ends_are_fixed() -> None:
-    """n = 1: z = d; z(0) = 0 and z(inf) = inf for every n; 0 axes only with d = 0."""
+    """N = 1: z = d; z(0) = 0 and z(inf) = inf for every n; 0 axes only with d = 0."""
     for d in (0.0, 0.3, 1.0, 3.0, 7.5, 1e6):
         assert normalised_distance(d, 1) == d
     for n in (2, 3):

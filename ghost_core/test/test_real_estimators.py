@@ -1,5 +1,4 @@
-"""SPEC §5 v1.1, judgement on real estimators: no covariance is not certainty, hysteresis,
-unmeasured fix axes and asynchronous fixes."""
+"""SPEC §5 v1.1: no covariance is not certainty, hysteresis, unmeasured axes, async fixes."""
 
 from __future__ import annotations
 
@@ -106,14 +105,14 @@ def _levels(stds: list[float], config: ThresholdsConfig | None = None,
 
 
 def test_a_statistic_hovering_at_the_threshold_does_not_chatter() -> None:
-    """eph alternating 0.49 / 0.51 m every cycle: one change, not one per cycle."""
+    """Eph alternating 0.49 / 0.51 m every cycle: one change, not one per cycle."""
     stds = [0.49 if i % 2 else 0.51 for i in range(200)]
     levels = _levels(stds)
-    changes = sum(a != b for a, b in zip(levels, levels[1:]))
+    changes = sum(a != b for a, b in zip(levels, levels[1:], strict=False))
     assert levels[0] == UNCERTAIN and changes == 0
     no_hysteresis = ThresholdsConfig(hysteresis=HysteresisConfig(0.0, 0, 0))
     instant = _levels(stds, no_hysteresis)
-    assert sum(a != b for a, b in zip(instant, instant[1:])) == 199
+    assert sum(a != b for a, b in zip(instant, instant[1:], strict=False)) == 199
 
 
 def test_degradation_is_immediate_and_recovery_waits() -> None:
@@ -150,8 +149,7 @@ def test_a_held_block_says_why() -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.floats(0.0, 3.0), min_size=2, max_size=300))
 def test_no_two_recoveries_come_within_the_interval(stds: list[float]) -> None:
-    """Whatever the statistic does, a better level never follows any change by < 5 s;
-    and the published level is never better than the instantaneous one."""
+    """A recovery never follows any change by < 5 s; published is never better than instant."""
     config = ThresholdsConfig()
     assessor = SelfAssessor(config)
     last_change: int | None = None

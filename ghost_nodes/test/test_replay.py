@@ -1,5 +1,4 @@
-"""ghost_replay (the pure pipeline over a recorded input bag) and ghost_run --input (the same
-bag played into the real node graph over DDS) produce the same Ghost payloads."""
+"""ghost_replay (pure, offline) and ghost_run --input (the real graph over DDS): same payloads."""
 
 import os
 from pathlib import Path
@@ -8,7 +7,6 @@ import sys
 
 from graph_runs import payloads_by_topic
 from input_bags import write_input_bag
-import pytest
 
 from ghost_core.scenarios import generate_scenario
 from ghost_nodes.agent_config import pipeline_config_from_files
