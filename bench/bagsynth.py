@@ -80,9 +80,7 @@ def flight_traces() -> tuple[CycleTrace, ...]:
     scenario = generate_scenario('drift_then_recovery', cycles=FLIGHT_CYCLES, period_ns=PERIOD_NS)
     shift = FLIGHT_CYCLES * PERIOD_NS
     inputs = list(scenario.inputs())
-    second = [(replace(b, stamp_ns=b.stamp_ns + shift),
-               None if o is None else replace(o, stamp_ns=o.stamp_ns + shift))
-              for b, o in inputs]
+    second = [replace(item, stamp_ns=item.stamp_ns + shift) for item in inputs]
     return run_pipeline(inputs + second, scenario.parameters.pipeline_config())
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 import json
 from pathlib import Path
 
+from ghost_core.scenarios import SCENARIO_NAMES
+
 __all__ = ['GHOST_TOPICS', 'INPUT_TOPICS', 'NodeSpec', 'SCENARIOS', 'closed_loop_graph',
            'expected_subscribers', 'overrides_yaml', 'ros_arguments']
 
@@ -30,7 +32,8 @@ GHOST_TOPICS: Mapping[str, str] = {
 #: The nodes that produce the inputs and wait for the whole graph before the first one.
 _SOURCES = frozenset({'scenario', 'input_player'})
 
-SCENARIOS = ('smoke', 'drift_then_recovery', 'nominal', 'dropout', 'gnss_outage')
+#: The scenarios the scenario node can play (ghost_core's catalogue).
+SCENARIOS = SCENARIO_NAMES
 
 
 @dataclass(frozen=True)

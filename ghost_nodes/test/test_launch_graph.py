@@ -14,6 +14,7 @@ import types
 
 import pytest
 
+from ghost_core.scenarios import SCENARIO_NAMES
 from ghost_nodes.graph import closed_loop_graph, ros_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,8 +114,8 @@ def test_launch_arguments_cover_every_scenario(monkeypatch) -> None:
     spec.loader.exec_module(module)
     entities = module.generate_launch_description()
     scenario_arg = next(e for e in entities if e.args and e.args[0] == 'scenario')
-    assert set(scenario_arg.kwargs['choices']) == {'smoke', 'drift_then_recovery', 'nominal',
-                                                   'dropout'}
+    assert set(scenario_arg.kwargs['choices']) == set(SCENARIO_NAMES) == {
+        'smoke', 'drift_then_recovery', 'nominal', 'dropout', 'gnss_outage'}
 
 
 def test_remapped_graph_renames_only_the_inputs(monkeypatch) -> None:
