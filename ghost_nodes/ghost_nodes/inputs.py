@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 import os
 from pathlib import Path
+from typing import Any
 
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
@@ -43,11 +44,11 @@ class InputMessage:
     sample: BeliefSample | Observation
 
 
-def observation_of(msg: object) -> Observation:
+def observation_of(msg: Any) -> Observation:
     """The core's Observation of a PoseWithCovarianceStamped (rclpy or decoded message)."""
-    header = getattr(msg, 'header')
-    p = getattr(msg, 'pose').pose.position
-    cov = [float(v) for v in getattr(msg, 'pose').covariance]
+    header = msg.header
+    p = msg.pose.pose.position
+    cov = [float(v) for v in msg.pose.covariance]
     stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
     return Observation(stamp, str(header.frame_id), (float(p.x), float(p.y), float(p.z)),
                        tuple(cov[r * 6 + c] for r in range(3) for c in range(3)))

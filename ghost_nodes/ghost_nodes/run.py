@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
                         help='folder with ghost.yaml and scenarios/ (default: share/ghost/config)')
     parser.add_argument('--timeout', type=float, default=None,
                         help='seconds to wait for the loop to complete (default 120, or with '
-                             '--input the recording\'s duration / speed + 60)')
+                             "--input the recording's duration / speed + 60)")
     parser.add_argument('--input', type=Path, default=None,
                         help='play this input bag (/state/nav + /observations, e.g. from '
                              'ghost_import_ulog) into the graph instead of a scenario')
