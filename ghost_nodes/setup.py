@@ -25,6 +25,7 @@ setup(
     entry_points={
         'console_scripts': [
             f'{node} = ghost_nodes.nodes.{node}:main' for node in NODES
-        ] + ['ghost_run = ghost_nodes.run:main', 'ghost_replay = ghost_nodes.replay:main'],
+        ] + ['ghost_run = ghost_nodes.run:main', 'ghost_replay = ghost_nodes.replay:main',
+             'ghost_import_ulog = ghost_nodes.ulog_import:main'],
     },
 )

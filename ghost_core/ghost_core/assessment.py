@@ -305,7 +305,9 @@ def assess_belief_sample(
 @dataclass(slots=True)
 class _BlockState:
     level: SelfAssessmentLevel
-    changed_ns: int
+    # Stamp of the block's last level change; None until it has changed once (the first
+    # published level is where the stream starts, not a change).
+    changed_ns: int | None = None
     better_since_ns: int | None = None
 
 
@@ -341,7 +343,7 @@ class SelfAssessor:
     def _publish(self, name: str, instant: AxisAssessment, stamp_ns: int) -> AxisAssessment:
         state = self._states.get(name)
         if state is None:
-            self._states[name] = _BlockState(instant.level, stamp_ns)
+            self._states[name] = _BlockState(instant.level)
             return instant
         if instant.level >= state.level:
             # Worse (or the same): at once. A worse level always starts a new interval.
@@ -358,7 +360,8 @@ class SelfAssessor:
         if state.better_since_ns is None:
             state.better_since_ns = stamp_ns
         if (stamp_ns - state.better_since_ns >= hysteresis.recovery_dwell_ns
-                and stamp_ns - state.changed_ns >= hysteresis.min_level_interval_ns):
+                and (state.changed_ns is None
+                     or stamp_ns - state.changed_ns >= hysteresis.min_level_interval_ns)):
             state.level, state.changed_ns, state.better_since_ns = recovered, stamp_ns, None
             if recovered == instant.level:
                 return instant

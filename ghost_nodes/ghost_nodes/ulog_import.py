@@ -67,7 +67,9 @@ _BELIEF_TOPICS = ('vehicle_odometry', 'vehicle_local_position')
 _GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
 _LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, 'vehicle_attitude', 'estimator_status')
 _ULOG_MAGIC = b'ULog\x01\x12\x35'
-_FLAG_BITS = ord('B')
+# ULog message types of the definitions section, and those that start the data section.
+_DEFINITION_TYPES = frozenset(b'BFIMPQ')
+_DATA_START_TYPES = frozenset(b'ALC')
 
 
 class UlogImportError(ValueError):
@@ -110,6 +112,25 @@ def _incomplete_tail(data: bytes) -> int | None:
     return None
 
 
+def _definitions_problem(data: bytes) -> str | None:
+    """Where the definitions section is corrupt in a way pyulog 1.3 cannot survive, or None.
+
+    pyulog's definitions reader steps back over a message it judges corrupt (unknown type with
+    type 0, size 0 or size > 10000) to resynchronise byte by byte; near the end of the file
+    that step goes backwards and never ends (random bytes after a valid header hang it).
+    Such a message before the data section means the definitions cannot be trusted anyway.
+    """
+    offset = 16
+    while offset + 3 <= len(data):
+        size, kind = struct.unpack_from('<HB', data, offset)
+        if kind in _DATA_START_TYPES:
+            return None
+        if kind not in _DEFINITION_TYPES and (kind == 0 or size == 0 or size > 10000):
+            return f'byte {offset}: unknown message type {kind} of {size} bytes'
+        offset += 3 + size
+    return None
+
+
 def _load_ulog(path: Path) -> tuple[Any, _Damage]:
     try:
         if path.is_dir():
@@ -124,8 +145,12 @@ def _load_ulog(path: Path) -> tuple[Any, _Damage]:
     if len(data) < 16 or not data.startswith(_ULOG_MAGIC):
         raise UlogImportError(f'{path}: not a ULog file (no ULog header: the file starts '
                               f'with {data[:8]!r})')
-    from pyulog import ULog
-    from pyulog.exceptions import ULogException
+    problem = _definitions_problem(data)
+    if problem is not None:
+        raise UlogImportError(f'{path}: corrupt ULog definitions section ({problem}): the log '
+                              'cannot be read')
+    from pyulog import ULog  # type: ignore[import-untyped]
+    from pyulog.exceptions import ULogException  # type: ignore[import-untyped]
 
     chatter = io.StringIO()
     try:
@@ -150,12 +175,49 @@ def _dataset(ulog: Any, name: str) -> dict[str, numpy.ndarray] | None:
     return None
 
 
-def _stamps_us(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
-    """timestamp_sample when logged (the time the estimate refers to), else timestamp."""
+# builtin_interfaces/Time has an int32 sec: a later PX4 time (us) can only be a corrupt one.
+_MAX_TIME_US = (2**31 - 1) * 10**6
+_MAX_TIME_NS = _MAX_TIME_US * 1000
+_OUT_OF_RANGE = 'timestamp out of range (corrupt)'
+_OUT_OF_ORDER = 'timestamp not strictly increasing'
+
+
+def _ns(values: numpy.ndarray) -> numpy.ndarray:
+    """PX4 microseconds (uint64) as int64 nanoseconds, capped at _MAX_TIME_NS."""
+    micros = numpy.minimum(numpy.asarray(values, dtype=numpy.uint64), numpy.uint64(_MAX_TIME_US))
+    return micros.astype(numpy.int64) * 1000
+
+
+def _log_times_ns(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
+    """When PX4 logged each sample (its timestamp), in nanoseconds."""
+    return _ns(data['timestamp'])
+
+
+def _stamps_ns(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
+    """timestamp_sample when logged (the time the estimate refers to), else timestamp (ns)."""
     sample = data.get('timestamp_sample')
     if sample is not None and numpy.all(sample > 0):
-        return numpy.asarray(sample, dtype=numpy.int64)
-    return numpy.asarray(data['timestamp'], dtype=numpy.int64)
+        return _ns(sample)
+    return _log_times_ns(data)
+
+
+def _in_order(times: Sequence[int]) -> list[bool]:
+    """Which samples to keep so that the kept times increase strictly.
+
+    A sample not after the last kept one is dropped; so is one not before its successor when
+    that successor is after the last kept one: a single corrupt time far ahead (a spike) then
+    costs that sample only, instead of every sample after it.
+    """
+    keep = [False] * len(times)
+    last: int | None = None
+    for i, t in enumerate(times):
+        if last is not None and t <= last:
+            continue
+        if i + 1 < len(times) and t >= times[i + 1] and (last is None or times[i + 1] > last):
+            continue
+        keep[i] = True
+        last = t
+    return keep
 
 
 def _column(data: Mapping[str, numpy.ndarray], name: str) -> numpy.ndarray:
@@ -250,8 +312,8 @@ class _Orientation:
         if status is not None and not _has(status, *(f'covariances[{i}]' for i in range(4))):
             status = None
         empty = numpy.zeros(0, dtype=numpy.int64)
-        return cls(attitude, _stamps_us(attitude) * 1000 if attitude else empty,
-                   status, _stamps_us(status) * 1000 if status else empty)
+        return cls(attitude, _stamps_ns(attitude) if attitude else empty,
+                   status, _stamps_ns(status) if status else empty)
 
     def quaternion(self, stamp_ns: int) -> tuple[tuple[float, ...], px4.Vector3] | None:
         """PX4 q [w, x, y, z] and body rates (FRD) of the latest attitude, or None."""
@@ -264,8 +326,10 @@ class _Orientation:
         q = tuple(float(a[f'q[{i}]'][index]) for i in range(4))
         rates: px4.Vector3 = (0.0, 0.0, 0.0)
         if _has(a, 'rollspeed', 'pitchspeed', 'yawspeed'):
-            rates = (float(a['rollspeed'][index]), float(a['pitchspeed'][index]),
-                     float(a['yawspeed'][index]))
+            logged = (float(a['rollspeed'][index]), float(a['pitchspeed'][index]),
+                      float(a['yawspeed'][index]))
+            if _finite(*logged):  # the rates are not judged: a NaN one is simply not carried
+                rates = logged
         return q, rates
 
     def covariance(self, stamp_ns: int, q_wxyz: Sequence[float]) -> px4.Matrix3 | str:
@@ -309,8 +373,9 @@ def _local_position_samples(
     data: Mapping[str, numpy.ndarray], orientation: _Orientation, stream: _Stream
 ) -> Iterator[_Sample]:
     """(stamp_ns, log_time_ns, sample, why no orientation uncertainty) of usable samples."""
-    stamps = _stamps_us(data) * 1000
-    log_times = numpy.asarray(data['timestamp'], dtype=numpy.int64) * 1000
+    stamps = _stamps_ns(data)
+    log_times = _log_times_ns(data)
+    ordered = _in_order(stamps.tolist())
     cols = {name: _column(data, name) for name in
             ('x', 'y', 'z', 'vx', 'vy', 'vz', 'eph', 'epv', 'evh', 'evv')}
     flags = {name: (_column(data, name) if name in data else numpy.ones(len(stamps)))
@@ -318,6 +383,12 @@ def _local_position_samples(
     for i in range(len(stamps)):
         stream.samples += 1
         v = {name: float(col[i]) for name, col in cols.items()}
+        if max(stamps[i], log_times[i]) >= _MAX_TIME_NS:
+            stream.drop(_OUT_OF_RANGE)
+            continue
+        if not ordered[i]:
+            stream.drop(_OUT_OF_ORDER)
+            continue
         if not (flags['xy_valid'][i] and flags['z_valid'][i]):
             stream.drop('position not valid (xy_valid or z_valid false)')
             continue
@@ -355,6 +426,15 @@ _OLD_FRAMES = {0: px4.Px4Frame.NED, 1: px4.Px4Frame.FRD_WORLD, 3: px4.Px4Frame.B
 _NEW_FRAMES = {1: px4.Px4Frame.NED, 2: px4.Px4Frame.FRD_WORLD, 3: px4.Px4Frame.BODY_FRD}
 
 
+def _diag3(values: Sequence[float]) -> px4.Matrix3:
+    return ((values[0], 0.0, 0.0), (0.0, values[1], 0.0), (0.0, 0.0, values[2]))
+
+
+def _top_left3(full: Sequence[float]) -> px4.Matrix3:
+    return ((full[0], full[1], full[2]), (full[6], full[7], full[8]),
+            (full[12], full[13], full[14]))
+
+
 def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odometry:
     """One vehicle_odometry sample, either layout, as a Px4Odometry (ValueError if unusable)."""
     def get(name: str) -> float:
@@ -367,7 +447,8 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odomet
     if 'position[0]' in data:  # PX4 1.14+
         position = (get('position[0]'), get('position[1]'), get('position[2]'))
         velocity = (get('velocity[0]'), get('velocity[1]'), get('velocity[2]'))
-        rates = tuple(get(f'angular_velocity[{k}]') for k in range(3))
+        rates = (get('angular_velocity[0]'), get('angular_velocity[1]'),
+                 get('angular_velocity[2]'))
         pos_var = [get(f'position_variance[{k}]') for k in range(3)]
         rot_var = [get(f'orientation_variance[{k}]') for k in range(3)]
         vel_var = [get(f'velocity_variance[{k}]') for k in range(3)]
@@ -375,11 +456,8 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odomet
         velocity_frame = frame(_NEW_FRAMES, 'velocity_frame')
         if not _finite(*rot_var):
             rot_var = [0.0, 0.0, 0.0]
-        pose = _pose_covariance_ned(
-            tuple(tuple(pos_var[r] if r == c else 0.0 for c in range(3)) for r in range(3)),
-            tuple(tuple(rot_var[r] if r == c else 0.0 for c in range(3)) for r in range(3)))
-        velocity_cov = tuple(tuple(vel_var[r] if r == c else 0.0 for c in range(3))
-                             for r in range(3))
+        pose = _pose_covariance_ned(_diag3(pos_var), _diag3(rot_var))
+        velocity_cov = _diag3(vel_var)
     else:  # PX4 1.10-1.13: x, y, z; 21-value upper-triangular covariances
         position = (get('x'), get('y'), get('z'))
         velocity = (get('vx'), get('vy'), get('vz'))
@@ -393,27 +471,34 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odomet
                 urt_pose[k] = 0.0
         pose = px4.covariance_from_upper_triangle(urt_pose)
         full_vel = px4.covariance_from_upper_triangle(urt_vel)
-        velocity_cov = tuple(tuple(full_vel[r * 6 + c] for c in range(3)) for r in range(3))
+        velocity_cov = _top_left3(full_vel)
         pose_frame = frame(_OLD_FRAMES, 'local_frame')
         velocity_frame = (frame(_OLD_FRAMES, 'velocity_frame') if 'velocity_frame' in data
                           else pose_frame)
     values = (*position, *velocity, *q, *pose, *(x for row in velocity_cov for x in row))
     if not _finite(*values):
         raise ValueError('position, velocity, attitude or covariance not finite')
-    rates3: px4.Vector3 = (rates[0], rates[1], rates[2]) if _finite(*rates) else (0.0, 0.0, 0.0)
     return px4.Px4Odometry(
         position_ned=position, q_wxyz=q, velocity=velocity, velocity_frame=velocity_frame,
-        pose_covariance=pose, velocity_covariance=px4._matrix(velocity_cov),
-        angular_velocity_frd=rates3, pose_frame=pose_frame)
+        pose_covariance=pose, velocity_covariance=velocity_cov,
+        angular_velocity_frd=rates if _finite(*rates) else (0.0, 0.0, 0.0),
+        pose_frame=pose_frame)
 
 
 def _odometry_samples(
     data: Mapping[str, numpy.ndarray], orientation: _Orientation, stream: _Stream
 ) -> Iterator[_Sample]:
-    stamps = _stamps_us(data) * 1000
-    log_times = numpy.asarray(data['timestamp'], dtype=numpy.int64) * 1000
+    stamps = _stamps_ns(data)
+    log_times = _log_times_ns(data)
+    ordered = _in_order(stamps.tolist())
     for i in range(len(stamps)):
         stream.samples += 1
+        if max(stamps[i], log_times[i]) >= _MAX_TIME_NS:
+            stream.drop(_OUT_OF_RANGE)
+            continue
+        if not ordered[i]:
+            stream.drop(_OUT_OF_ORDER)
+            continue
         try:
             sample = _odometry_fields(data, i)
         except ValueError as err:
@@ -433,19 +518,14 @@ def _import_beliefs(ulog: Any, source: str, rate_hz: float | None,
     stream = _Stream(source)
     samples = (_odometry_samples if source == 'vehicle_odometry'
                else _local_position_samples)(data, orientation, stream)
-    last_stamp: int | None = None
     last_kept: int | None = None
     min_step = None if rate_hz is None else int(round(RATE_TOLERANCE * 1e9 / rate_hz))
     for stamp, log_time, sample, no_uncertainty in samples:
-        if last_stamp is not None and stamp <= last_stamp:
-            stream.drop('timestamp not strictly increasing')
-            continue
         try:
             ros = px4.odometry_to_ros(sample)
         except ValueError as err:
             stream.drop(f'frame not convertible ({err})')
             continue
-        last_stamp = stamp
         if min_step is not None and last_kept is not None and stamp < last_kept + min_step:
             stream.decimated += 1
             continue
@@ -479,7 +559,7 @@ class _Origins:
             return None
         n = len(data['timestamp'])
         ones = numpy.ones(n)
-        return cls(_stamps_us(data) * 1000, _column(data, 'ref_lat'), _column(data, 'ref_lon'),
+        return cls(_stamps_ns(data), _column(data, 'ref_lat'), _column(data, 'ref_lon'),
                    _column(data, 'ref_alt'),
                    _column(data, 'xy_global') if 'xy_global' in data else ones,
                    _column(data, 'z_global') if 'z_global' in data else ones)
@@ -511,11 +591,11 @@ def _gnss_columns(data: Mapping[str, numpy.ndarray]) -> tuple[numpy.ndarray, ...
 
 def _gnss_sample_times(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
     """EKF2's rule: timestamp_sample when set and different from timestamp, else timestamp."""
-    timestamp = numpy.asarray(data['timestamp'], dtype=numpy.int64)
+    timestamp = _log_times_ns(data)
     sample = data.get('timestamp_sample')
     if sample is None:
         return timestamp
-    sample = numpy.asarray(sample, dtype=numpy.int64)
+    sample = _ns(sample)
     return numpy.where((sample > 0) & (sample != timestamp), sample, timestamp)
 
 
@@ -529,11 +609,17 @@ def _import_fixes(ulog: Any, source: str, origins: _Origins | None, delay_ns: in
     lat, lon, alt = _gnss_columns(data)
     fix_type = numpy.asarray(data['fix_type'], dtype=numpy.int64)
     eph, epv = _column(data, 'eph'), _column(data, 'epv')
-    log_times = numpy.asarray(data['timestamp'], dtype=numpy.int64) * 1000
-    sample_times = _gnss_sample_times(data) * 1000
-    last_stamp: int | None = None
+    log_times = _log_times_ns(data)
+    sample_times = _gnss_sample_times(data)
+    ordered = _in_order(sample_times.tolist())
     for i in range(len(log_times)):
         stream.samples += 1
+        if max(sample_times[i], log_times[i]) >= _MAX_TIME_NS:
+            stream.drop(_OUT_OF_RANGE)
+            continue
+        if not ordered[i]:
+            stream.drop(_OUT_OF_ORDER)
+            continue
         problem = px4.fix_problem(int(fix_type[i]), float(lat[i]), float(lon[i]),
                                   float(alt[i]), float(eph[i]), float(epv[i]))
         if problem is not None:
@@ -543,14 +629,10 @@ def _import_fixes(ulog: Any, source: str, origins: _Origins | None, delay_ns: in
         if stamp < 0:
             stream.drop('measurement time before boot (timestamp < GNSS delay)')
             continue
-        if last_stamp is not None and stamp <= last_stamp:
-            stream.drop('timestamp not strictly increasing')
-            continue
         origin = origins.at(stamp) if origins is not None else None
         if origin is None:
             stream.drop('no EKF origin (vehicle_local_position.xy_global false or not logged)')
             continue
-        last_stamp = stamp
         geo, z_global = origin
         position = px4.gnss_to_enu(geo, float(lat[i]), float(lon[i]), float(alt[i]))
         covariance = px4.fix_covariance(float(eph[i]), float(epv[i]),
@@ -589,8 +671,8 @@ def _parser() -> argparse.ArgumentParser:
         description='Write a rosbag2 MCAP input bag (/state/nav, /observations) from a PX4 '
                     'ULog: the EKF belief and the GNSS fixes in its local ENU frame.',
         epilog=doc[doc.index('Exit codes'):].replace('\n', ' ') + ' See docs/real-data.md.')
-    parser.add_argument('log', type=Path, help='the PX4 ULog file (.ulg)')
-    parser.add_argument('--output', '-o', type=Path, required=True,
+    parser.add_argument('log', type=Path, metavar='LOG.ulg', help='the PX4 ULog file')
+    parser.add_argument('--output', '-o', type=Path, required=True, metavar='BAG',
                         help='the bag directory to create (must not exist)')
     parser.add_argument('--rate', type=_positive_float, default=None, metavar='HZ',
                         help='keep at most HZ beliefs per second (a belief is kept when its '
@@ -735,7 +817,9 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
     truncated = ''
     if damage.truncated_at_byte is not None:
         truncated = (f'the log is truncated: its last message (byte {damage.truncated_at_byte} '
-                     f'of {damage.file_size}) is incomplete; the data ends at {at}')
+                     f'of {damage.file_size}) is incomplete; '
+                     + (f'the data ends at {at}' if ulog.data_list
+                        else 'it ends before any topic data'))
     names = {item.name for item in ulog.data_list}
     belief_source = next((name for name in _BELIEF_TOPICS if name in names), None)
     gnss_source = next((name for name in _GNSS_TOPICS if name in names), None)
