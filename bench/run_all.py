@@ -9,10 +9,16 @@
    and where it goes (what a ghost hop adds to a relay hop).
 3. Verifier (bench/verifier.py): verify_all on bags of 1e3 to 1e6 cycles vs a decode-only
    pass over the same bags.
+4. Judgement (bench/judgement.py, issue 10): false alarms of a consistent estimator, detection
+   and recovery latency on drift_then_recovery and gnss_outage, the two real PX4 flights, and
+   the trade-off over M, K, W and the hysteresis (pure pipeline, no DDS; about 4 minutes).
 
-Writes <out-dir>/latest.json (quick runs: quick.json) and the plots closed_loop.png and
-verifier.png (quick runs: quick_*.png); --out-dir defaults to bench/results. Exit code 0 when
-every run completed (a missed performance target is reported, not an error), 1 otherwise.
+Writes <out-dir>/latest.json (quick runs: quick.json) and the plots closed_loop.png,
+verifier.png and real_<flight>.png (quick runs: quick_*.png); --out-dir defaults to
+bench/results. The judgement's own targets are in the JSON under judgement.targets (--from-json
+reprints its tables but cannot redraw the real-flight plots: their cycles are not stored).
+Exit code 0 when every run completed (a missed performance target is reported, not an error),
+1 otherwise.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from benchlib import (
     write_json,
 )
 from closed_loop import DEFAULT_CYCLES, DEFAULT_RATES, run_closed_loop
+from judgement import judgement_tables, judgement_targets, run_judgement
 from node_costs import costs_table
 from report import (
     closed_loop_table,
@@ -182,6 +189,13 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
         verifier['elapsed_s'] = time.monotonic() - t0
         document['verifier'] = verifier
         ok = ok and all(row['verifier']['verdict'] == 'holds' for row in verifier['sizes'])
+    if not args.skip_judgement:
+        _say('== judgement: consistent estimator, scenarios, real flights, trade-offs '
+             '(pure pipeline)')
+        judgement = run_judgement(args.quick, args.out_dir, log=_say)
+        document['judgement'] = judgement
+        ok = ok and not any('error' in row for row in judgement['real_flights'].values()
+                            if isinstance(row, dict))
     document['targets'] = evaluate_targets(loop, verifier)
     document['elapsed_s'] = time.monotonic() - started
     return document, ok
@@ -203,6 +217,12 @@ def report(document: Mapping[str, Any], out_dir: Path, prefix: str) -> list[Path
         _say('\n## Verifier: verify_all vs decode-only floor\n')
         _say(verifier_table(document['verifier']))
         written.append(plot_verifier(document['verifier'], out_dir / f'{prefix}verifier.png'))
+    if 'judgement' in document:
+        _say('\n## Judgement: false alarms, latency, real flights, trade-offs (issue 10)\n')
+        _say(judgement_tables(document['judgement']))
+        real = document['judgement'].get('real_flights', {})
+        written += [Path(row['plot']) for row in real.values()
+                    if isinstance(row, dict) and 'plot' in row]
     _say('\n## Targets\n')
     _say(targets_table(document['targets']))
     path = out_dir / ('quick.json' if prefix else 'latest.json')
@@ -229,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f'verifier bag sizes in cycles (default {list(DEFAULT_SIZES)})')
     parser.add_argument('--skip-loop', action='store_true', help='no closed-loop benchmark')
     parser.add_argument('--skip-verifier', action='store_true', help='no verifier benchmark')
+    parser.add_argument('--skip-judgement', action='store_true',
+                        help='no judgement benchmark (bench/judgement.py)')
     parser.add_argument('--out-dir', type=Path, default=RESULTS_DIR,
                         help='where the JSON and the plots go (default bench/results)')
     parser.add_argument('--cache-dir', type=Path, default=CACHE_DIR,
@@ -247,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         document = read_json(args.from_json)
         document['targets'] = evaluate_targets(document.get('closed_loop'),
                                                document.get('verifier'))
+        if 'judgement' in document:
+            document['judgement']['targets'] = judgement_targets(document['judgement'])
         report(document, args.out_dir, 'quick_' if document.get('mode') == 'quick' else '')
         return 0
     args.rates = args.rates or list(QUICK_RATES if args.quick else DEFAULT_RATES)
