@@ -155,6 +155,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output.exists():
         return _error(f'{args.output}: the output bag exists; choose a new path', 2)
     try:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return _error(f'{args.output}: its parent directory cannot be created: {err.strerror}',
+                      2)
+    try:
         files = args.params_file or default_params_files()
         config = pipeline_config_from_files(files)
     except (FileNotFoundError, GhostError, ValueError) as err:

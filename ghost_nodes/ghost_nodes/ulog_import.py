@@ -700,8 +700,12 @@ def _msg_dir() -> Path:
 def _check_output(output: Path) -> None:
     if output.exists() or output.is_symlink():
         raise _UsageError(f'{output}: already exists (the output bag directory must not exist)')
-    if not output.parent.is_dir():
-        raise _UsageError(f'{output}: its parent directory {output.parent} does not exist')
+    # Like `ros2 bag record -o`, missing parent folders are created.
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise _UsageError(f'{output}: its parent directory {output.parent} cannot be created: '
+                          f'{err.strerror}') from err
 
 
 def _write_bag(output: Path, beliefs: _Stream, fixes: _Stream) -> int:

@@ -7,6 +7,7 @@ import sys
 
 from graph_runs import payloads_by_topic
 from input_bags import write_input_bag
+import pytest
 
 from ghost_core.scenarios import generate_scenario
 from ghost_nodes.agent_config import pipeline_config_from_files
@@ -94,3 +95,61 @@ def test_ghost_run_input_gives_the_payloads_of_ghost_replay(tmp_path, ros_env) -
     for topic in GHOST_TOPICS:
         assert _by_stamp(live[topic]) == _by_stamp(offline[topic]), topic
     assert os.path.isdir(tmp_path / 'run' / 'logs')
+
+
+REALDATA = Path(__file__).resolve().parents[3] / 'shared' / 'realdata'
+DOC = Path(__file__).resolve().parents[2] / 'docs' / 'real-data.md'
+needs_realdata = pytest.mark.skipif(not REALDATA.is_dir(),
+                                    reason='../shared/realdata is not beside this clone')
+
+
+def _installed(name: str) -> str:
+    from ament_index_python.packages import get_package_prefix
+
+    return str(Path(get_package_prefix('ghost_nodes')) / 'lib' / 'ghost_nodes' / name)
+
+
+@needs_realdata
+@pytest.mark.parametrize('log', ['esc_status_log.ulg', '14_19_29.ulg'])
+def test_real_flights_import_and_replay_with_every_verdict_holding(tmp_path, log) -> None:
+    """docs/real-data.md's commands on both real logs: exit 0, the summary the page shows."""
+    bag_in, bag_out = tmp_path / 'runs' / 'in', tmp_path / 'runs' / 'ghost'
+    imported = subprocess.run([_installed('ghost_import_ulog'), str(REALDATA / log),
+                               '--output', str(bag_in)], capture_output=True, text=True,
+                              timeout=120, check=False)
+    assert imported.returncode == 0, imported.stderr
+    replayed = subprocess.run([_installed('ghost_replay'), str(bag_in), '--output',
+                               str(bag_out)], capture_output=True, text=True, timeout=120,
+                              check=False)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    lines = replayed.stdout.splitlines()
+    assert any(line.startswith('BAUD-v1: HOLDS') for line in lines)
+    assert 'history: ' in replayed.stdout and 'consistent' in replayed.stdout
+    if log == 'esc_status_log.ulg':
+        documented = DOC.read_text(encoding='utf-8')
+        for line in lines:
+            assert line.replace(str(bag_in), 'runs/esc_in').replace(
+                str(bag_out), 'runs/esc_ghost') in documented, line
+    else:
+        assert 'PROCEED 100.0 %' in replayed.stdout
+
+
+@needs_realdata
+def test_a_real_flight_through_the_graph_gives_the_replay_payloads(tmp_path, ros_env) -> None:
+    """The FMUv3 flight (5 Hz GNSS, 110 ms late, logger gaps) over DDS at 4x = ghost_replay."""
+    source = tmp_path / 'in'
+    subprocess.run([_installed('ghost_import_ulog'), str(REALDATA / 'esc_status_log.ulg'),
+                    '--output', str(source)], capture_output=True, check=True, timeout=120)
+    replayed = replay_bag(source, tmp_path / 'replayed', pipeline_config_from_files([GHOST_YAML]))
+    result = subprocess.run(
+        [sys.executable, '-c', 'import sys; from ghost_nodes.run import main; sys.exit(main())',
+         '--input', str(source), '--speed', '4', '--run-dir', str(tmp_path / 'run'),
+         '--config-dir', str(CONFIG), '--timeout', '120'],
+        env=ros_env, text=True, capture_output=True, timeout=240, check=False)
+    assert result.returncode == 0, f'{result.stdout}\n{result.stderr}'
+    assert f'ghost: {len(replayed.traces)}/{len(replayed.traces)} cycles actuated' in \
+        result.stdout
+    live = payloads_by_topic(tmp_path / 'run' / 'bag')
+    offline = payloads_by_topic(tmp_path / 'replayed')
+    for topic in GHOST_TOPICS:
+        assert _by_stamp(live[topic]) == _by_stamp(offline[topic]), topic

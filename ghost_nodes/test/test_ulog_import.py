@@ -742,9 +742,15 @@ def test_output_problems_are_usage_errors(tmp_path: Path) -> None:
     code, _, err = run([str(path), '--output', str(tmp_path / 'exists')])
     assert code == 2
     assert_one_error_line(err, 'already exists')
-    code, _, err = run([str(path), '--output', str(tmp_path / 'no' / 'parent')])
+    # Missing parent folders are created (as ros2 bag record -o does); a parent that is a
+    # file cannot be.
+    code, _, err = run([str(path), '--output', str(tmp_path / 'new' / 'parent' / 'bag')])
+    assert code == 0, err
+    assert (tmp_path / 'new' / 'parent' / 'bag' / 'metadata.yaml').is_file()
+    (tmp_path / 'afile').write_text('x')
+    code, _, err = run([str(path), '--output', str(tmp_path / 'afile' / 'bag')])
     assert code == 2
-    assert_one_error_line(err, 'does not exist')
+    assert_one_error_line(err, 'cannot be created')
     for bad in (['--rate', '0'], ['--rate', 'nan'], ['--gps-delay-ms', '-1']):
         code, _, err = run([str(path), '--output', str(tmp_path / 'x'), *bad])
         assert code == 2 and 'Traceback' not in err
