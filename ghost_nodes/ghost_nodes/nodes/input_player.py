@@ -12,9 +12,9 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_nodes.inputs import InputBagError, InputMessage, read_inputs
-from ghost_nodes.node_base import GhostNode, non_negative, ParamSpec, positive, run
+from ghost_nodes.node_base import non_negative, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS
-from ghost_nodes.readiness import GraphReadiness
+from ghost_nodes.source import SourceNode
 
 __all__ = ['InputPlayerNode', 'main']
 
@@ -38,10 +38,8 @@ PARAMS = (
 _BATCH = 50
 
 
-class InputPlayerNode(GhostNode):
+class InputPlayerNode(SourceNode):
     """Publishes a bag's beliefs and fixes on /state/nav and /observations, as recorded."""
-
-    DRAIN_S = 0.0
 
     def __init__(self) -> None:
         super().__init__('input_player', PARAMS)
@@ -58,39 +56,15 @@ class InputPlayerNode(GhostNode):
         self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, '/observations',
                                               GHOST_QOS)
         self._next = 0
-        self._readiness = GraphReadiness(self, self._expected(), self.graph_status)
-        self._started_wait = time.monotonic()
         self._t0_wall = 0.0
-        self._timer = self.create_timer(0.05, self._wait_for_graph)
+        self.wait_for_graph()
 
-    def _expected(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for item in self.param('expected_subscribers'):
-            if item:
-                topic, _, n = item.rpartition('=')
-                counts[self.resolve_topic_name(topic)] = int(n)
-        return counts
-
-    def _wait_for_graph(self) -> None:
-        missing = self._readiness.missing()
-        waited = time.monotonic() - self._started_wait
-        if missing and waited < self.param('wait_for_graph_s'):
-            return
-        if missing:
-            self.get_logger().warning(f'starting without the whole graph after {waited:.1f}s: '
-                                      f'{missing}')
-        else:
-            self.get_logger().info(f'graph ready after {waited:.2f}s: every edge matched')
-        self._readiness.close()
-        self._timer.cancel()
+    def start_playing(self) -> None:
+        """Publish the recorded messages at the recorded pace / speed."""
         self.get_logger().info(f'playing {len(self._messages)} messages at speed '
                                f'{self.param("speed")}')
         self._t0_wall = time.monotonic()
         self._timer = self.create_timer(0.005, self._play)
-
-    def on_shutdown_requested(self) -> None:
-        """Publish nothing more."""
-        self._timer.cancel()
 
     def _play(self) -> None:
         if not self._messages:

@@ -1,16 +1,14 @@
 """Scenario node: publishes a seeded simulated flight on /state/nav and /observations."""
 
-import time
-
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_core.scenarios import generate_scenario
 from ghost_nodes.convert import time_from_ns
 from ghost_nodes.graph import SCENARIOS
-from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, run
+from ghost_nodes.node_base import non_negative, one_of, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
-from ghost_nodes.readiness import GraphReadiness
+from ghost_nodes.source import SourceNode
 
 __all__ = ['ScenarioNode', 'main']
 
@@ -38,11 +36,8 @@ PARAMS = (
 )
 
 
-class ScenarioNode(GhostNode):
+class ScenarioNode(SourceNode):
     """Plays one scenario: per cycle, an Odometry belief and (maybe) an observation."""
-
-    #: The source stops at once on shutdown: no new cycle starts.
-    DRAIN_S = 0.0
 
     def __init__(self) -> None:
         super().__init__('scenario', PARAMS)
@@ -54,45 +49,15 @@ class ScenarioNode(GhostNode):
         self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, '/observations',
                                               GHOST_QOS)
         self._next = 0
-        self._readiness = GraphReadiness(self, self._expected(), self.graph_status)
-        self._started_wait = time.monotonic()
-        self._ready_at: float | None = None
-        self._timer = self.create_timer(0.05, self._wait_for_graph)
+        self.wait_for_graph(self.param('settle_s'))
 
-    def _expected(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for item in self.param('expected_subscribers'):
-            if item:
-                topic, _, n = item.rpartition('=')
-                counts[self.resolve_topic_name(topic)] = int(n)
-        return counts
-
-    def _wait_for_graph(self) -> None:
-        now = time.monotonic()
-        if self._ready_at is None:
-            missing = self._readiness.missing()
-            waited = now - self._started_wait
-            if missing and waited < self.param('wait_for_graph_s'):
-                return
-            if missing:
-                self.get_logger().warning(f'starting without the whole graph after {waited:.1f}s:'
-                                          f' {missing}')
-            else:
-                self.get_logger().info(f'graph ready after {waited:.2f}s: every edge matched')
-            self._ready_at = now
-            self._readiness.close()
-        if now - self._ready_at < self.param('settle_s'):
-            return
-        self._timer.cancel()
+    def start_playing(self) -> None:
+        """Publish one cycle per period (``rate_hz``, or the scenario's own)."""
         rate = self.param('rate_hz')
         period_s = 1.0 / rate if rate > 0 else self._scenario.parameters.period_ns / 1e9
         self.get_logger().info(f'playing {self._scenario.name!r}: {len(self._scenario.cycles)} '
                                f'cycles every {period_s * 1e3:.1f} ms')
         self._timer = self.create_timer(period_s, self._publish_cycle)
-
-    def on_shutdown_requested(self) -> None:
-        """Start no new cycle."""
-        self._timer.cancel()
 
     def _publish_cycle(self) -> None:
         if self._next >= len(self._scenario.cycles):
