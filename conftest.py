@@ -14,8 +14,10 @@ _domains = itertools.count()
 def isolated_ros_env() -> dict[str, str]:
     """Return os.environ plus a ROS domain of this test's own, with localhost-only discovery."""
     env = dict(os.environ)
-    # Domain ids 1..200 are all valid with the default port mapping; spread runs by pid.
-    env['ROS_DOMAIN_ID'] = str(1 + (os.getpid() * 13 + next(_domains)) % 200)
+    # Domain ids 101..200: valid with the default port mapping, and outside 1..100, where
+    # ghost_run picks (and locks) a free domain for runs that set none
+    # (ghost_nodes.isolation); spread runs by pid.
+    env['ROS_DOMAIN_ID'] = str(101 + (os.getpid() * 13 + next(_domains)) % 100)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env.pop('ROS_LOCALHOST_ONLY', None)
     env['PYTHONUNBUFFERED'] = '1'

@@ -13,8 +13,8 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE_NAME]),
         ('share/' + PACKAGE_NAME, ['package.xml']),
     ],
-    # Run-time PyPI dependencies (mcap, mcap-ros2-support, rosbags, numpy, pyyaml) are
-    # installed with the workspace's virtual environment; see package.xml.
+    # Run-time PyPI dependencies (mcap, mcap-ros2-support, rosbags, numpy, pyyaml,
+    # cryptography) are installed with the workspace's virtual environment; see package.xml.
     install_requires=['setuptools'],
     zip_safe=True,
     maintainer='Ghost developers',
@@ -29,6 +29,7 @@ setup(
             'trace_decisions = ghost_verify.cli:trace_decisions',
             'verify_all = ghost_verify.cli:verify_all',
             'ghost_verify = ghost_verify.cli:verify_all',
+            'ghost_keygen = ghost_verify.keygen:main',
         ],
     },
 )

@@ -115,6 +115,8 @@ def closed_loop_graph(
     if record:
         topics = (*INPUT_TOPICS, *GHOST_TOPICS)
         params = {'output': bag_path, **overrides.get('recorder', {})}
+        if 'run_config' not in params:
+            params['run_config'] = _run_config(files)
         specs.append(NodeSpec(
             name='recorder', executable='recorder', param_files=files, parameters=params,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in topics),
@@ -125,6 +127,15 @@ def closed_loop_graph(
     return [replace(spec, parameters={
         'expected_subscribers': [f'{topic}={n}' for topic, n in sorted(counts.items())],
         **spec.parameters}) if spec.name in _SOURCES else spec for spec in specs]
+
+
+def _run_config(files: tuple[str, ...]) -> str:
+    """The agent's configuration from the parameter files, as JSON (for the run manifest)."""
+    # Imported here: it loads the node modules (rclpy message types) to know their defaults;
+    # the graph is only built where rclpy is installed (ghost_run, the launch file).
+    from ghost_nodes.agent_config import pipeline_config_from_files
+
+    return json.dumps(pipeline_config_from_files(files).to_dict(), sort_keys=True)
 
 
 def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:

@@ -19,9 +19,14 @@ depth 1 one node's report overwrites another's before the executor takes it — 
 is never published again would be lost. The topic is a start-up diagnostic outside SPEC
 section 2 and is not recorded. ``missing_edges`` is the decision, a pure function of the
 reports.
+
+The same matched counts show a second graph: every topic a Ghost node subscribes to has one
+producer in its graph, so a reader that has matched more writers hears someone else (another
+Ghost graph on the same ROS domain, most often). The reporter logs it, naming the publishers
+(``foreign_producers`` is the pure check, ``foreign_producer_message`` the line).
 """
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import json
 import time
@@ -29,8 +34,9 @@ from typing import Any
 
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
-__all__ = ['GRAPH_STATUS_TOPIC', 'EndpointReport', 'GraphReadiness', 'GraphStatusReporter',
-           'STATUS_READER_QOS', 'STATUS_WRITER_QOS', 'missing_edges', 'parse_report']
+__all__ = ['FOREIGN_WARNING_PERIOD_S', 'GRAPH_STATUS_TOPIC', 'EndpointReport', 'GraphReadiness',
+           'GraphStatusReporter', 'STATUS_READER_QOS', 'STATUS_WRITER_QOS',
+           'foreign_producer_message', 'foreign_producers', 'missing_edges', 'parse_report']
 
 GRAPH_STATUS_TOPIC = '/ghost/graph_status'
 
@@ -45,6 +51,9 @@ STATUS_READER_QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
 
 # Endpoints every rclpy node has that say nothing about the Ghost graph.
 _IGNORED = frozenset({'/parameter_events', '/rosout', GRAPH_STATUS_TOPIC})
+
+#: At most one foreign-producer warning per topic in this many seconds.
+FOREIGN_WARNING_PERIOD_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,21 @@ def missing_edges(expected_readers: Mapping[str, int],
     return missing
 
 
+def foreign_producers(readers: Mapping[str, int], expected_writers: int = 1) -> dict[str, int]:
+    """The subscribed topics whose reader has matched more than ``expected_writers`` writers."""
+    return {topic: count for topic, count in sorted(readers.items())
+            if count > expected_writers}
+
+
+def foreign_producer_message(topic: str, matched: int, expected: int,
+                             publishers: Sequence[str]) -> str:
+    """The warning for a topic with too many producers, naming the publishing nodes."""
+    named = ', '.join(publishers) if publishers else 'not yet discovered'
+    return (f'foreign producer on {topic}: {matched} publishers matched, expected {expected} '
+            '(another Ghost graph on this ROS domain? see ROS_DOMAIN_ID); '
+            f'publishers: {named}')
+
+
 class GraphStatusReporter:
     """Publishes a node's endpoint report whenever it changes.
 
@@ -111,10 +135,14 @@ class GraphStatusReporter:
     The counts are polled: every ``fast_period_s`` from start-up and for ``settle_s`` after
     the last change (discovery), then every ``slow_period_s`` — a timer that fires ten times
     a second in every node would cost as much CPU as the cycles themselves at 10 Hz.
+
+    On each poll it also checks every subscribed topic for more than ``expected_writers``
+    matched writers (``None``: no check) and logs a warning naming them, at most once per topic
+    every ``FOREIGN_WARNING_PERIOD_S``.
     """
 
     def __init__(self, node: Any, fast_period_s: float = 0.1, slow_period_s: float = 2.0,
-                 settle_s: float = 3.0) -> None:
+                 settle_s: float = 3.0, expected_writers: int | None = 1) -> None:
         from rclpy.event_handler import PublisherEventCallbacks
         from std_msgs.msg import String
 
@@ -129,6 +157,8 @@ class GraphStatusReporter:
         self._slow_ns = int(slow_period_s * 1e9)
         self._settle_ns = int(settle_s * 1e9)
         self._changed_at = time.monotonic_ns()
+        self._expected_writers = expected_writers
+        self._warned_at: dict[str, int] = {}
         self._timer = node.create_timer(fast_period_s, self.report)
 
     def current(self) -> EndpointReport:
@@ -146,8 +176,11 @@ class GraphStatusReporter:
 
     def report(self) -> None:
         """Publish the report if it differs from the last one published; adapt the period."""
-        text = self.current().to_json()
+        current = self.current()
+        text = current.to_json()
         now = time.monotonic_ns()
+        if self._expected_writers is not None:
+            self._warn_foreign(current.readers, now)
         if text != self._last:
             self._publisher.publish(self._string(data=text))
             self._last = text
@@ -157,6 +190,22 @@ class GraphStatusReporter:
         elif (now - self._changed_at > self._settle_ns
               and self._timer.timer_period_ns != self._slow_ns):
             self._timer.timer_period_ns = self._slow_ns
+
+    def _warn_foreign(self, readers: Mapping[str, int], now_ns: int) -> None:
+        expected = self._expected_writers
+        assert expected is not None
+        period_ns = int(FOREIGN_WARNING_PERIOD_S * 1e9)
+        for topic, matched in foreign_producers(readers, expected).items():
+            last = self._warned_at.get(topic)
+            if last is not None and now_ns - last < period_ns:
+                continue
+            self._warned_at[topic] = now_ns
+            publishers = sorted(
+                f'{info.node_namespace.rstrip("/")}/{info.node_name}'
+                if info.node_name != '_NODE_NAME_UNKNOWN_' else '<unnamed>'
+                for info in self._node.get_publishers_info_by_topic(topic))
+            self._node.get_logger().warning(
+                foreign_producer_message(topic, matched, expected, publishers))
 
 
 class GraphReadiness:

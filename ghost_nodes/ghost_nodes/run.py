@@ -16,7 +16,8 @@ import subprocess
 import sys
 import time
 
-from ghost_nodes.graph import closed_loop_graph, SCENARIOS
+from ghost_nodes.graph import closed_loop_graph, GHOST_TOPICS, SCENARIOS
+from ghost_nodes.isolation import ClaimedDomain, DomainClaimError
 from ghost_nodes.launcher import GraphProcesses
 
 __all__ = ['main']
@@ -55,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
                         help='with --input: the belief topic inside the bag')
     parser.add_argument('--observations-topic', default='/observations',
                         help='with --input: the fix topic inside the bag')
+    parser.add_argument('--signing-key', type=Path, default=None, metavar='PATH',
+                        help="Ed25519 private key (from ghost_keygen) that signs the bag's "
+                             'manifest.json (default: unsigned)')
     return parser
 
 
@@ -84,7 +88,7 @@ def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float
     from ghost_nodes.qos import GHOST_QOS
     from ghost_nodes.readiness import GraphStatusReporter
 
-    rclpy.init()
+    rclpy.init(domain_id=int(graph.env['ROS_DOMAIN_ID']))
     node = rclpy.create_node('ghost_run_monitor')
     seen: set[int] = set()
     node.create_subscription(
@@ -105,6 +109,55 @@ def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float
         node.destroy_node()
         rclpy.try_shutdown()
     return len(seen)
+
+
+def _public_key_file(private_key: Path, run_dir: Path) -> Path:
+    """Write the public key of ``private_key`` to ``run_dir/signing_key.pub``; return it."""
+    from cryptography.hazmat.primitives import serialization
+
+    from ghost_verify.manifest import load_private_key
+
+    public = load_private_key(private_key).public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    path = run_dir / 'signing_key.pub'
+    path.write_bytes(public)
+    return path
+
+
+def _isolate(env: dict[str, str]) -> ClaimedDomain | None:
+    """Give the graph a ROS domain of its own, or warn if the user's one has a Ghost graph.
+
+    Without ``ROS_DOMAIN_ID`` (or with it empty, which ROS reads as 0): claim a free domain,
+    put it in ``env`` and return the claim, to be held while the graph runs. With it: keep it,
+    return None, and warn on stderr if Ghost nodes already publish on it. ``ValueError`` for
+    an id that is not an integer in 0..232.
+    """
+    from ghost_nodes import isolation
+    from ghost_nodes.readiness import GRAPH_STATUS_TOPIC
+
+    discovery = env['ROS_AUTOMATIC_DISCOVERY_RANGE']
+    chosen = env.get('ROS_DOMAIN_ID', '').strip()
+    if not chosen:
+        claim = isolation.claim_free_domain(discovery_range=discovery)
+        env['ROS_DOMAIN_ID'] = str(claim.domain_id)
+        print(f'ghost: ROS_DOMAIN_ID={claim.domain_id} (free domain picked; set ROS_DOMAIN_ID '
+              'to choose)', flush=True)
+        return claim
+    if not chosen.isdigit() or int(chosen) > 232:
+        raise ValueError(f'ROS_DOMAIN_ID must be an integer in 0..232, got {chosen!r}')
+    domain = int(chosen)
+    # Localhost-only discovery: no bound port in the domain's block means no one to find, so
+    # the discovery probe (up to 1.5 s) runs only when someone is there.
+    if discovery.upper() == 'LOCALHOST' and not isolation.domain_ports_in_use(domain):
+        return None
+    nodes = isolation.ghost_publishers_on_domain(
+        domain, [GRAPH_STATUS_TOPIC, *GHOST_TOPICS], discovery_range=discovery)
+    if nodes:
+        print(f'ghost: warning: ROS_DOMAIN_ID={domain} already has a Ghost graph '
+              f'({len(nodes)} node(s): {", ".join(nodes)}): its topics will mix with this run\'s '
+              'and both recordings may fail to verify; unset ROS_DOMAIN_ID to let ghost_run '
+              'pick a free domain', file=sys.stderr, flush=True)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,12 +204,29 @@ def main(argv: list[str] | None = None) -> int:
         overrides = {'input_player': {
             'speed': float(args.speed), 'bag_state_topic': args.state_topic,
             'bag_observations_topic': args.observations_topic}}
+    if args.signing_key is not None:
+        from ghost_verify.manifest import load_private_key, ManifestError
+
+        try:
+            load_private_key(args.signing_key)
+        except (ManifestError, OSError, ValueError) as err:
+            print(f'error: --signing-key: {err}', file=sys.stderr)
+            return 2
+        overrides['recorder'] = {'signing_key': str(args.signing_key.resolve())}
     specs = closed_loop_graph(config_dir, scenario=args.scenario, record=True,
                               bag_path=str(bag), overrides=overrides,
                               extra_subscribers={'/actuations': 1},
                               input_bag=str(args.input.resolve()) if args.input else '')
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    try:
+        claim = _isolate(env)
+    except ValueError as err:
+        print(f'error: {err}', file=sys.stderr)
+        return 2
+    except DomainClaimError as err:
+        print(f'error: {err}', file=sys.stderr)
+        return 3
     graph = GraphProcesses(specs, run_dir / 'logs', env)
     print(f'ghost: {label} ({expected} cycles) -> {run_dir}', flush=True)
     graph.start()
@@ -164,14 +234,21 @@ def main(argv: list[str] | None = None) -> int:
         got = _wait_for_loop(expected, graph, timeout)
     finally:
         codes = graph.stop()
+        # The graph is gone: the domain is free for the next run.
+        if claim is not None:
+            claim.release()
     print(f'ghost: {got}/{expected} cycles actuated; processes exited {codes}', flush=True)
     if not (bag / 'metadata.yaml').is_file():
         print(f'error: the recorder left no complete bag in {bag} '
               f'(log: {run_dir / "logs" / "recorder.log"})', file=sys.stderr)
         return 3
     reports = run_dir / 'reports.json'
-    verdict = subprocess.run([sys.executable, '-m', 'ghost_verify', str(bag),
-                              '--json', str(reports)], check=False)  # noqa: S603
+    verify = [sys.executable, '-m', 'ghost_verify', str(bag), '--json', str(reports)]
+    if args.signing_key is not None:
+        # Check the signature too, with the public half of the key that signed (written
+        # beside the run; the private key never leaves its file).
+        verify += ['--public-key', str(_public_key_file(args.signing_key, run_dir))]
+    verdict = subprocess.run(verify, check=False)  # noqa: S603
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
     if got < expected:
         print(f'error: the loop completed {got} of {expected} cycles', file=sys.stderr)

@@ -1,5 +1,6 @@
 """The graph declaration: who subscribes to what, and bad input refused."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,11 @@ def test_unknown_scenario_is_refused() -> None:
 def test_overrides_file_is_scoped_to_its_node() -> None:
     spec = next(s for s in closed_loop_graph(CONFIG, scenario='smoke', bag_path='/tmp/x')
                 if s.name == 'recorder')
-    assert yaml.safe_load(overrides_yaml(spec)) == {
-        'recorder': {'ros__parameters': {'output': '/tmp/x'}}}
+    parameters = yaml.safe_load(overrides_yaml(spec))['recorder']['ros__parameters']
+    assert parameters.pop('output') == '/tmp/x'
+    # The configuration the run manifest records, as a JSON string (not a YAML mapping).
+    assert json.loads(parameters.pop('run_config'))['loop']['min_outcomes'] == 4
+    assert parameters == {}
 
 
 def test_every_scenario_has_a_parameter_file() -> None:

@@ -13,6 +13,7 @@ from .baud import verify_baud as run_baud
 from .common import canonical_report_json, JsonValue, PropertyReport, read_error_notes
 from .errors import GhostVerifyError
 from .erur import verify_erur as run_erur
+from .manifest import check_manifest, load_public_key, ManifestError
 from .trace import trace_decisions as run_trace
 from .verify import verify_all as run_all
 
@@ -41,6 +42,9 @@ exit codes:
      required and a precondition never held, or part of the bag could not be read
      (truncated, damaged): the verdicts then cover what was read, and a note says what was not
   2  usage error (bad arguments, or an output file that cannot be written)
+     (verify_all --public-key) the signed manifest does not verify: it is missing, partial
+     or unsigned, its signature fails with the key, or a file, a topic's count or a topic's
+     message chain differs from it (exit 1 even when the bag then cannot be read at all)
   3  the input cannot be read as a rosbag2 MCAP bag: no ghost message could be read at all,
      it has no ghost topics, a ghost schema is not the one the verifier reads, or a message
      arrived after its cycle had left the --cycle-window
@@ -226,15 +230,33 @@ def verify_all(argv: Sequence[str] | None = None) -> int:
         'one pass, and print one line per check.',
     )
     _add_property_options(parser)
+    parser.add_argument('--public-key', metavar='KEY',
+                        help='check the signed run manifest (manifest.json) with this Ed25519 '
+                             'public key (PEM, from ghost_keygen) before anything else')
     args = parser.parse_args(argv)
+    public_key = None
+    if args.public_key is not None:
+        try:
+            public_key = load_public_key(args.public_key)
+        except ManifestError as err:
+            return _fail(prog, f'--public-key {err}', EXIT_USAGE)
+    out: TextIO = sys.stderr if args.json == '-' else sys.stdout
+    # The manifest is checked before the bag is read: its verdict stands even when the bag
+    # cannot be read at all.
+    manifest = check_manifest(args.bag, public_key, args.public_key or '')
+    if public_key is not None:
+        for line in manifest.summary_lines():
+            print(line, file=out)
 
     def run() -> int:
         result = run_all(args.bag, min_outcomes=args.min_outcomes,
                          downgrade_threshold=args.downgrade_threshold,
-                         cycle_window=args.cycle_window)
-        out: TextIO = sys.stderr if args.json == '-' else sys.stdout
+                         cycle_window=args.cycle_window, manifest=manifest)
         for line in result.summary_lines():
             print(line, file=out)
+        if public_key is None:
+            for line in manifest.summary_lines():
+                print(line, file=out)
         if args.json is not None:
             failed = _write_json(prog, args.json, result.to_json())
             if failed is not None:
@@ -248,4 +270,5 @@ def verify_all(argv: Sequence[str] | None = None) -> int:
             return EXIT_VIOLATED
         return EXIT_OK
 
-    return _guarded(prog, run)
+    code = _guarded(prog, run)
+    return EXIT_VIOLATED if code == EXIT_BAD_BAG and not manifest.ok else code

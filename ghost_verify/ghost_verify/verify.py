@@ -1,9 +1,11 @@
-"""Every check in one pass over a bag: BAUD-v1, ERUR-v1, the chain, completeness, history."""
+"""Every check in one pass over a bag: the manifest, BAUD-v1, ERUR-v1, the chain, completeness."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 import os
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .baud import BaudChecker, BaudReport
@@ -12,6 +14,7 @@ from .completeness import CompletenessChecker, CompletenessReport
 from .erur import ErurChecker, ErurReport
 from .events import ReadError
 from .history import HistoryChecker, HistoryReport
+from .manifest import check_manifest, ManifestCheck
 from .trace import DecisionTracer, DecisionTraceReport
 
 __all__ = ['VerificationResult', 'verify_all']
@@ -27,6 +30,8 @@ class VerificationResult:
     completeness: CompletenessReport
     history: HistoryReport
     read_errors: tuple[ReadError, ...] = ()
+    #: The signed-manifest check (made first); ``None`` when it was not asked for.
+    manifest: ManifestCheck | None = None
 
     @property
     def incomplete_input(self) -> bool:
@@ -38,12 +43,13 @@ class VerificationResult:
         """True when everything checked holds over a complete input.
 
         Both properties hold, no chain link is broken or missing, every cycle is complete,
-        every recorded history is consistent (or the check was skipped), and every byte of
-        the bag was read.
+        every recorded history is consistent (or the check was skipped), every byte of
+        the bag was read, and (with a public key) the signed manifest verifies.
         """
         return (self.baud.holds and self.erur.holds and self.trace.chain_intact
                 and self.completeness.holds and self.history.holds
-                and not self.incomplete_input)
+                and not self.incomplete_input
+                and (self.manifest is None or self.manifest.ok))
 
     def uncovered(self) -> tuple[str, ...]:
         """Return the versions of the properties whose precondition never held."""
@@ -76,6 +82,7 @@ class VerificationResult:
             'cycles_seen': self.completeness.cycles_seen,
             'incomplete_cycles': self.completeness.to_json(),
             'history': self.history.to_json(),
+            'manifest': None if self.manifest is None else self.manifest.to_json(),
         }
 
 
@@ -85,8 +92,14 @@ def verify_all(
     min_outcomes: int | None = None,
     downgrade_threshold: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
+    public_key: Ed25519PublicKey | None = None,
+    manifest: ManifestCheck | None = None,
 ) -> VerificationResult:
     """Read the bag once and return every report together.
+
+    The signed manifest is checked first, with `public_key` (without one, the result only
+    says whether the bag has a manifest); a caller that already checked it passes the
+    `manifest` check instead.
 
     M and K default to the values the bag recorded; given values override them (and the
     reports note any mismatch). A damaged bag is judged on what could be read, and the result
@@ -94,6 +107,8 @@ def verify_all(
     ghost could be read, or the bag holds no ghost topics, or a ghost schema is not the one
     the verifier reads.
     """
+    if manifest is None:
+        manifest = check_manifest(bag, public_key)
     baud = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
     erur = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
     tracer = DecisionTracer(keep_records=False)  # bounded memory: counts + problems only
@@ -108,4 +123,5 @@ def verify_all(
         history.update(cycle)
     info = ghost_bag.info
     return VerificationResult(baud.result(info), erur.result(info), tracer.result(info),
-                              completeness.result(), history.result(info), info.read_errors)
+                              completeness.result(), history.result(info), info.read_errors,
+                              manifest)

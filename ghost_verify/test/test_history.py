@@ -179,7 +179,7 @@ def test_without_an_outcome_topic_the_check_is_skipped_with_a_note(
     assert cli.verify_all([str(bag)]) == cli.EXIT_OK
     lines = capsys.readouterr().out.splitlines()
     assert not any(line.startswith('history:') for line in lines)
-    assert lines[-1] == ('note: history: not checked: the bag has no PredictionOutcome topic, '
+    assert lines[-2] == ('note: history: not checked: the bag has no PredictionOutcome topic, '
                          'so no history can be recomputed')
 
 

@@ -6,12 +6,20 @@ A chunk is written when it reaches ``chunk_size`` bytes or its oldest message is
 ``chunk_max_age_s`` old, and the file is then flushed to disk: a crash loses at most the chunk
 being filled (docs/reliability.md). On SIGINT/SIGTERM the bag is closed with its summary and
 metadata.yaml, so nothing received is lost.
+
+Beside the bag's files it keeps ``manifest.json`` (ghost_verify.manifest): the count and
+running hash of every topic's messages, updated as each one is written, rewritten
+``"complete": false`` at every flush, and at close the final manifest with the SHA-256 of
+the closed files, signed with the Ed25519 key of ``signing_key`` when one is given. The key
+itself never leaves this process: only its public key's SHA-256 is logged.
 """
 
 from datetime import datetime, UTC
 import importlib
+import json
 import os
 from pathlib import Path
+import signal
 from typing import Any
 
 from ament_index_python.packages import get_package_share_directory
@@ -29,6 +37,16 @@ from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS
 from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS
 from ghost_verify.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
+from ghost_verify.manifest import (
+    bag_file_digests,
+    load_private_key,
+    ManifestBuilder,
+    ManifestError,
+    public_key_sha256,
+    sign_manifest,
+    software_versions,
+    write_manifest,
+)
 
 __all__ = ['RecorderNode', 'main']
 
@@ -44,8 +62,25 @@ PARAMS = (
               (at_least(1), lambda v: None if v <= MAX_CHUNK_SIZE else
                f'must be <= {MAX_CHUNK_SIZE}, got {v}'), read_only=True),
     ParamSpec('chunk_max_age_s', 0.5, 'Oldest a chunk gets before it is written and the file '
-              'flushed (s).', (positive,), read_only=True),
+              'flushed (s); the partial manifest.json is rewritten then too.', (positive,),
+              read_only=True),
+    ParamSpec('signing_key', '', "Ed25519 private key (PKCS8 PEM, from ghost_keygen) that signs "
+              "the final manifest.json ('' = unsigned). Never copied into the bag or the logs.",
+              read_only=True),
+    ParamSpec('run_config', '{}', 'The configuration Ghost runs with, as a JSON object '
+              '(ghost_run and the launch file fill it in); copied into manifest.json.',
+              read_only=True),
 )
+
+
+def _run_config(text: str) -> dict[str, Any]:
+    try:
+        config = json.loads(text)
+    except ValueError as err:
+        raise ValueError(f'parameter run_config is not JSON: {err}') from None
+    if not isinstance(config, dict):
+        raise ValueError('parameter run_config must be a JSON object')
+    return config
 
 
 def _qos_time(duration: Any) -> QosTime:
@@ -78,11 +113,22 @@ class RecorderNode(GhostNode):
 
     def __init__(self) -> None:
         super().__init__('recorder', PARAMS)
+        # Load the key and the configuration before the bag directory is created, so that a
+        # bad value fails start-up without leaving an empty bag behind.
+        self._key = None
+        if self.param('signing_key'):
+            try:
+                self._key = load_private_key(self.param('signing_key'))
+            except ManifestError as err:
+                raise ValueError(f'parameter signing_key: {err}') from None
+        self._manifest = ManifestBuilder(_run_config(self.param('run_config')),
+                                         software_versions(('ghost_nodes', 'rclpy')))
         output = self.param('output') or datetime.now(UTC).strftime(
             'ghost_bag_%Y%m%dT%H%M%SZ')
         msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
         self._writer = GhostBagWriter(output, msg_dir, chunk_size=self.param('chunk_size'))
         self._writer.open()
+        self._bag_dir = Path(output)
         self._received = 0
         self._topics: dict[str, str] = {}
         for item in self.param('topics'):
@@ -94,8 +140,12 @@ class RecorderNode(GhostNode):
             self.create_subscription(_message_class(type_name), resolved,
                                      self._callback(resolved, type_name), GHOST_QOS, raw=True)
         self._declared: set[str] = set()
-        self.create_timer(self.param('chunk_max_age_s'), self._writer.flush)
-        self.get_logger().info(f'recording {len(self._topics)} topics to {output}')
+        self.create_timer(self.param('chunk_max_age_s'), self._flush)
+        self._closed = False
+        write_manifest(self._bag_dir, self._manifest.document())
+        signed = ('unsigned' if self._key is None else 'manifest signed by the key with '
+                  f'public sha256 {public_key_sha256(self._key.public_key())}')
+        self.get_logger().info(f'recording {len(self._topics)} topics to {output} ({signed})')
 
     def _callback(self, topic: str, type_name: str) -> Any:
         def on_message(data: bytes) -> None:
@@ -104,17 +154,45 @@ class RecorderNode(GhostNode):
                 infos = self.get_publishers_info_by_topic(topic)
                 self._writer.add_topic(topic, type_name, offered_qos_profiles=[
                     _bag_qos(info.qos_profile) for info in infos])
-            self._writer.write(topic, type_name, data, self.get_clock().now().nanoseconds)
+            log_time_ns = self.get_clock().now().nanoseconds
+            self._writer.write(topic, type_name, data, log_time_ns)
+            # Same order as the writer's: the MCAP file holds the messages in write order.
+            self._manifest.add(topic, type_name, log_time_ns, data)
             self._received += 1
         return on_message
 
+    def _flush(self) -> None:
+        """Push every written message to disk, then the partial manifest that covers them."""
+        if self._closed:
+            return
+        self._writer.flush()
+        write_manifest(self._bag_dir, self._manifest.document())
+
     def close(self) -> None:
-        """Write the last chunk, the summary and metadata.yaml."""
+        """Write the last chunk, the summary, metadata.yaml and the final manifest."""
+        if self._closed:
+            return
+        self._closed = True
         self._writer.close()
-        self.get_logger().info(f'bag closed: {self._received} messages')
+        document = self._manifest.document(bag_file_digests(self._bag_dir))
+        if self._key is not None:
+            document = sign_manifest(document, self._key)
+        write_manifest(self._bag_dir, document)
+        self.get_logger().info(f'bag closed: {self._received} messages; manifest.json '
+                               f'{"signed" if self._key is not None else "unsigned"}')
 
     def destroy_node(self) -> None:
-        """Close the bag before the node goes away (also on SIGINT/SIGTERM)."""
+        """Close the bag before the node goes away (also on SIGINT/SIGTERM).
+
+        From here on SIGINT/SIGTERM are ignored: a second signal (a launcher stopping the
+        graph while the recorder drains) must not cut the summary, metadata.yaml or the
+        signed manifest in half. Closing is bounded; SIGKILL still ends it at once.
+        """
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        except ValueError:  # not the main thread: signals are not delivered here anyway
+            pass
         self.close()
         super().destroy_node()
 

@@ -1,0 +1,76 @@
+"""ghost_keygen: make the Ed25519 key pair that signs run manifests.
+
+    ghost_keygen --output keys/ghost      (writes keys/ghost and keys/ghost.pub)
+
+The private key (PKCS8 PEM, unencrypted, mode 0600) goes to PREFIX, the public key
+(SubjectPublicKeyInfo PEM) to PREFIX.pub. Existing files are never overwritten.
+Exit code: 0 written; 2 usage error (a file exists, or cannot be written).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+import os
+from pathlib import Path
+import sys
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from .manifest import public_key_sha256
+
+__all__ = ['main']
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    """Create ``path`` with ``mode`` (O_EXCL: never replace a file) and write ``data``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        os.fchmod(fd, mode)  # whatever the umask
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write a new key pair; print where and the public key's SHA-256; return the exit code."""
+    parser = argparse.ArgumentParser(prog='ghost_keygen', description=__doc__.split('\n\n')[0])
+    parser.add_argument('--output', required=True, metavar='PREFIX',
+                        help='private key path; the public key goes to PREFIX.pub')
+    args = parser.parse_args(argv)
+    private_path = Path(args.output)
+    public_path = Path(f'{args.output}.pub')
+    for path in (private_path, public_path):
+        if path.exists():
+            print(f'ghost_keygen: error: {path} exists; refusing to overwrite it',
+                  file=sys.stderr)
+            return EXIT_USAGE
+    key = Ed25519PrivateKey.generate()
+    private_pem = key.private_bytes(serialization.Encoding.PEM,
+                                    serialization.PrivateFormat.PKCS8,
+                                    serialization.NoEncryption())
+    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    try:
+        _write_new(private_path, private_pem, 0o600)
+        try:
+            _write_new(public_path, public_pem, 0o644)
+        except OSError:
+            private_path.unlink()
+            raise
+    except OSError as err:
+        print(f'ghost_keygen: error: cannot write {err.filename or args.output}: '
+              f'{err.strerror}', file=sys.stderr)
+        return EXIT_USAGE
+    print(f'private key: {private_path} (keep it secret)\npublic key: {public_path} '
+          f'(sha256 {public_key_sha256(key.public_key())})')
+    return EXIT_OK
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,555 @@
+"""The signed run manifest of a bag: its format, its computation, signing and checking.
+
+The recorder writes ``manifest.json`` beside the bag's files (in the rosbag2 directory).
+It is canonical JSON (``sort_keys``, indent 2, UTF-8 without ASCII escapes, one trailing
+newline; ``canonical_json``) holding one object::
+
+    {
+      "format": "ghost_run_manifest_v1",
+      "complete": true,            # false: written while recording (never signed)
+      "files": {"<name>": {"sha256": "<hex>", "size": <bytes>}, ...},
+      "topics": {"<topic>": {"type": "pkg/msg/Type", "count": <n>,
+                             "chain_sha256": "<hex>"}, ...},
+      "config": {...},             # the configuration Ghost ran with (recorder run_config)
+      "software": {"ghost": "<version>", "python": "<version>", ...},
+      "signature": {"algorithm": "ed25519", "public_key_sha256": "<hex>",
+                    "value": "<base64>"}
+    }
+
+``files`` lists every regular file of the bag directory except ``manifest.json`` itself
+(the ``.mcap`` files and ``metadata.yaml``), by name, with the lowercase hex SHA-256 and
+the size of its bytes once the bag is closed. A partial manifest (``"complete": false``,
+written at every flush while recording) has ``"files": {}`` and no signature.
+
+``topics`` covers every recorded message of every topic, the inputs (``/state/nav``,
+``/observations``) and the outcomes like every ghost topic. The chain of a topic is a
+running SHA-256 over its messages in record order (the order of the ``.mcap`` files, then
+the order of the Message records in each file)::
+
+    h_0 = SHA-256(b'ghost-manifest-v1' + topic.encode('utf-8'))
+    h_i = SHA-256(h_(i-1) + log_time_ns.to_bytes(8, 'big') + SHA-256(data_i))
+
+where ``h`` are the 32-byte digests (not hex), ``log_time_ns`` is the message's MCAP log
+time (unsigned, big-endian) and ``data_i`` its serialized (CDR) bytes as recorded.
+``chain_sha256`` is the hex of ``h_count`` (``h_0`` for a declared topic with no message).
+
+The signature is Ed25519 over the UTF-8 bytes of ``canonical_json`` of the manifest without
+its ``signature`` field; ``value`` is its standard base64; ``public_key_sha256`` is the hex
+SHA-256 of the 32 raw bytes of the public key (a hint of which key signed, not trusted).
+Private keys are PKCS8 PEM (unencrypted), public keys SubjectPublicKeyInfo PEM
+(``ghost_keygen``).
+
+Checking (``check_manifest``): the file must be canonical JSON of this format, the
+signature must verify with the given public key, every listed file must exist with its
+hash and size, no unlisted file may be present, and every topic's type, count and chain
+recomputed from the ``.mcap`` files must equal the listed ones.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+import hashlib
+import importlib.metadata
+import json
+import os
+from pathlib import Path
+import platform
+import re
+from typing import BinaryIO, cast
+
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
+from .common import JsonValue
+from .errors import GhostVerifyError
+
+__all__ = [
+    'CHAIN_DOMAIN',
+    'MANIFEST_FORMAT',
+    'MANIFEST_NAME',
+    'FileDigest',
+    'ManifestBuilder',
+    'ManifestCheck',
+    'ManifestError',
+    'TopicChain',
+    'bag_file_digests',
+    'canonical_json',
+    'chains_from_mcap',
+    'check_manifest',
+    'file_digest',
+    'load_private_key',
+    'load_public_key',
+    'manifest_dir',
+    'public_key_sha256',
+    'sign_manifest',
+    'signed_bytes',
+    'software_versions',
+    'write_manifest',
+]
+
+MANIFEST_NAME = 'manifest.json'
+MANIFEST_FORMAT = 'ghost_run_manifest_v1'
+SIGNATURE_ALGORITHM = 'ed25519'
+CHAIN_DOMAIN = b'ghost-manifest-v1'
+
+_HEX64 = re.compile(r'^[0-9a-f]{64}$')
+_READ_BLOCK = 1 << 20
+
+
+class ManifestError(GhostVerifyError, ValueError):
+    """A key cannot be loaded, or a manifest cannot be read or written."""
+
+
+def canonical_json(document: Mapping[str, object]) -> str:
+    """Return the canonical JSON text: sorted keys, indent 2, UTF-8, final newline."""
+    return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False,
+                      allow_nan=False) + '\n'
+
+
+def signed_bytes(manifest: Mapping[str, object]) -> bytes:
+    """Return the bytes the signature covers: the canonical manifest without ``signature``."""
+    return canonical_json({k: v for k, v in manifest.items() if k != 'signature'}).encode(
+        'utf-8')
+
+
+def chain_start(topic: str) -> bytes:
+    """Return ``h_0`` of a topic's chain."""
+    return hashlib.sha256(CHAIN_DOMAIN + topic.encode('utf-8')).digest()
+
+
+def chain_step(previous: bytes, log_time_ns: int, data: bytes | memoryview) -> bytes:
+    """Return ``h_i`` from ``h_(i-1)`` and one message."""
+    return hashlib.sha256(previous + log_time_ns.to_bytes(8, 'big')
+                          + hashlib.sha256(data).digest()).digest()
+
+
+class TopicChain:
+    """The running count and chain of one topic (updated message by message)."""
+
+    __slots__ = ('count', 'digest', 'topic', 'type_name')
+
+    def __init__(self, topic: str, type_name: str) -> None:
+        self.topic = topic
+        self.type_name = type_name
+        self.count = 0
+        self.digest = chain_start(topic)
+
+    def update(self, log_time_ns: int, data: bytes | memoryview) -> None:
+        """Fold one message (in record order) into the chain."""
+        self.digest = chain_step(self.digest, log_time_ns, data)
+        self.count += 1
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the manifest entry of the topic."""
+        return {'type': self.type_name, 'count': self.count,
+                'chain_sha256': self.digest.hex()}
+
+
+@dataclass(frozen=True, slots=True)
+class FileDigest:
+    """SHA-256 (lowercase hex) and size in bytes of one file."""
+
+    sha256: str
+    size: int
+
+    def __post_init__(self) -> None:
+        if not _HEX64.match(self.sha256):
+            raise ValueError(f'sha256 must be 64 lowercase hex digits, got {self.sha256!r}')
+        if self.size < 0:
+            raise ValueError(f'size must be >= 0, got {self.size}')
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the manifest entry of the file."""
+        return {'sha256': self.sha256, 'size': self.size}
+
+
+def file_digest(path: str | os.PathLike[str]) -> FileDigest:
+    """Return the SHA-256 and size of a file's bytes."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, 'rb') as stream:
+        while block := stream.read(_READ_BLOCK):
+            digest.update(block)
+            size += len(block)
+    return FileDigest(digest.hexdigest(), size)
+
+
+def _bag_files(bag_dir: Path) -> list[Path]:
+    return sorted(p for p in bag_dir.iterdir() if p.name != MANIFEST_NAME and p.is_file())
+
+
+def bag_file_digests(bag_dir: str | os.PathLike[str]) -> dict[str, FileDigest]:
+    """Return the digest of every regular file of a bag directory but manifest.json."""
+    return {p.name: file_digest(p) for p in _bag_files(Path(bag_dir))}
+
+
+def software_versions(distributions: Iterable[str] = ()) -> dict[str, str]:
+    """Return Python's version and those of Ghost and the libraries that read/write bags.
+
+    ``distributions`` adds more installed distributions (e.g. ``rclpy``); the ones that are
+    not installed are left out.
+    """
+    versions = {'python': platform.python_version()}
+    names = {'ghost': 'ghost_verify', 'rosbags': 'rosbags', 'mcap': 'mcap',
+             'cryptography': 'cryptography'}
+    names.update({name: name for name in distributions})
+    for key, distribution in names.items():
+        try:
+            versions[key] = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+class ManifestBuilder:
+    """The manifest of a bag being recorded: add each message as it is written."""
+
+    def __init__(self, config: Mapping[str, JsonValue], software: Mapping[str, str]) -> None:
+        self.config = dict(config)
+        self.software = dict(software)
+        self.topics: dict[str, TopicChain] = {}
+
+    @property
+    def messages(self) -> int:
+        """Return the number of messages added so far."""
+        return sum(chain.count for chain in self.topics.values())
+
+    def add_topic(self, topic: str, type_name: str) -> None:
+        """Declare a topic (its chain is ``h_0`` until its first message)."""
+        if topic not in self.topics:
+            self.topics[topic] = TopicChain(topic, type_name)
+
+    def add(self, topic: str, type_name: str, log_time_ns: int,
+            data: bytes | memoryview) -> None:
+        """Fold one message into its topic's chain, in the order it is written to the bag."""
+        self.add_topic(topic, type_name)
+        self.topics[topic].update(log_time_ns, data)
+
+    def document(self, files: Mapping[str, FileDigest] | None = None) -> dict[str, JsonValue]:
+        """Return the unsigned manifest; complete (with ``files``) or partial (``None``)."""
+        return {
+            'format': MANIFEST_FORMAT,
+            'complete': files is not None,
+            'files': {name: d.to_json() for name, d in sorted((files or {}).items())},
+            'topics': {t: c.to_json() for t, c in sorted(self.topics.items())},
+            'config': cast(JsonValue, self.config),
+            'software': cast(JsonValue, self.software),
+        }
+
+
+def _read_key_file(path: str | os.PathLike[str]) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as err:
+        raise ManifestError(f'{path}: cannot be read: {err.strerror}') from err
+
+
+def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
+    """Load an unencrypted Ed25519 private key (PKCS8 PEM) or raise ManifestError."""
+    data = _read_key_file(path)
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as err:
+        # The message of cryptography's error never quotes the key material.
+        raise ManifestError(f'{path}: not an unencrypted PEM private key') from err
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ManifestError(f'{path}: not an Ed25519 private key')
+    return key
+
+
+def load_public_key(path: str | os.PathLike[str]) -> Ed25519PublicKey:
+    """Load an Ed25519 public key (SubjectPublicKeyInfo PEM) or raise ManifestError."""
+    data = _read_key_file(path)
+    try:
+        key = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as err:
+        raise ManifestError(f'{path}: not a PEM public key') from err
+    if not isinstance(key, Ed25519PublicKey):
+        raise ManifestError(f'{path}: not an Ed25519 public key')
+    return key
+
+
+def public_key_sha256(key: Ed25519PublicKey) -> str:
+    """Return the hex SHA-256 of the 32 raw bytes of a public key."""
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()
+
+
+def sign_manifest(manifest: Mapping[str, JsonValue],
+                  key: Ed25519PrivateKey) -> dict[str, JsonValue]:
+    """Return the manifest with its Ed25519 ``signature`` (replacing any previous one)."""
+    value = base64.b64encode(key.sign(signed_bytes(manifest))).decode('ascii')
+    return {**{k: v for k, v in manifest.items() if k != 'signature'}, 'signature': {
+        'algorithm': SIGNATURE_ALGORITHM,
+        'public_key_sha256': public_key_sha256(key.public_key()),
+        'value': value,
+    }}
+
+
+def write_manifest(bag_dir: str | os.PathLike[str], manifest: Mapping[str, JsonValue]) -> Path:
+    """Write ``manifest.json`` into the bag directory atomically (a crash leaves the old one)."""
+    path = Path(bag_dir) / MANIFEST_NAME
+    partial = path.with_name(f'.{MANIFEST_NAME}.tmp')
+    try:
+        with open(partial, 'w', encoding='utf-8') as stream:
+            stream.write(canonical_json(manifest))
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(partial, path)
+    except OSError as err:
+        raise ManifestError(f'{path}: cannot be written: {err.strerror}') from err
+    return path
+
+
+def _mcap_order(path: Path) -> tuple[str, int]:
+    # rosbag2 names split files <name>_<N>.mcap: read them in N order.
+    stem, _, number = path.stem.rpartition('_')
+    return (stem, int(number)) if number.isdigit() else (path.stem, -1)
+
+
+def chains_from_mcap(paths: Sequence[Path]) -> tuple[dict[str, TopicChain], tuple[str, ...]]:
+    """Recompute every topic's chain from MCAP files read in the given order.
+
+    Returns the chains and the problems met (a file, or part of one, that cannot be read:
+    the chains then cover what was read).
+    """
+    from mcap.records import Channel, Message, Schema
+    from mcap.stream_reader import StreamReader
+
+    chains: dict[str, TopicChain] = {}
+    problems: list[str] = []
+    for path in paths:
+        schemas: dict[int, str] = {}
+        channels: dict[int, tuple[str, str]] = {}
+        try:
+            with open(path, 'rb') as stream:
+                reader = StreamReader(cast(BinaryIO, stream), validate_crcs=False)
+                for record in reader.records:
+                    if isinstance(record, Schema):
+                        schemas[record.id] = record.name
+                    elif isinstance(record, Channel):
+                        channels[record.id] = (record.topic, schemas.get(record.schema_id, ''))
+                    elif isinstance(record, Message):
+                        topic, type_name = channels.get(record.channel_id, ('', ''))
+                        if not topic:
+                            problems.append(f'{path.name}: message on unknown channel '
+                                            f'{record.channel_id}')
+                            continue
+                        chain = chains.get(topic)
+                        if chain is None:
+                            chain = chains[topic] = TopicChain(topic, type_name)
+                        chain.update(record.log_time, record.data)
+        except Exception as err:  # noqa: BLE001 - a damaged file raises many kinds of error
+            problems.append(f'{path.name} cannot be read to the end: '
+                            f'{" ".join(str(err).split())[:120] or type(err).__name__}')
+    return chains, tuple(problems)
+
+
+def manifest_dir(bag: str | os.PathLike[str]) -> Path | None:
+    """Return the directory whose manifest.json covers ``bag`` (None for a lone .mcap file)."""
+    path = Path(bag)
+    if path.is_dir():
+        return path
+    if path.name == 'metadata.yaml':
+        return path.parent
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestCheck:
+    """What the manifest check found.
+
+    `status`: ``none`` (no manifest.json), ``unchecked`` (no public key given),
+    ``partial`` (recording did not close), ``unsigned`` (complete, but no signature),
+    ``unreadable`` (not a canonical manifest), ``signed`` (checked: see `problems`).
+    `ok` is False when a key was given and anything did not verify.
+    """
+
+    status: str
+    key_given: bool
+    problems: tuple[str, ...] = ()
+    files_verified: int = 0
+    messages_verified: int = 0
+    signer_sha256: str = ''
+
+    @property
+    def ok(self) -> bool:
+        """True unless a public key was given and the manifest does not fully verify."""
+        if not self.key_given:
+            return True
+        return self.status == 'signed' and not self.problems
+
+    def summary_lines(self) -> tuple[str, ...]:
+        """Return the report lines, each starting with ``manifest:``."""
+        if self.problems:
+            return tuple(f'manifest: {problem}' for problem in self.problems)
+        if self.status == 'none':
+            return ('manifest: none (unsigned bag)',)
+        if self.status == 'unchecked':
+            return ('manifest: unchecked (no --public-key)',)
+        return (f'manifest: signed, {self.files_verified} files and '
+                f'{self.messages_verified} messages verified',)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the check as the ``manifest`` object of the verify_all report."""
+        return {'status': self.status, 'key_given': self.key_given, 'ok': self.ok,
+                'problems': list(self.problems), 'files_verified': self.files_verified,
+                'messages_verified': self.messages_verified,
+                'signer_public_key_sha256': self.signer_sha256}
+
+
+def _parse(text: str) -> tuple[dict[str, JsonValue] | None, str]:
+    """Return the manifest object and '' or None and what is wrong with it."""
+    try:
+        document = json.loads(text)
+    except ValueError as err:
+        return None, f'{MANIFEST_NAME} is not JSON ({err})'
+    if not isinstance(document, dict) or document.get('format') != MANIFEST_FORMAT:
+        return None, f'{MANIFEST_NAME} is not a {MANIFEST_FORMAT} object'
+    try:
+        canonical = canonical_json(document)
+    except ValueError:
+        canonical = ''
+    if canonical != text:
+        return None, f'{MANIFEST_NAME} is not in canonical form (changed after signing?)'
+    for field, kind in (('complete', bool), ('files', dict), ('topics', dict),
+                        ('config', dict), ('software', dict)):
+        if not isinstance(document.get(field), kind):
+            return None, f'{MANIFEST_NAME}: field {field} missing or not a {kind.__name__}'
+    return cast(dict[str, JsonValue], document), ''
+
+
+def _signature_problem(document: Mapping[str, JsonValue], key: Ed25519PublicKey,
+                       key_label: str) -> tuple[str, str]:
+    """Return (problem or '', the signer hint of the manifest)."""
+    signature = document['signature']
+    if not isinstance(signature, dict) or signature.get('algorithm') != SIGNATURE_ALGORITHM:
+        return 'signature is malformed (not an ed25519 signature object)', ''
+    hint = signature.get('public_key_sha256')
+    signer = hint if isinstance(hint, str) else ''
+    value = signature.get('value')
+    try:
+        raw = base64.b64decode(value if isinstance(value, str) else '', validate=True)
+        key.verify(raw, signed_bytes(document))
+    except (InvalidSignature, binascii.Error, ValueError):
+        given = public_key_sha256(key)
+        which = (f' (signed with key sha256 {signer[:16]}…, {key_label} is {given[:16]}…)'
+                 if signer and signer != given else '')
+        return f'signature does not verify with {key_label}{which}', signer
+    return '', signer
+
+
+def _file_problems(bag_dir: Path, listed: Mapping[str, JsonValue]) -> tuple[list[str], int]:
+    problems: list[str] = []
+    present = {p.name: p for p in _bag_files(bag_dir)}
+    verified = 0
+    for name in sorted(listed):
+        entry = listed[name]
+        if name not in present:
+            problems.append(f'file {name} listed but missing')
+            continue
+        if not isinstance(entry, dict):
+            problems.append(f'file {name}: entry is malformed')
+            continue
+        try:
+            found = file_digest(present[name])
+        except OSError as err:
+            problems.append(f'file {name} cannot be read: {err.strerror}')
+            continue
+        if entry.get('sha256') != found.sha256:
+            size = entry.get('size')
+            extra = f' (size {size} listed, {found.size} found)' if size != found.size else ''
+            problems.append(f'file {name} sha256 differs{extra}')
+        elif entry.get('size') != found.size:
+            problems.append(f'file {name} size differs')
+        else:
+            verified += 1
+    problems.extend(f'file {name} present but not listed'
+                    for name in sorted(set(present) - set(listed)))
+    return problems, verified
+
+
+def _topic_problems(bag_dir: Path, listed: Mapping[str, JsonValue]) -> tuple[list[str], int]:
+    mcaps = sorted((p for p in _bag_files(bag_dir) if p.suffix == '.mcap'), key=_mcap_order)
+    chains, problems = chains_from_mcap(mcaps)
+    out = list(problems)
+    verified = 0
+    for topic in sorted(set(listed) | set(chains)):
+        entry = listed.get(topic)
+        chain = chains.get(topic)
+        if not isinstance(entry, dict):
+            out.append(f'topic {topic}: {chain.count if chain else 0} messages in the bag '
+                       'but not listed' if entry is None else f'topic {topic}: malformed entry')
+            continue
+        count = entry.get('count')
+        if chain is None:
+            if count != 0:
+                out.append(f'topic {topic}: listed ({count} messages) but not in the bag')
+            continue
+        if entry.get('type') != chain.type_name:
+            out.append(f'topic {topic}: type differs ({entry.get("type")} listed, '
+                       f'{chain.type_name} in the bag)')
+        if count != chain.count:
+            out.append(f'topic {topic}: count differs ({count} listed, {chain.count} read)')
+        elif entry.get('chain_sha256') != chain.digest.hex():
+            out.append(f'topic {topic}: chain differs (one of its {chain.count} messages or '
+                       'their log times changed)')
+        else:
+            verified += chain.count
+    return out, verified
+
+
+def check_manifest(bag: str | os.PathLike[str], public_key: Ed25519PublicKey | None,
+                   key_label: str = 'the given key') -> ManifestCheck:
+    """Check a bag's manifest with a public key (``None``: only say whether there is one).
+
+    With a key, every failure is listed in `problems`: a missing, partial, unsigned or
+    non-canonical manifest, a signature that does not verify, a file missing, added or
+    changed, a topic whose type, count or chain differs from the recomputed one.
+    """
+    key_given = public_key is not None
+    bag_dir = manifest_dir(bag)
+    path = bag_dir / MANIFEST_NAME if bag_dir is not None else None
+    if path is None or not path.is_file():
+        if not key_given:
+            return ManifestCheck('none', key_given)
+        return ManifestCheck('none', key_given, (
+            f'none (unsigned bag: no {MANIFEST_NAME}) — nothing verifies with {key_label}',))
+    if public_key is None:
+        return ManifestCheck('unchecked', key_given)
+    assert bag_dir is not None
+    try:
+        text = path.read_bytes().decode('utf-8')
+    except UnicodeDecodeError:
+        return ManifestCheck('unreadable', key_given, (f'{MANIFEST_NAME} is not UTF-8',))
+    except OSError as err:
+        return ManifestCheck('unreadable', key_given,
+                             (f'{MANIFEST_NAME} cannot be read: {err.strerror}',))
+    document, problem = _parse(text)
+    if document is None:
+        return ManifestCheck('unreadable', key_given, (problem,))
+    if document['complete'] is not True:
+        return ManifestCheck('partial', key_given, (
+            'partial (recording did not close: SIGKILL?) — not signed',))
+    if 'signature' not in document:
+        return ManifestCheck('unsigned', key_given, (
+            'complete but not signed (recorded without a signing key)',))
+    problems: list[str] = []
+    signature_problem, signer = _signature_problem(document, public_key, key_label)
+    if signature_problem:
+        problems.append(signature_problem)
+    files = document['files']
+    topics = document['topics']
+    assert isinstance(files, dict) and isinstance(topics, dict)
+    file_problems, files_verified = _file_problems(bag_dir, files)
+    topic_problems, messages_verified = _topic_problems(bag_dir, topics)
+    problems += file_problems + topic_problems
+    return ManifestCheck('signed', key_given, tuple(problems), files_verified,
+                         messages_verified, signer)
