@@ -4,6 +4,7 @@
     ros2 launch ghost closed_loop.launch.py use_scenario:=false state_topic:=/ekf/odom \
         observations_topic:=/rtk/pose
     ros2 launch ghost closed_loop.launch.py record:=true signing_key:=keys/ghost
+    ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
 
 The graph (nodes, parameter files, parameter overrides, remaps) comes from
 ghost_nodes.graph.closed_loop_graph, the same function the no-ROS runner uses.
@@ -59,10 +60,13 @@ def _graph(context, *args, **kwargs):
         bag_path=LaunchConfiguration('bag').perform(context),
         with_scenario=_truthy(LaunchConfiguration('use_scenario').perform(context)),
         remaps=remaps, overrides=overrides)
+    # SROS2: each node runs in its own enclave, <prefix>/<node> (docs/reliability.md).
+    prefix = LaunchConfiguration('enclave_prefix').perform(context).rstrip('/')
     return [
         Node(package=spec.package, executable=spec.executable, name=spec.name,
              parameters=[*spec.param_files, _node_parameters(spec.parameters)],
-             remappings=list(spec.remaps), output='screen')
+             remappings=list(spec.remaps), output='screen',
+             **({'ros_arguments': ['--enclave', f'{prefix}/{spec.name}']} if prefix else {}))
         for spec in specs
     ]
 
@@ -88,6 +92,10 @@ def generate_launch_description() -> LaunchDescription:
                               description='Topic of the estimator odometry (belief).'),
         DeclareLaunchArgument('observations_topic', default_value='/observations',
                               description='Topic of the independent position fix.'),
+        DeclareLaunchArgument('enclave_prefix', default_value='',
+                              description="SROS2: run each node in the enclave "
+                                          "<enclave_prefix>/<node name> ('' = no enclave; "
+                                          'set ROS_SECURITY_* as docs/reliability.md says).'),
         DeclareLaunchArgument('config_dir', default_value='',
                               description='Folder with ghost.yaml and scenarios/ '
                                           "('' = share/ghost/config)."),

@@ -126,3 +126,14 @@ def test_remapped_graph_renames_only_the_inputs(monkeypatch) -> None:
     for node in nodes:
         for src, dst in node.kwargs['remappings']:
             assert (src, dst) == ('/state/nav', '/ekf/odom')
+
+
+def test_enclave_prefix_gives_each_node_its_own_sros2_enclave(monkeypatch) -> None:
+    """enclave_prefix:=/ghost runs every node with --enclave /ghost/<node>; '' adds nothing."""
+    nodes = _evaluate(monkeypatch, config_dir=str(CONFIG), enclave_prefix='/ghost/',
+                      record='true')
+    assert {n.kwargs['name']: n.kwargs['ros_arguments'] for n in nodes} == {
+        n.kwargs['name']: ['--enclave', f'/ghost/{n.kwargs["name"]}'] for n in nodes}
+    assert 'recorder' in {n.kwargs['name'] for n in nodes}
+    assert all('ros_arguments' not in n.kwargs
+               for n in _evaluate(monkeypatch, config_dir=str(CONFIG)))

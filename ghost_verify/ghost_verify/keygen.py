@@ -57,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     public_pem = key.public_key().public_bytes(serialization.Encoding.PEM,
                                                serialization.PublicFormat.SubjectPublicKeyInfo)
     try:
+        # A missing folder is created (private to the user: it holds a private key).
+        private_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _write_new(private_path, private_pem, 0o600)
         try:
             _write_new(public_path, public_pem, 0o644)

@@ -319,6 +319,10 @@ def test_keygen_writes_a_private_key_only_its_owner_reads(tmp_path: Path) -> Non
         load_private_key(tmp_path / 'bad')
     with pytest.raises(ManifestError, match='cannot be read'):
         load_private_key(tmp_path / 'missing')
+    # A missing folder is created, readable by its owner only.
+    assert keygen(['--output', str(tmp_path / 'keys' / 'ghost')]) == 0
+    assert stat.S_IMODE(os.stat(tmp_path / 'keys').st_mode) == 0o700
+    assert (tmp_path / 'keys' / 'ghost.pub').is_file()
 
 
 @settings(max_examples=50, deadline=None,
