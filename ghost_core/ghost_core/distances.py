@@ -26,6 +26,8 @@ MAX_AXES = 3
 _ERFC_DIRECT_LIMIT = 25.0
 _LOG_SQRT_PI = 0.5 * math.log(math.pi)
 _NEWTON_STEPS = 100
+# Below this d² the lower tail is computed instead of the upper one (see _small_normalised).
+_SMALL_X = 1.0
 _SQRT2 = math.sqrt(2.0)
 
 
@@ -88,7 +90,10 @@ def normalised_distance(distance: float, axes: int) -> float:
         return 0.0
     if axes == 1 or distance == 0.0 or math.isinf(distance):
         return distance
-    target = chi2_log_survival(distance * distance, axes)
+    x = distance * distance
+    if x < _SMALL_X:
+        return _small_normalised(x, axes)
+    target = chi2_log_survival(x, axes)
     # f(z) = log erfc(z/√2) - target is concave and decreasing, and f(distance) <= 0 (z <=
     # distance): Newton's method from distance stays on the right of the root and decreases
     # monotonically to it. Stop when a step no longer decreases z (float64 convergence).
@@ -102,6 +107,41 @@ def normalised_distance(distance: float, axes: int) -> float:
         step = (log_tail - target) / slope
         candidate = max(z - step, 0.0)
         if not candidate < z:
+            break
+        z = candidate
+    return z
+
+
+def _chi2_cdf_small(x: float, n: int) -> float:
+    """P(χ²ₙ <= x) for 0 <= x < _SMALL_X, without the cancellation of 1 - survival."""
+    if n == 2:
+        return -math.expm1(-x / 2.0)
+    # n = 3: the lower regularised gamma P(3/2, y), y = x/2, by its power series
+    # y^a e^-y Σ y^k / Γ(a + k + 1), which converges fast for y < 1.
+    y = x / 2.0
+    term = 1.0 / math.gamma(2.5)
+    total = term
+    for k in range(1, 60):
+        term *= y / (1.5 + k)
+        total += term
+        if term < total * 1e-17:
+            break
+    return float(y ** 1.5 * math.exp(-y) * total)
+
+
+def _small_normalised(x: float, n: int) -> float:
+    """normalised_distance for d² = x < _SMALL_X: solve erf(z/√2) = P(χ²ₙ <= x) directly.
+
+    Near zero the tail probability is 1 - (tiny), which the log-tail form cannot resolve; the
+    lower tail can. erf is concave on z >= 0, and z0 = sqrt(π/2) C lies left of the root
+    (erf(u) <= 2u/√π), so Newton's method increases monotonically to it.
+    """
+    cdf = _chi2_cdf_small(x, n)
+    z = math.sqrt(math.pi / 2.0) * cdf
+    for _ in range(_NEWTON_STEPS):
+        slope = math.sqrt(2.0 / math.pi) * math.exp(-0.5 * z * z)
+        candidate = z - (math.erf(z / _SQRT2) - cdf) / slope
+        if not candidate > z:
             break
         z = candidate
     return z
