@@ -220,6 +220,24 @@ def _in_order(times: Sequence[int]) -> list[bool]:
     return keep
 
 
+def _usable_indices(stream: _Stream, times: numpy.ndarray,
+                    log_times: numpy.ndarray) -> Iterator[int]:
+    """Count every sample in ``stream``; yield those whose times are in range and in order.
+
+    The others are dropped (counted by reason): a time beyond what a stamp can hold, or one
+    that does not increase (see _in_order).
+    """
+    ordered = _in_order(times.tolist())
+    for i in range(len(times)):
+        stream.samples += 1
+        if max(times[i], log_times[i]) >= _MAX_TIME_NS:
+            stream.drop(_OUT_OF_RANGE)
+        elif not ordered[i]:
+            stream.drop(_OUT_OF_ORDER)
+        else:
+            yield i
+
+
 def _column(data: Mapping[str, numpy.ndarray], name: str) -> numpy.ndarray:
     return numpy.asarray(data[name], dtype=numpy.float64)
 
@@ -375,20 +393,12 @@ def _local_position_samples(
     """(stamp_ns, log_time_ns, sample, why no orientation uncertainty) of usable samples."""
     stamps = _stamps_ns(data)
     log_times = _log_times_ns(data)
-    ordered = _in_order(stamps.tolist())
     cols = {name: _column(data, name) for name in
             ('x', 'y', 'z', 'vx', 'vy', 'vz', 'eph', 'epv', 'evh', 'evv')}
     flags = {name: (_column(data, name) if name in data else numpy.ones(len(stamps)))
              for name in ('xy_valid', 'z_valid', 'v_xy_valid', 'v_z_valid')}
-    for i in range(len(stamps)):
-        stream.samples += 1
+    for i in _usable_indices(stream, stamps, log_times):
         v = {name: float(col[i]) for name, col in cols.items()}
-        if max(stamps[i], log_times[i]) >= _MAX_TIME_NS:
-            stream.drop(_OUT_OF_RANGE)
-            continue
-        if not ordered[i]:
-            stream.drop(_OUT_OF_ORDER)
-            continue
         if not (flags['xy_valid'][i] and flags['z_valid'][i]):
             stream.drop('position not valid (xy_valid or z_valid false)')
             continue
@@ -490,15 +500,7 @@ def _odometry_samples(
 ) -> Iterator[_Sample]:
     stamps = _stamps_ns(data)
     log_times = _log_times_ns(data)
-    ordered = _in_order(stamps.tolist())
-    for i in range(len(stamps)):
-        stream.samples += 1
-        if max(stamps[i], log_times[i]) >= _MAX_TIME_NS:
-            stream.drop(_OUT_OF_RANGE)
-            continue
-        if not ordered[i]:
-            stream.drop(_OUT_OF_ORDER)
-            continue
+    for i in _usable_indices(stream, stamps, log_times):
         try:
             sample = _odometry_fields(data, i)
         except ValueError as err:
@@ -611,15 +613,7 @@ def _import_fixes(ulog: Any, source: str, origins: _Origins | None, delay_ns: in
     eph, epv = _column(data, 'eph'), _column(data, 'epv')
     log_times = _log_times_ns(data)
     sample_times = _gnss_sample_times(data)
-    ordered = _in_order(sample_times.tolist())
-    for i in range(len(log_times)):
-        stream.samples += 1
-        if max(sample_times[i], log_times[i]) >= _MAX_TIME_NS:
-            stream.drop(_OUT_OF_RANGE)
-            continue
-        if not ordered[i]:
-            stream.drop(_OUT_OF_ORDER)
-            continue
+    for i in _usable_indices(stream, sample_times, log_times):
         problem = px4.fix_problem(int(fix_type[i]), float(lat[i]), float(lon[i]),
                                   float(alt[i]), float(eph[i]), float(epv[i]))
         if problem is not None:
