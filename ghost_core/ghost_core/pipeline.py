@@ -123,6 +123,7 @@ class Pipeline:
                                       ForwardPrediction | None]] = {}
         # Only the last W observed outcomes can ever enter a history, so that is all we keep.
         self._observed: deque[PredictionOutcome] = deque(maxlen=self.config.loop.max_history)
+        self._last_belief_ns: int | None = None
 
     @property
     def late_observations(self) -> int:
@@ -141,8 +142,9 @@ class Pipeline:
         if not isinstance(item, BeliefSample):
             raise ConfigError(f'Pipeline.feed takes a BeliefSample or an Observation, '
                               f'got {type(item).__name__}')
-        if self._cycles and item.stamp_ns <= max(self._cycles):
+        if self._last_belief_ns is not None and item.stamp_ns <= self._last_belief_ns:
             return []  # an old or repeated belief is not a new cycle (as the nodes do)
+        self._last_belief_ns = item.stamp_ns
         raw = self._assessor.assess(item)
         prediction = prediction_from_belief(item, self.config.period_ns,
                                             self.config.process_noise_q)

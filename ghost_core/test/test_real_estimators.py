@@ -253,3 +253,17 @@ def test_an_asynchronous_fix_is_judged_at_its_own_stamp() -> None:
         assert outcome.observation_stamp_ns == outcome.prediction_stamp_ns + 40_000_000
         assert outcome.stamp_ns == outcome.prediction_stamp_ns + period
         assert outcome.position_mahalanobis < 1e-6
+
+
+def test_old_and_repeated_beliefs_are_not_new_cycles_even_after_resolution() -> None:
+    """A stale belief after resolution: no new cycle, and the hysteresis state untouched."""
+    fix = (0.0025, 0.0, 0.0, 0.0, 0.0025, 0.0, 0.0, 0.0, 0.0025)
+    stream: list[BeliefSample | Observation] = []
+    for i in range(8):
+        if i == 4:  # a stale belief whose covariance says UNKNOWN, after cycles 0-3 resolved
+            stream.append(_belief(S, position_std=5.0))
+        stream += [Observation(S + i * 100_000_000, 'map', (0.0, 0.0, 0.0), fix),
+                   _belief(S + i * 100_000_000)]
+    traces = run_pipeline(stream, PipelineConfig())
+    assert [t.stamp_ns for t in traces] == [S + i * 100_000_000 for i in range(8)]
+    assert {t.raw.overall_level for t in traces} == {KNOWN}
