@@ -128,12 +128,12 @@ class Pipeline:
     @property
     def late_observations(self) -> int:
         """Fixes that arrived after their cycle was finished (not used)."""
-        return len(self._sequencer.late)
+        return self._sequencer.late
 
     @property
     def superseded_observations(self) -> int:
         """Fixes replaced by a later fix of the same cycle (not used)."""
-        return len(self._sequencer.superseded)
+        return self._sequencer.superseded
 
     def feed(self, item: AgentInput) -> list[CycleTrace]:
         """Take one input; return the cycles it finishes, in cycle order."""

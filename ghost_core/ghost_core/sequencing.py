@@ -40,7 +40,7 @@ class OutcomeSequencer(Generic[P, O]):
     FIFO topic) or ``grace_cycles`` later beliefs have. The window of fixes is closed once a
     fix stamped >= t arrived (FIFO), or a belief stamped >= t + ``max_observation_lag_ns``
     arrived: a fix may arrive up to that late, measured on the inputs' own stamps. A fix that
-    arrives after its cycle was resolved is late: not used, and listed in ``late``.
+    arrives after its cycle was resolved is late: not used, and counted in ``late``.
     ``flush()`` resolves every pending cycle with what has arrived (end of the input).
     Deterministic: the result depends only on the order of arrival within each topic and on
     stamps, as long as fixes arrive within the lag.
@@ -60,10 +60,12 @@ class OutcomeSequencer(Generic[P, O]):
         self._observations: dict[int, O] = {}
         self._last_observation_ns: int | None = None
         self._resolved_up_to_ns: int | None = None
-        #: Stamps of fixes that arrived after their cycle had been resolved (not used).
-        self.late: list[int] = []
-        #: Stamps of fixes replaced by a later fix of the same cycle (not used).
-        self.superseded: list[int] = []
+        #: Fixes that arrived after their cycle had been resolved (not used), and the last one's
+        #: stamp. Counters, not lists: a long flight must not grow the node's memory.
+        self.late = 0
+        self.last_late_ns: int | None = None
+        #: Fixes replaced by a later fix of the same cycle (not used).
+        self.superseded = 0
 
     @property
     def pending_cycles(self) -> int:
@@ -91,7 +93,8 @@ class OutcomeSequencer(Generic[P, O]):
     def on_observation(self, stamp_ns: int, observation: O) -> list[CycleInputs[P, O]]:
         """Register a fix stamped ``stamp_ns``."""
         if self._resolved_up_to_ns is not None and stamp_ns <= self._resolved_up_to_ns:
-            self.late.append(stamp_ns)
+            self.late += 1
+            self.last_late_ns = stamp_ns
             return []
         self._observations[stamp_ns] = observation
         if self._last_observation_ns is None or stamp_ns > self._last_observation_ns:
@@ -125,7 +128,7 @@ class OutcomeSequencer(Generic[P, O]):
             in_window = sorted(s for s in self._observations
                                if s <= t and (previous is None or s > previous))
             observation: O | None = self._observations[in_window[-1]] if in_window else None
-            self.superseded.extend(in_window[:-1])
+            self.superseded += max(len(in_window) - 1, 0)
             self._pending.popleft()
             self._resolved_up_to_ns = t
             done.append(CycleInputs(t, prediction, observation))

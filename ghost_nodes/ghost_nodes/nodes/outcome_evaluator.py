@@ -112,8 +112,8 @@ class OutcomeEvaluatorNode(GhostNode):
         self._publish(self._sequencer.on_observation(stamp_ns(msg.header.stamp), observation))
 
     def _publish(self, cycles: list[CycleInputs[ForwardPredictionContract, Observation]]) -> None:
-        if len(self._sequencer.late) > self._late_reported:
-            self._late_reported = len(self._sequencer.late)
+        if self._sequencer.late > self._late_reported:
+            self._late_reported = self._sequencer.late
             self.get_logger().warning(
                 f'{self._late_reported} fix(es) arrived after their cycle was resolved (later '
                 'than max_observation_lag_s): not used', throttle_duration_sec=5.0)
