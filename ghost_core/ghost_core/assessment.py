@@ -103,8 +103,9 @@ class HysteresisConfig:
     A worse level is published at once. A better one only when the block's statistic is
     better by a margin (max_std <= (1 - recovery_margin) x the threshold it must clear) for
     recovery_dwell_ns without interruption, and at least min_level_interval_ns after the
-    block's last level change. So a statistic hovering at a threshold cannot flip the level:
-    after a degradation the block stays degraded for at least min_level_interval_ns.
+    block's last level change; it is the worst level the statistic earned over that dwell.
+    So a statistic hovering at a threshold cannot flip the level: after a degradation the
+    block stays degraded for at least min_level_interval_ns.
     Invariants: 0 <= recovery_margin < 1; both durations integers >= 0 (0, 0, 0 disables).
     """
 
@@ -309,6 +310,9 @@ class _BlockState:
     # published level is where the stream starts, not a change).
     changed_ns: int | None = None
     better_since_ns: int | None = None
+    # The worst level the statistic earned (with the margin) since better_since_ns: what the
+    # whole dwell has shown, so one good sample at its end cannot promote two levels.
+    earned: SelfAssessmentLevel | None = None
 
 
 class SelfAssessor:
@@ -349,23 +353,27 @@ class SelfAssessor:
             # Worse (or the same): at once. A worse level always starts a new interval.
             if instant.level > state.level:
                 state.level, state.changed_ns = instant.level, stamp_ns
-            state.better_since_ns = None
+            state.better_since_ns, state.earned = None, None
             return instant
         hysteresis = self.thresholds.hysteresis
         recovered = self._recovery_level(name, instant)
         if recovered >= state.level:
             # Better, but inside the margin: the recovery has not started.
-            state.better_since_ns = None
+            state.better_since_ns, state.earned = None, None
             return AxisAssessment(state.level, instant.max_std, REASON_HYSTERESIS)
         if state.better_since_ns is None:
-            state.better_since_ns = stamp_ns
+            state.better_since_ns, state.earned = stamp_ns, recovered
+        else:
+            state.earned = worst_level(state.earned or recovered, recovered)
+        target = state.earned
         if (stamp_ns - state.better_since_ns >= hysteresis.recovery_dwell_ns
                 and (state.changed_ns is None
                      or stamp_ns - state.changed_ns >= hysteresis.min_level_interval_ns)):
-            state.level, state.changed_ns, state.better_since_ns = recovered, stamp_ns, None
-            if recovered == instant.level:
+            state.level, state.changed_ns = target, stamp_ns
+            state.better_since_ns, state.earned = None, None
+            if target == instant.level:
                 return instant
-            return AxisAssessment(recovered, instant.max_std, REASON_HYSTERESIS)
+            return AxisAssessment(target, instant.max_std, REASON_HYSTERESIS)
         return AxisAssessment(state.level, instant.max_std, REASON_HYSTERESIS)
 
     def _recovery_level(self, name: str, instant: AxisAssessment) -> SelfAssessmentLevel:

@@ -64,6 +64,8 @@ _NO_OBSERVED_POSITION = frozenset(
 # Recorded normalised distances are recomputed by whoever reads them; a libm that rounds one
 # ulp differently must not make an honest outcome invalid.
 _NORMALISED_TOLERANCE = 1e-9
+# ... nor one whose series underflows differently near zero (z ~ 1e-300 is 0 for every bin).
+_NORMALISED_FLOOR = 1e-300
 
 # Frozen dataclasses normalise their own fields (int -> float, list -> tuple, int -> enum) once,
 # in __post_init__, so that the wire layer can rely on exact Python types.
@@ -260,7 +262,7 @@ class PredictionOutcome:
                 raise check.failure(owner, 'position_axes_compared', '1..3 when observed', axes)
             expected = normalised_distance(position_d, axes)
             if not (normalised == expected or abs(normalised - expected)
-                    <= _NORMALISED_TOLERANCE * expected):
+                    <= _NORMALISED_TOLERANCE * expected + _NORMALISED_FLOOR):
                 raise check.failure(
                     owner, 'position_normalised_distance',
                     f'normalised_distance({position_d!r}, {axes}) = {expected!r}', normalised)

@@ -29,6 +29,7 @@ _NEWTON_STEPS = 100
 # Below this d² the lower tail is computed instead of the upper one (see _small_normalised).
 _SMALL_X = 1.0
 _SQRT2 = math.sqrt(2.0)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 def _log_erfcx(t: float) -> float:
@@ -66,7 +67,8 @@ def chi2_log_survival(x: float, n: int) -> float:
         return -x / 2.0
     # n = 3: Q = erfc(s) + sqrt(2x/π) exp(-x/2) = exp(-x/2) (erfcx(s) + sqrt(2x/π)), with
     # erfcx(s) = erfc(s) exp(s²) and s² = x/2: no term underflows.
-    return -x / 2.0 + math.log(math.exp(_log_erfcx(s)) + math.sqrt(2.0 * x / math.pi))
+    # sqrt(2x/π) as sqrt(x)·sqrt(2/π): 2x overflows for x > 9e307, sqrt(x) never does.
+    return -x / 2.0 + math.log(math.exp(_log_erfcx(s)) + math.sqrt(x) * _SQRT_2_OVER_PI)
 
 
 def normalised_distance(distance: float, axes: int) -> float:
@@ -94,6 +96,9 @@ def normalised_distance(distance: float, axes: int) -> float:
     if x < _SMALL_X:
         return _small_normalised(x, axes)
     target = chi2_log_survival(x, axes)
+    if not math.isfinite(target):
+        # d² beyond float range (d > 1.3e154): the tail is 0 whatever n; z = d keeps the order.
+        return distance
     # f(z) = log erfc(z/√2) - target is concave and decreasing, and f(distance) <= 0 (z <=
     # distance): Newton's method from distance stays on the right of the root and decreases
     # monotonically to it. Stop when a step no longer decreases z (float64 convergence).
@@ -105,6 +110,8 @@ def normalised_distance(distance: float, axes: int) -> float:
         # d/dz log erfc(z/√2) = -sqrt(2/π) exp(-z²/2) / erfc(z/√2) = -sqrt(2/π) / erfcx(t).
         slope = -math.sqrt(2.0 / math.pi) * math.exp(-log_scaled)
         step = (log_tail - target) / slope
+        if not math.isfinite(step):
+            break
         candidate = max(z - step, 0.0)
         if not candidate < z:
             break

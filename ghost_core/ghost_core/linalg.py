@@ -71,30 +71,34 @@ def covariance_defect(m: Sequence[float]) -> str | None:
     """Return why a 3x3 block is not a covariance (a reason string), or None when it is one.
 
     Checked in order: every entry finite; every variance (diagonal) >= 0; symmetric within
-    tolerance; positive semi-definite, i.e. every principal minor (the three 2x2 ones and the
-    determinant) >= -tolerance after scaling the block by its largest variance. For a
-    symmetric matrix, all principal minors >= 0 is equivalent to positive semi-definiteness.
+    tolerance; positive semi-definite. Symmetry and definiteness are judged on the
+    correlation matrix c_ij = m_ij / sqrt(m_ii m_jj), i.e. on each pair of axes' own scale, so
+    that a huge variance on one axis (1e6 for "not measured") cannot hide an impossible
+    correlation between the others. An axis with zero variance must have zero covariances
+    (to an absolute 1e-12). The remaining c must have every principal minor (the 2x2 ones and
+    the determinant) >= -1e-9; for a symmetric matrix that is positive semi-definiteness.
     """
     if len(m) != 9 or not all(math.isfinite(x) for x in m):
         return NON_FINITE
     diagonal = (m[0], m[4], m[8])
     if any(v < 0.0 for v in diagonal):
         return NEGATIVE_VARIANCE
-    s = max(diagonal)
-    tolerance = _RELATIVE_TOLERANCE * s + _ABSOLUTE_TOLERANCE
-    pairs = ((1, 3), (2, 6), (5, 7))
-    if any(abs(m[i] - m[j]) > tolerance for i, j in pairs):
-        return ASYMMETRIC
-    if s == 0.0:
-        # All variances zero: only the zero matrix is positive semi-definite.
-        return None if all(abs(x) <= _ABSOLUTE_TOLERANCE for x in m) else NOT_PSD
-    b = [((m[3 * i + j] + m[3 * j + i]) / 2.0) / s for i in range(3) for j in range(3)]
-    minors = (
-        b[0] * b[4] - b[1] * b[1],
-        b[0] * b[8] - b[2] * b[2],
-        b[4] * b[8] - b[5] * b[5],
-        det3(b),
-    )
+    roots = [math.sqrt(v) for v in diagonal]
+    pairs = ((0, 1), (0, 2), (1, 2))
+    for i, j in pairs:
+        tolerance = _RELATIVE_TOLERANCE * roots[i] * roots[j] + _ABSOLUTE_TOLERANCE
+        if abs(m[3 * i + j] - m[3 * j + i]) > tolerance:
+            return ASYMMETRIC
+    live = [axis for axis in range(3) if diagonal[axis] > 0.0]
+    for i, j in pairs:
+        if (i not in live or j not in live) and abs(m[3 * i + j]) > _ABSOLUTE_TOLERANCE:
+            # A zero variance with a non-zero covariance: not positive semi-definite.
+            return NOT_PSD
+    c = {(i, j): (m[3 * i + j] + m[3 * j + i]) / 2.0 / (roots[i] * roots[j])
+         for i in live for j in live}
+    minors = [1.0 - c[i, j] ** 2 for i, j in pairs if i in live and j in live]
+    if len(live) == 3:
+        minors.append(det3([c[i, j] for i in range(3) for j in range(3)]))
     if any(minor < -_RELATIVE_TOLERANCE for minor in minors):
         return NOT_PSD
     return None

@@ -188,13 +188,19 @@ def prediction_from_belief(
     """Return the prediction made from `belief`, or None when the belief is not finite.
 
     A belief with NaN/inf in its position, velocity or their covariance blocks predicts
-    nothing; the next cycle's outcome is then `no_prediction`.
+    nothing, nor does one whose prediction would overflow; the next cycle's outcome is then
+    `no_prediction`.
     """
     if not belief.is_predictable:
         return None
-    return predict(belief.stamp_ns, belief.frame_id, belief.position, belief.velocity,
-                   belief.position_covariance, belief.velocity_covariance, period_ns,
-                   process_noise_q)
+    try:
+        return predict(belief.stamp_ns, belief.frame_id, belief.position, belief.velocity,
+                       belief.position_covariance, belief.velocity_covariance, period_ns,
+                       process_noise_q)
+    except ContractError:
+        # Finite inputs whose prediction overflows (e.g. a position of 1e308 moving fast):
+        # nothing finite can be predicted either.
+        return None
 
 
 def evaluate_outcome(

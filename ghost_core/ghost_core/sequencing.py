@@ -66,6 +66,8 @@ class OutcomeSequencer(Generic[P, O]):
         self.last_late_ns: int | None = None
         #: Fixes replaced by a later fix of the same cycle (not used).
         self.superseded = 0
+        #: Fixes not newer than the previous fix (repeated or out of order; not used).
+        self.stale = 0
 
     @property
     def pending_cycles(self) -> int:
@@ -91,14 +93,20 @@ class OutcomeSequencer(Generic[P, O]):
         return self._resolve(flushing=False)
 
     def on_observation(self, stamp_ns: int, observation: O) -> list[CycleInputs[P, O]]:
-        """Register a fix stamped ``stamp_ns``."""
+        """Register a fix stamped ``stamp_ns``.
+
+        A fix not newer than the last one is not used (counted in ``stale``), as every node's
+        stamp guard drops it: one fix stream is FIFO, so it is a repeat or out of order.
+        """
+        if self._last_observation_ns is not None and stamp_ns <= self._last_observation_ns:
+            self.stale += 1
+            return []
         if self._resolved_up_to_ns is not None and stamp_ns <= self._resolved_up_to_ns:
             self.late += 1
             self.last_late_ns = stamp_ns
             return []
         self._observations[stamp_ns] = observation
-        if self._last_observation_ns is None or stamp_ns > self._last_observation_ns:
-            self._last_observation_ns = stamp_ns
+        self._last_observation_ns = stamp_ns
         return self._resolve(flushing=False)
 
     def flush(self) -> list[CycleInputs[P, O]]:

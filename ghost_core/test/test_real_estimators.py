@@ -147,6 +147,19 @@ def test_the_first_level_is_not_a_change() -> None:
     assert levels.index(KNOWN) == 23  # good from cycle 3, for 2 s: cycle 23
 
 
+def test_a_recovery_goes_to_the_level_the_whole_dwell_earned() -> None:
+    """UNKNOWN, 2 s that earn UNCERTAIN, one KNOWN sample: UNCERTAIN, not KNOWN.
+
+    (Review finding: the promotion used to take the last sample's level, so one good sample
+    at the end of a dwell jumped two levels and then fell back 0.1 s later.)
+    """
+    config = ThresholdsConfig(hysteresis=HysteresisConfig(0.2, 2 * S, 5 * S))
+    stds = [3.0] + [1.0] * 20 + [0.3] + [1.0] * 5
+    levels = _levels(stds, config)
+    assert KNOWN not in levels
+    assert levels[21] == UNCERTAIN and levels[22:] == [UNCERTAIN] * 5
+
+
 def test_a_held_block_says_why() -> None:
     """While held, the block reports the measured std and reason held_by_hysteresis."""
     assessor = SelfAssessor()

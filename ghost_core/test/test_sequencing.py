@@ -153,6 +153,20 @@ def test_a_fix_within_the_lag_is_waited_for() -> None:
         (100, None, None), (200, 'p', 'fix')]
 
 
+def test_repeated_or_older_fixes_are_not_used() -> None:
+    """As the nodes' stamp guard: the first fix of a stamp counts, a repeat or an older one not."""
+    seq: OutcomeSequencer[str, str] = OutcomeSequencer(3, LAG)
+    seq.on_belief(100)
+    seq.on_prediction(100, 'p')
+    seq.on_belief(200)
+    seq.on_prediction(200, 'q')
+    done = seq.on_observation(150, 'first')  # closes cycle 100's window
+    assert seq.on_observation(150, 'repeat') == [] and seq.on_observation(120, 'older') == []
+    assert seq.stale == 2
+    done += seq.flush()
+    assert [(c.stamp_ns, c.observation) for c in done] == [(100, None), (200, 'first')]
+
+
 def test_repeated_or_old_beliefs_are_not_new_cycles() -> None:
     seq: OutcomeSequencer[str, str] = OutcomeSequencer(grace_cycles=3,
                                                        max_observation_lag_ns=50)

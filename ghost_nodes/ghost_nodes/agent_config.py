@@ -66,7 +66,7 @@ def node_parameters(files: Sequence[Path | str], node: str,
     """The parameters ``node`` gets from ``files`` over its declared ``defaults``.
 
     As rclpy applies them: files in order, and in each file the ``/**`` section, then the
-    node's own section.
+    node's own section, spelt ``node`` or ``/node``.
     """
     params = dict(defaults)
     for path in files:
@@ -76,7 +76,7 @@ def node_parameters(files: Sequence[Path | str], node: str,
             raise ConfigError(f'{path}: cannot be read as a parameter file: {err}') from err
         if not isinstance(document, dict):
             raise ConfigError(f'{path}: a parameter file must be a mapping of node names')
-        for section in ('/**', node):
+        for section in ('/**', f'/{node}', node):
             entry = document.get(section) or {}
             values = entry.get('ros__parameters', {}) if isinstance(entry, dict) else {}
             if not isinstance(values, dict):

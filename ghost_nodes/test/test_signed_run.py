@@ -204,6 +204,11 @@ def test_sigkilled_recorder_leaves_a_partial_unsigned_manifest(tmp_path: Path) -
         'manifest: partial (recording did not close: SIGKILL?) — not signed')
     assert _manifest_lines(done) == [
         'manifest: partial (recording did not close: SIGKILL?) — not signed']
+    # Without a key too, the report says that the recording did not close.
+    unchecked = _verify(bag, None)
+    assert _manifest_lines(unchecked) == [
+        'manifest: partial (recording did not close: SIGKILL?) — not signed; '
+        'unchecked (no --public-key)']
 
 
 def test_a_bad_signing_key_fails_start_up_in_one_line(tmp_path: Path) -> None:

@@ -367,6 +367,7 @@ class ManifestCheck:
     """What the manifest check found.
 
     `status`: ``none`` (no manifest.json), ``unchecked`` (no public key given),
+    ``partial_unchecked`` (no public key, and the recording did not close),
     ``partial`` (recording did not close), ``unsigned`` (complete, but no signature),
     ``unreadable`` (not a canonical manifest), ``signed`` (checked: see `problems`).
     `ok` is False when a key was given and anything did not verify.
@@ -394,6 +395,9 @@ class ManifestCheck:
             return ('manifest: none (unsigned bag)',)
         if self.status == 'unchecked':
             return ('manifest: unchecked (no --public-key)',)
+        if self.status == 'partial_unchecked':
+            return ('manifest: partial (recording did not close: SIGKILL?) — not signed; '
+                    'unchecked (no --public-key)',)
         return (f'manifest: signed, {self.files_verified} files and '
                 f'{self.messages_verified} messages verified',)
 
@@ -522,9 +526,16 @@ def check_manifest(bag: str | os.PathLike[str], public_key: Ed25519PublicKey | N
             return ManifestCheck('none', key_given)
         return ManifestCheck('none', key_given, (
             f'none (unsigned bag: no {MANIFEST_NAME}) — nothing verifies with {key_label}',))
-    if public_key is None:
-        return ManifestCheck('unchecked', key_given)
     assert bag_dir is not None
+    if public_key is None:
+        # Without a key nothing is verified, but a recording that never closed says so.
+        try:
+            document, _ = _parse(path.read_bytes().decode('utf-8'))
+        except (OSError, UnicodeDecodeError):
+            document = None
+        if document is not None and document.get('complete') is not True:
+            return ManifestCheck('partial_unchecked', key_given)
+        return ManifestCheck('unchecked', key_given)
     try:
         text = path.read_bytes().decode('utf-8')
     except UnicodeDecodeError:

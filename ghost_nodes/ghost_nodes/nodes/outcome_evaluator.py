@@ -69,6 +69,7 @@ class OutcomeEvaluatorNode(GhostNode):
             OutcomeSequencer(grace_cycles=self.param('grace_cycles'),
                              max_observation_lag_ns=self._config.max_observation_lag_ns)
         self._late_reported = 0
+        self._belief_frames: dict[int, str] = {}
         self._last_input = time.monotonic()
         idle = float(self.param('idle_flush_s'))
         if idle > 0.0:
@@ -93,6 +94,8 @@ class OutcomeEvaluatorNode(GhostNode):
         self._last_input = time.monotonic()
         stamp = stamp_ns(msg.header.stamp)
         if self._beliefs.accept(stamp):
+            # The outcome of a cycle is in its belief's frame (as the pure pipeline does).
+            self._belief_frames[stamp] = msg.header.frame_id
             self._publish(self._sequencer.on_belief(stamp))
 
     def _on_prediction(self, msg: ForwardPrediction) -> None:
@@ -118,12 +121,13 @@ class OutcomeEvaluatorNode(GhostNode):
                 f'{self._late_reported} fix(es) arrived after their cycle was resolved (later '
                 'than max_observation_lag_s): not used', throttle_duration_sec=5.0)
         for cycle in cycles:
-            outcome = outcome_for_cycle(cycle.stamp_ns, self._frame_of(cycle), cycle.prediction,
+            frame_id = self._belief_frames.pop(cycle.stamp_ns, '')
+            outcome = outcome_for_cycle(cycle.stamp_ns, frame_id, cycle.prediction,
                                         cycle.observation, self._config)
             if outcome.status == STATUS_FRAME_MISMATCH and cycle.observation is not None:
                 self.get_logger().warning(
                     f'observation frame {cycle.observation.frame_id!r} is not the belief frame '
-                    f'{self._frame_of(cycle)!r}: not used', throttle_duration_sec=5.0)
+                    f'{frame_id!r}: not used', throttle_duration_sec=5.0)
             elif outcome.status == STATUS_INVALID_OBSERVATION:
                 self.get_logger().warning('observation not finite or its covariance is not a '
                                           'covariance: not used', throttle_duration_sec=5.0)
@@ -135,12 +139,6 @@ class OutcomeEvaluatorNode(GhostNode):
                                           'unmeasured_variance_m2): not used',
                                           throttle_duration_sec=5.0)
             self._pub.publish(from_msg_dict(PredictionOutcome, to_msg_dict(outcome)))
-
-    @staticmethod
-    def _frame_of(cycle: CycleInputs[ForwardPredictionContract, Observation]) -> str:
-        if cycle.prediction is not None:
-            return cycle.prediction.frame_id
-        return cycle.observation.frame_id if cycle.observation is not None else ''
 
 
 def main(args: list[str] | None = None) -> None:

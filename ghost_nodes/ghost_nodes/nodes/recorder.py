@@ -181,20 +181,30 @@ class RecorderNode(GhostNode):
         self.get_logger().info(f'bag closed: {self._received} messages; manifest.json '
                                f'{"signed" if self._key is not None else "unsigned"}')
 
-    def destroy_node(self) -> None:
-        """Close the bag before the node goes away (also on SIGINT/SIGTERM).
+    def on_shutdown_requested(self) -> None:
+        """Ignore further SIGINT/SIGTERM from the first one on (drain, then close).
 
-        From here on SIGINT/SIGTERM are ignored: a second signal (a launcher stopping the
-        graph while the recorder drains) must not cut the summary, metadata.yaml or the
-        signed manifest in half. Closing is bounded; SIGKILL still ends it at once.
+        A second signal (Ctrl-C under ``ros2 launch`` delivers two; a launcher stopping the
+        graph while the recorder drains) must not cut a message between the bag and the
+        manifest's chain, nor the summary, metadata.yaml or the signed manifest in half.
+        Draining and closing are bounded; SIGKILL still ends the recorder at once (and leaves
+        a partial manifest that says so).
         """
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        except ValueError:  # not the main thread: signals are not delivered here anyway
-            pass
+        _ignore_stop_signals()
+
+    def destroy_node(self) -> None:
+        """Close the bag before the node goes away (also on SIGINT/SIGTERM)."""
+        _ignore_stop_signals()
         self.close()
         super().destroy_node()
+
+
+def _ignore_stop_signals() -> None:
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals are not delivered here anyway
+        pass
 
 
 def main(args: list[str] | None = None) -> None:
