@@ -108,3 +108,14 @@ def test_the_history_bins_on_the_normalised_distance() -> None:
     history = build_calibration_history([outcome], 4)
     assert (history.count_beyond_1_std, history.count_beyond_3_std) == (1, 0)
     assert history.worst_position_mahalanobis == outcome.position_mahalanobis
+
+
+@settings(max_examples=200, deadline=None)
+@given(d=st.floats(1e150, 1e160), n=st.sampled_from([2, 3]))
+def test_astronomical_distances_stay_astronomical(d: float, n: int) -> None:
+    """Around d² = float max (d ~ 1.3e154), z = d: never 0, never "within 1 sigma".
+
+    (Review finding: sqrt(2x/π) overflowed for 3 axes and d in [9.5e153, 1.34e154) gave 0.)
+    """
+    z = normalised_distance(d, n)
+    assert z > 5.0 and z <= d

@@ -39,6 +39,11 @@ def outer(v: tuple[float, float, float]) -> tuple[float, ...]:
     # every 2x2 minor is 0.64 > 0, yet the determinant is -0.512: only the 3x3 test sees it
     ((1.0, -0.6, -0.6, -0.6, 1.0, -0.6, -0.6, -0.6, 1.0), NOT_PSD),
     ((0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0), NOT_PSD),  # zero variances, non-zero cov
+    # An impossible x/y correlation next to a "not measured" vertical axis (1e6): judged on
+    # each pair's own scale, not hidden by the huge variance (review finding).
+    ((1.0, 5.0, 0.0, 5.0, 1.0, 0.0, 0.0, 0.0, 1e6), NOT_PSD),
+    ((0.2, 0.3, 0.0, 0.3, 0.2, 0.0, 0.0, 0.0, 1e6), NOT_PSD),
+    ((1.0, 0.0, 0.0, 1e-4, 1.0, 0.0, 0.0, 0.0, 1e6), ASYMMETRIC),
 ])
 def test_defective_covariances_are_named(matrix: tuple[float, ...], reason: str) -> None:
     """Each defect is detected and named with its reason string."""

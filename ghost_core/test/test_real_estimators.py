@@ -280,3 +280,12 @@ def test_old_and_repeated_beliefs_are_not_new_cycles_even_after_resolution() -> 
     traces = run_pipeline(stream, PipelineConfig())
     assert [t.stamp_ns for t in traces] == [S + i * 100_000_000 for i in range(8)]
     assert {t.raw.overall_level for t in traces} == {KNOWN}
+
+
+def test_a_finite_belief_whose_prediction_overflows_predicts_nothing() -> None:
+    """Position 1.7e308 moving at 1e308 m/s: no prediction (the next outcome no_prediction)."""
+    from ghost_core.prediction import prediction_from_belief
+
+    belief = BeliefSample(S, 'map', (1.7e308, 0.0, 0.0), (1e308, 0.0, 0.0), _cov6(0.05),
+                          _cov6(0.05))
+    assert prediction_from_belief(belief, 100_000_000, 0.05) is None

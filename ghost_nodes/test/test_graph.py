@@ -47,3 +47,15 @@ def test_every_scenario_has_a_parameter_file() -> None:
     for name in ('smoke', 'drift_then_recovery', 'nominal', 'dropout'):
         data = yaml.safe_load((CONFIG / 'scenarios' / f'{name}.yaml').read_text())
         assert data['scenario']['ros__parameters']['scenario'] == name
+
+
+def test_parameter_files_are_read_as_rclpy_reads_them(tmp_path) -> None:
+    """/** first, then the node's own section, spelt `calibrator` or `/calibrator`."""
+    from ghost_nodes.agent_config import pipeline_config_from_files
+
+    custom = tmp_path / 'mine.yaml'
+    custom.write_text('/**:\n  ros__parameters:\n    period_s: 0.2\n'
+                      '/calibrator:\n  ros__parameters:\n    downgrade_threshold: 5\n')
+    config = pipeline_config_from_files([CONFIG / 'ghost.yaml', custom])
+    assert config.period_ns == 200_000_000
+    assert config.loop.downgrade_threshold == 5

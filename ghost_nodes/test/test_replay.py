@@ -1,5 +1,6 @@
 """ghost_replay (pure, offline) and ghost_run --input (the real graph over DDS): same payloads."""
 
+import dataclasses
 import os
 from pathlib import Path
 import subprocess
@@ -79,8 +80,15 @@ def test_late_fixes_within_the_lag_are_used_and_later_ones_are_not(tmp_path) -> 
 
 
 def test_ghost_run_input_gives_the_payloads_of_ghost_replay(tmp_path, ros_env) -> None:
-    """The same input bag through the real graph over DDS, at 2x: identical Ghost payloads."""
-    scenario = generate_scenario('drift_then_recovery')
+    """The same input bag through the real graph over DDS, at 2x: identical Ghost payloads.
+
+    The first cycles have no fix (their outcomes have no prediction and no observation, and
+    must still be in the belief's frame, as in the pipeline), the others come 50 ms late.
+    """
+    base = generate_scenario('drift_then_recovery')
+    scenario = dataclasses.replace(base, cycles=tuple(
+        dataclasses.replace(cycle, observation=None) if cycle.index <= 2 else cycle
+        for cycle in base.cycles))
     source = write_input_bag(tmp_path / 'in', scenario, fix_delay_ns=50_000_000)
     replay_bag(source, tmp_path / 'replayed', pipeline_config_from_files([GHOST_YAML]))
     result = subprocess.run(
@@ -94,6 +102,8 @@ def test_ghost_run_input_gives_the_payloads_of_ghost_replay(tmp_path, ros_env) -
     offline = payloads_by_topic(tmp_path / 'replayed')
     for topic in GHOST_TOPICS:
         assert _by_stamp(live[topic]) == _by_stamp(offline[topic]), topic
+    first = live['/prediction_outcomes'][0]
+    assert (first['status'], first['header']['frame_id']) == ('no_prediction', 'map')
     assert os.path.isdir(tmp_path / 'run' / 'logs')
 
 
