@@ -638,24 +638,23 @@ def _import_fixes(ulog: Any, source: str, origins: _Origins | None, delay_ns: in
 
 # --- command line ---
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f'not a number: {text!r}') from err
-    if not (math.isfinite(value) and value > 0.0):
-        raise argparse.ArgumentTypeError(f'must be a finite number > 0, got {text!r}')
-    return value
+def _finite_float(minimum: float, inclusive: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number > minimum (>= when ``inclusive``)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(f'not a number: {text!r}') from err
+        if not (math.isfinite(value) and (value >= minimum if inclusive else value > minimum)):
+            relation = '>=' if inclusive else '>'
+            raise argparse.ArgumentTypeError(
+                f'must be a finite number {relation} {minimum:g}, got {text!r}')
+        return value
+    return parse
 
 
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(f'not a number: {text!r}') from err
-    if not (math.isfinite(value) and value >= 0.0):
-        raise argparse.ArgumentTypeError(f'must be a finite number >= 0, got {text!r}')
-    return value
+_positive_float = _finite_float(0.0, inclusive=False)
+_non_negative_float = _finite_float(0.0, inclusive=True)
 
 
 def _parser() -> argparse.ArgumentParser:
