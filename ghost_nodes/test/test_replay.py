@@ -79,6 +79,28 @@ def test_late_fixes_within_the_lag_are_used_and_later_ones_are_not(tmp_path) -> 
     assert sum(t.outcome.observed for t in too_late.traces) < 5
 
 
+def _live_and_offline(source: Path, tmp_path: Path, ros_env: dict[str, str], speed: int,
+                      ) -> tuple[dict, dict]:
+    """Replay `source` offline and play it through ghost_run --input; both bags' payloads.
+
+    Asserts the run exits 0 with every cycle of the replay actuated.
+    """
+    replayed = replay_bag(source, tmp_path / 'replayed', pipeline_config_from_files([GHOST_YAML]))
+    result = subprocess.run(
+        [sys.executable, '-c', 'import sys; from ghost_nodes.run import main; sys.exit(main())',
+         '--input', str(source), '--speed', str(speed), '--run-dir', str(tmp_path / 'run'),
+         '--config-dir', str(CONFIG), '--timeout', '120'],
+        env=ros_env, text=True, capture_output=True, timeout=240, check=False)
+    assert result.returncode == 0, f'{result.stdout}\n{result.stderr}'
+    cycles = len(replayed.traces)
+    assert f'ghost: {cycles}/{cycles} cycles actuated' in result.stdout
+    live = payloads_by_topic(tmp_path / 'run' / 'bag')
+    offline = payloads_by_topic(tmp_path / 'replayed')
+    for topic in GHOST_TOPICS:
+        assert _by_stamp(live[topic]) == _by_stamp(offline[topic]), topic
+    return live, offline
+
+
 def test_ghost_run_input_gives_the_payloads_of_ghost_replay(tmp_path, ros_env) -> None:
     """The same input bag through the real graph over DDS, at 2x: identical Ghost payloads.
 
@@ -90,18 +112,8 @@ def test_ghost_run_input_gives_the_payloads_of_ghost_replay(tmp_path, ros_env) -
         dataclasses.replace(cycle, observation=None) if cycle.index <= 2 else cycle
         for cycle in base.cycles))
     source = write_input_bag(tmp_path / 'in', scenario, fix_delay_ns=50_000_000)
-    replay_bag(source, tmp_path / 'replayed', pipeline_config_from_files([GHOST_YAML]))
-    result = subprocess.run(
-        [sys.executable, '-c', 'import sys; from ghost_nodes.run import main; sys.exit(main())',
-         '--input', str(source), '--speed', '2', '--run-dir', str(tmp_path / 'run'),
-         '--config-dir', str(CONFIG), '--timeout', '90'],
-        env=ros_env, text=True, capture_output=True, timeout=180, check=False)
-    assert result.returncode == 0, f'{result.stdout}\n{result.stderr}'
-    assert 'ghost: 30/30 cycles actuated' in result.stdout
-    live = payloads_by_topic(tmp_path / 'run' / 'bag')
-    offline = payloads_by_topic(tmp_path / 'replayed')
-    for topic in GHOST_TOPICS:
-        assert _by_stamp(live[topic]) == _by_stamp(offline[topic]), topic
+    live, _ = _live_and_offline(source, tmp_path, ros_env, speed=2)
+    assert len(live['/actuations']) == 30
     first = live['/prediction_outcomes'][0]
     assert (first['status'], first['header']['frame_id']) == ('no_prediction', 'map')
     assert os.path.isdir(tmp_path / 'run' / 'logs')
@@ -150,16 +162,4 @@ def test_a_real_flight_through_the_graph_gives_the_replay_payloads(tmp_path, ros
     source = tmp_path / 'in'
     subprocess.run([_installed('ghost_import_ulog'), str(REALDATA / 'esc_status_log.ulg'),
                     '--output', str(source)], capture_output=True, check=True, timeout=120)
-    replayed = replay_bag(source, tmp_path / 'replayed', pipeline_config_from_files([GHOST_YAML]))
-    result = subprocess.run(
-        [sys.executable, '-c', 'import sys; from ghost_nodes.run import main; sys.exit(main())',
-         '--input', str(source), '--speed', '4', '--run-dir', str(tmp_path / 'run'),
-         '--config-dir', str(CONFIG), '--timeout', '120'],
-        env=ros_env, text=True, capture_output=True, timeout=240, check=False)
-    assert result.returncode == 0, f'{result.stdout}\n{result.stderr}'
-    assert f'ghost: {len(replayed.traces)}/{len(replayed.traces)} cycles actuated' in \
-        result.stdout
-    live = payloads_by_topic(tmp_path / 'run' / 'bag')
-    offline = payloads_by_topic(tmp_path / 'replayed')
-    for topic in GHOST_TOPICS:
-        assert _by_stamp(live[topic]) == _by_stamp(offline[topic]), topic
+    _live_and_offline(source, tmp_path, ros_env, speed=4)
