@@ -1,16 +1,22 @@
 """Launch Ghost's closed loop: the node graph of ghost_nodes.graph, optionally recorded.
 
-    ros2 launch ghost closed_loop.launch.py scenario:=drift_then_recovery record:=true
+    ros2 launch ghost closed_loop.launch.py scenario:=drift_then_recovery record:=true bag:=/tmp/b
     ros2 launch ghost closed_loop.launch.py use_scenario:=false state_topic:=/ekf/odom \
         observations_topic:=/rtk/pose
+    ros2 launch ghost closed_loop.launch.py namespace:=uav1 record:=true   # /uav1/actuations ...
+    ros2 launch ghost closed_loop.launch.py use_scenario:=false params_file:=my_ghost.yaml
     ros2 launch ghost closed_loop.launch.py record:=true signing_key:=keys/ghost
     ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
 
 The graph (nodes, parameter files, parameter overrides, remaps) comes from
-ghost_nodes.graph.closed_loop_graph, the same function the no-ROS runner uses.
+ghost_nodes.graph.closed_loop_graph, the same function ghost_run uses, and each node gets the
+same parameter files in the same order (ghost_nodes.graph.parameter_files): config/ghost.yaml,
+the scenario's file (only when the scenario runs), the overrides of the launch arguments (a
+file scoped /**/<node>, so they beat config/ghost.yaml's sections), then params_file.
 """
 
 import os
+import tempfile
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
@@ -18,27 +24,52 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from ghost_nodes.graph import closed_loop_graph, SCENARIOS
+from ghost_nodes.graph import (
+    closed_loop_graph,
+    INPUT_QOS_CHOICES,
+    overrides_yaml,
+    parameter_files,
+    remap_rules,
+    SCENARIOS,
+)
+
+_TRUE = ('true', '1', 'yes', 'on')
+_FALSE = ('false', '0', 'no', 'off')
+
+#: Agent settings: launch argument -> (type, description). '' = the configuration files' value.
+_SETTINGS = {
+    'period_s': (float, "Cycle period, s: the predictor's horizon (> 0)."),
+    'min_outcomes': (int, 'M: observed outcomes needed before a downgrade (> 0).'),
+    'downgrade_threshold': (int, 'K: outcomes beyond 3 sigma in the window that drift (> 0).'),
+    'max_history': (int, 'W: the window, in observed outcomes (> 0).'),
+}
 
 
-def _truthy(text: str) -> bool:
-    return text.strip().lower() in ('1', 'true', 'yes', 'on')
+def _flag(context, name: str) -> bool:
+    text = LaunchConfiguration(name).perform(context).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ValueError(f"launch argument {name}:={text!r} must be 'true' or 'false'")
 
 
-def _node_parameters(parameters):
-    """The Node action's parameter dict: the recorder's run_config kept a string.
-
-    launch_ros reads a plain string parameter as YAML, which would turn the JSON object of
-    run_config into a mapping (and refuse it); ParameterValue(value_type=str) keeps it text.
-    """
-    parameters = dict(parameters)
-    if 'run_config' in parameters:
+def _settings(context) -> dict[str, object]:
+    settings: dict[str, object] = {}
+    for name, (kind, _description) in _SETTINGS.items():
+        text = LaunchConfiguration(name).perform(context).strip()
+        if not text:
+            continue
         try:
-            from launch_ros.parameter_descriptions import ParameterValue
-        except ImportError:  # launch_ros without parameter_descriptions (a stand-in)
-            return parameters
-        parameters['run_config'] = ParameterValue(parameters['run_config'], value_type=str)
-    return parameters
+            value = kind(text)
+        except ValueError:
+            raise ValueError(
+                f'launch argument {name}:={text!r} is not a {kind.__name__}') from None
+        if not value > 0:
+            raise ValueError(f'launch argument {name}:={text!r} must be > 0')
+        settings[name] = value
+    settings['input_qos'] = LaunchConfiguration('input_qos').perform(context)
+    return settings
 
 
 def _graph(context, *args, **kwargs):
@@ -47,28 +78,44 @@ def _graph(context, *args, **kwargs):
     remaps = {}
     for default, arg in (('/state/nav', 'state_topic'), ('/observations', 'observations_topic')):
         value = LaunchConfiguration(arg).perform(context)
-        if value and value != default:
+        if value and value.lstrip('/') != default.lstrip('/'):
             remaps[default] = value
     # The key's path only: the recorder reads the key and never copies it anywhere.
     signing_key = LaunchConfiguration('signing_key').perform(context)
     overrides = {'recorder': {'signing_key': os.path.abspath(os.path.expanduser(
         signing_key))}} if signing_key else None
+    bag = LaunchConfiguration('bag').perform(context)
+    params_file = LaunchConfiguration('params_file').perform(context)
     specs = closed_loop_graph(
         config_dir,
         scenario=LaunchConfiguration('scenario').perform(context),
-        record=_truthy(LaunchConfiguration('record').perform(context)),
-        bag_path=LaunchConfiguration('bag').perform(context),
-        with_scenario=_truthy(LaunchConfiguration('use_scenario').perform(context)),
-        remaps=remaps, overrides=overrides)
+        record=_flag(context, 'record'),
+        bag_path=os.path.abspath(os.path.expanduser(bag)) if bag else '',
+        with_scenario=_flag(context, 'use_scenario'),
+        remaps=remaps, overrides=overrides,
+        namespace=LaunchConfiguration('namespace').perform(context),
+        settings=_settings(context),
+        params_file=os.path.abspath(os.path.expanduser(params_file)) if params_file else '')
+    # Each node's overrides go to a file scoped /**/<node>, written here rather than handed to
+    # launch_ros as a dict: launch_ros scopes a dict '/**', and rcl applies a '/**' section
+    # before the node's own section of config/ghost.yaml, so e.g. bag:= would be ignored.
+    folder = tempfile.mkdtemp(prefix='ghost_launch_')
     # SROS2: each node runs in its own enclave, <prefix>/<node> (docs/reliability.md).
     prefix = LaunchConfiguration('enclave_prefix').perform(context).rstrip('/')
-    return [
-        Node(package=spec.package, executable=spec.executable, name=spec.name,
-             parameters=[*spec.param_files, _node_parameters(spec.parameters)],
-             remappings=list(spec.remaps), output='screen',
-             **({'ros_arguments': ['--enclave', f'{prefix}/{spec.name}']} if prefix else {}))
-        for spec in specs
-    ]
+    nodes = []
+    for spec in specs:
+        overrides_file = None
+        if spec.parameters:
+            overrides_file = os.path.join(folder, f'{spec.name}.params.yaml')
+            with open(overrides_file, 'w', encoding='utf-8') as stream:
+                stream.write(overrides_yaml(spec))
+        nodes.append(Node(
+            package=spec.package, executable=spec.executable, name=spec.name,
+            namespace=spec.namespace or None,
+            parameters=parameter_files(spec, overrides_file),
+            remappings=remap_rules(spec), output='screen',
+            **({'ros_arguments': ['--enclave', f'{prefix}/{spec.name}']} if prefix else {})))
+    return nodes
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -79,19 +126,36 @@ def generate_launch_description() -> LaunchDescription:
                               description='Scenario the simulator plays.'),
         DeclareLaunchArgument('use_scenario', default_value='true',
                               description='Start the simulator; false when a real estimator '
-                                          'and position fix publish the inputs.'),
+                                          'and position fix publish the inputs (no scenario '
+                                          'file is loaded then).'),
         DeclareLaunchArgument('record', default_value='false',
                               description='Start the recorder (rosbag2-layout MCAP bag).'),
         DeclareLaunchArgument('bag', default_value='',
                               description="Bag directory for the recorder ('' = "
-                                          'ghost_bag_<UTC time>).'),
+                                          'ghost_bag_<UTC time> in the working directory).'),
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='ROS namespace of every Ghost node and topic, e.g. '
+                                          "uav1 (/uav1/actuations); '' = the root namespace."),
+        DeclareLaunchArgument('state_topic', default_value='state/nav',
+                              description='Topic of the estimator odometry (belief); '
+                                          'relative names resolve in the namespace.'),
+        DeclareLaunchArgument('observations_topic', default_value='observations',
+                              description='Topic of the independent position fix; relative '
+                                          'names resolve in the namespace.'),
+        DeclareLaunchArgument('input_qos', default_value='best_effort',
+                              choices=list(INPUT_QOS_CHOICES),
+                              description='Reliability of the input subscriptions: '
+                                          'best_effort matches best-effort (PX4 bridge, MAVROS) '
+                                          'and reliable publishers; reliable only reliable.'),
+        *(DeclareLaunchArgument(name, default_value='',
+                                description=f"{description} '' = the configuration files.")
+          for name, (_kind, description) in _SETTINGS.items()),
+        DeclareLaunchArgument('params_file', default_value='',
+                              description='Your own parameter file, loaded after every other '
+                                          '(sections /**/<node> match in any namespace).'),
         DeclareLaunchArgument('signing_key', default_value='',
                               description='Ed25519 private key (PEM, from ghost_keygen) that '
                                           "signs the recorder's manifest.json ('' = unsigned)."),
-        DeclareLaunchArgument('state_topic', default_value='/state/nav',
-                              description='Topic of the estimator odometry (belief).'),
-        DeclareLaunchArgument('observations_topic', default_value='/observations',
-                              description='Topic of the independent position fix.'),
         DeclareLaunchArgument('enclave_prefix', default_value='',
                               description="SROS2: run each node in the enclave "
                                           "<enclave_prefix>/<node name> ('' = no enclave; "

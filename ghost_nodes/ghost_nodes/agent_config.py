@@ -19,8 +19,9 @@ from ghost_core.loop import LoopConfig
 from ghost_core.pipeline import PipelineConfig
 from ghost_core.prediction import EvaluatorConfig
 
-__all__ = ['NO_COVARIANCE_LEVELS', 'evaluator_config', 'loop_config', 'node_parameters',
-           'pipeline_config_from_files', 'thresholds_config']
+__all__ = ['NO_COVARIANCE_LEVELS', 'evaluator_config', 'loop_config', 'node_name_matches',
+           'node_parameters', 'pipeline_config_from_files', 'pipeline_config_from_graph',
+           'thresholds_config']
 
 #: Values of the self_assessor's no_covariance_level parameter.
 NO_COVARIANCE_LEVELS: Mapping[str, SelfAssessmentLevel] = {
@@ -61,14 +62,8 @@ def loop_config(value: Lookup) -> LoopConfig:
                       max_history=int(value('max_history')))
 
 
-def node_parameters(files: Sequence[Path | str], node: str,
-                    defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters ``node`` gets from ``files`` over its declared ``defaults``.
-
-    As rclpy applies them: files in order, and in each file the ``/**`` section, then the
-    node's own section, spelt ``node`` or ``/node``.
-    """
-    params = dict(defaults)
+def _parameter_documents(files: Sequence[Path | str]) -> list[tuple[str, dict[str, Any]]]:
+    documents = []
     for path in files:
         try:
             document = yaml.safe_load(Path(path).read_text(encoding='utf-8')) or {}
@@ -76,24 +71,98 @@ def node_parameters(files: Sequence[Path | str], node: str,
             raise ConfigError(f'{path}: cannot be read as a parameter file: {err}') from err
         if not isinstance(document, dict):
             raise ConfigError(f'{path}: a parameter file must be a mapping of node names')
-        for section in ('/**', f'/{node}', node):
-            entry = document.get(section) or {}
-            values = entry.get('ros__parameters', {}) if isinstance(entry, dict) else {}
+        documents.append((str(path), document))
+    return documents
+
+
+def node_name_matches(pattern: str, fully_qualified_name: str) -> bool:
+    """Whether a parameter-file key selects a node, as rcl matches it.
+
+    A key without the leading '/' is taken from the root (``calibrator`` is ``/calibrator``);
+    ``*`` stands for one name token and ``**`` for any number of them (``/**``,
+    ``/**/calibrator``).
+    """
+    pattern_tokens = [t for t in ('/' + pattern.lstrip('/')).split('/') if t]
+    name_tokens = [t for t in fully_qualified_name.split('/') if t]
+
+    def match(i: int, j: int) -> bool:
+        if i == len(pattern_tokens):
+            return j == len(name_tokens)
+        token = pattern_tokens[i]
+        if token == '**':
+            return any(match(i + 1, k) for k in range(j, len(name_tokens) + 1))
+        if j == len(name_tokens):
+            return False
+        return (token == '*' or token == name_tokens[j]) and match(i + 1, j + 1)
+
+    return match(0, 0)
+
+
+def node_parameters(files: Sequence[Path | str], node: str,
+                    defaults: Mapping[str, Any], namespace: str = '') -> dict[str, Any]:
+    """The parameters ``node`` (in ``namespace``) gets from ``files`` over its ``defaults``.
+
+    As rcl and rclpy apply them: the files are merged into one table of sections, a section
+    keeping the place where its key first appeared and a later file's values replacing an
+    earlier one's; then every section whose key matches the node (``node_name_matches``) is
+    applied in that order. So a ``/**`` section of a later file does not beat the node's own
+    section of an earlier one.
+    """
+    fully_qualified = f'{namespace.rstrip("/")}/{node}'
+    sections: dict[str, dict[str, Any]] = {}
+    for path, document in _parameter_documents(files):
+        for key, entry in document.items():
+            values = entry.get('ros__parameters', {}) if isinstance(entry, dict) else None
             if not isinstance(values, dict):
-                raise ConfigError(f'{path}: {section}.ros__parameters must be a mapping')
+                raise ConfigError(f'{path}: {key}.ros__parameters must be a mapping')
+            sections.setdefault(str(key), {}).update(values)
+    params = dict(defaults)
+    for key, values in sections.items():
+        if node_name_matches(key, fully_qualified):
             params.update({k: v for k, v in values.items() if k in defaults})
     return params
 
 
-def pipeline_config_from_files(files: Sequence[Path | str]) -> PipelineConfig:
+def pipeline_config_from_files(files: Sequence[Path | str],
+                               namespace: str = '') -> PipelineConfig:
     """The whole agent's configuration from the nodes' parameter files (ghost.yaml, ...)."""
+    return _pipeline_config(lambda _node: list(files), namespace)
+
+
+def pipeline_config_from_graph(specs: Sequence[Any]) -> PipelineConfig:
+    """The agent's configuration as the graph's nodes get it (``ghost_nodes.graph.NodeSpec``).
+
+    Each node's parameter files, its overrides and the user's file, in the order both
+    ghost_run and the launch file load them (``graph.parameter_files``).
+    """
+    import tempfile
+
+    from ghost_nodes.graph import overrides_yaml, parameter_files
+
+    by_name = {spec.name: spec for spec in specs}
+    with tempfile.TemporaryDirectory(prefix='ghost_config_') as folder:
+        def files_of(node: str) -> list[str]:
+            spec = by_name[node]
+            overrides = None
+            if spec.parameters:
+                overrides = str(Path(folder) / f'{node}.yaml')
+                Path(overrides).write_text(overrides_yaml(spec), encoding='utf-8')
+            return parameter_files(spec, overrides)
+
+        namespaces = {spec.namespace for spec in specs}
+        return _pipeline_config(files_of, namespaces.pop() if len(namespaces) == 1 else '')
+
+
+def _pipeline_config(files_of: Callable[[str], Sequence[Path | str]],
+                     namespace: str) -> PipelineConfig:
     # Imported here: the node modules import rclpy message types, which only this function
     # (used by tools that run in a ROS environment) needs.
     from ghost_nodes.nodes import calibrator, forward_predictor, outcome_evaluator, self_assessor
 
     def of(module: Any, node: str) -> Lookup:
-        params = node_parameters(files, node, {spec.name: spec.default
-                                               for spec in module.PARAMS})
+        params = node_parameters(files_of(node), node, {spec.name: spec.default
+                                                         for spec in module.PARAMS},
+                                 namespace)
         return params.__getitem__
 
     predictor = of(forward_predictor, 'forward_predictor')

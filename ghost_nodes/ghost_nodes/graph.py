@@ -12,10 +12,14 @@ from pathlib import Path
 
 from ghost_core.scenarios import SCENARIO_NAMES
 
-__all__ = ['GHOST_TOPICS', 'INPUT_TOPICS', 'NodeSpec', 'SCENARIOS', 'closed_loop_graph',
-           'expected_subscribers', 'overrides_yaml', 'ros_arguments']
+__all__ = ['GHOST_TOPICS', 'INPUT_QOS_CHOICES', 'INPUT_TOPICS', 'NodeSpec', 'SCENARIOS',
+           'closed_loop_graph', 'expected_subscribers', 'node_key', 'normalise_namespace',
+           'overrides_yaml', 'parameter_files', 'relative_topic', 'remap_rules', 'ros_arguments',
+           'topic_in_namespace']
 
-#: Default topic names and types of SPEC section 2 (all remappable).
+#: Default topic names and types of SPEC section 2 (all remappable), as a graph in the root
+#: namespace resolves them. The nodes use them relative (``relative_topic``), so a graph in
+#: namespace ``uav1`` publishes /uav1/actuations and so on.
 INPUT_TOPICS: Mapping[str, str] = {
     '/state/nav': 'nav_msgs/msg/Odometry',
     '/observations': 'geometry_msgs/msg/PoseWithCovarianceStamped',
@@ -35,6 +39,57 @@ _SOURCES = frozenset({'scenario', 'input_player'})
 #: The scenarios the scenario node can play (ghost_core's catalogue).
 SCENARIOS = SCENARIO_NAMES
 
+#: Values of the nodes' ``input_qos`` parameter (ghost_nodes.qos.input_qos).
+INPUT_QOS_CHOICES = ('best_effort', 'reliable')
+
+#: Nodes that subscribe to the inputs, and so take ``input_qos``.
+_INPUT_READERS = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'recorder')
+
+#: Which node takes which agent setting (launch argument / ghost_run flag).
+_SETTING_NODES: Mapping[str, tuple[str, ...]] = {
+    'period_s': ('forward_predictor',),
+    'min_outcomes': ('calibrator',),
+    'downgrade_threshold': ('calibrator',),
+    'max_history': ('calibrator',),
+    'input_qos': _INPUT_READERS,
+}
+
+
+def relative_topic(topic: str) -> str:
+    """The name a node uses for a default topic: without the root '/', so a namespace applies."""
+    return topic.removeprefix('/')
+
+
+def normalise_namespace(namespace: str) -> str:
+    """``'uav1'``, ``'/uav1/'`` -> ``'/uav1'``; ``''`` or ``'/'`` -> ``''`` (the root).
+
+    ``ValueError`` for a name ROS would refuse (REP-144 tokens: letters, digits, underscores,
+    not starting with a digit, no empty token).
+    """
+    stripped = namespace.strip().strip('/')
+    if not stripped:
+        return ''
+    for token in stripped.split('/'):
+        if not token or not (token[0].isalpha() or token[0] == '_') or not all(
+                c.isalnum() or c == '_' for c in token) or not token.isascii():
+            raise ValueError(f'namespace {namespace!r} is not a valid ROS namespace (tokens of '
+                             'letters, digits and underscores, not starting with a digit)')
+    return '/' + stripped
+
+
+def topic_in_namespace(topic: str, namespace: str) -> str:
+    """The fully qualified name of a default topic for a graph in ``namespace``."""
+    return f'{normalise_namespace(namespace)}/{relative_topic(topic)}'
+
+
+def node_key(name: str) -> str:
+    """The parameter-file key of a node, whatever its namespace (rcl's ``/**/name`` pattern).
+
+    A bare ``name:`` section only matches the node in the root namespace; ``/**/name`` matches
+    it in every namespace, so one file serves ``namespace:=uav1`` and ``uav2`` alike.
+    """
+    return f'/**/{name}'
+
 
 @dataclass(frozen=True)
 class NodeSpec:
@@ -43,8 +98,10 @@ class NodeSpec:
     name: str
     executable: str
     package: str = 'ghost_nodes'
+    namespace: str = ''
     param_files: tuple[str, ...] = ()
     parameters: Mapping[str, object] = field(default_factory=dict)
+    user_param_files: tuple[str, ...] = ()
     remaps: tuple[tuple[str, str], ...] = ()
     subscribes: tuple[str, ...] = ()
     publishes: tuple[str, ...] = ()
@@ -73,26 +130,40 @@ def closed_loop_graph(
     overrides: Mapping[str, Mapping[str, object]] | None = None,
     extra_subscribers: Mapping[str, int] | None = None,
     input_bag: str = '',
+    namespace: str = '',
+    settings: Mapping[str, object] | None = None,
+    params_file: str = '',
 ) -> list[NodeSpec]:
     """The processes of the closed loop.
 
     ``config_dir`` holds ghost.yaml (every node's defaults) and scenarios/<scenario>.yaml (the
-    scenario's parameters). ``remaps`` maps default topic names to the stack's own (e.g.
-    ``{'/state/nav': '/ekf/odom'}``); ``overrides`` maps node name to parameter overrides;
+    scenario's parameters, loaded only when the scenario runs). ``remaps`` maps default topic
+    names to the stack's own (e.g. ``{'/state/nav': '/ekf/odom'}``; a relative target
+    resolves in ``namespace``); ``overrides`` maps node name to parameter overrides;
     ``with_scenario`` False leaves the simulator out (a real estimator provides the inputs).
     ``extra_subscribers`` adds subscriptions outside the graph (e.g. a monitor on
     /actuations) that the scenario must also wait for before its first cycle.
     ``input_bag`` replaces the scenario with the ``input_player`` playing that recorded input
     bag; only ghost.yaml is loaded then (no scenario file).
+    ``namespace`` puts every node (and so every topic) in that namespace. ``settings`` sets
+    the agent settings of the launch file's arguments (``period_s``, ``min_outcomes``,
+    ``downgrade_threshold``, ``max_history``, ``input_qos``) on the nodes that take them, over
+    the configuration files. ``params_file`` is the user's own parameter file, loaded last.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
+    namespace = normalise_namespace(namespace)
     config = Path(config_dir)
     files: tuple[str, ...] = (str(config / 'ghost.yaml'),)
-    if not input_bag:
+    if with_scenario and not input_bag:
         files += (str(config / 'scenarios' / f'{scenario}.yaml'),)
+    user_files: tuple[str, ...] = ()
+    if params_file:
+        if not Path(params_file).is_file():
+            raise ValueError(f'params_file {params_file!r} is not a file')
+        user_files = (str(Path(params_file).resolve()),)
     remap_pairs = tuple(sorted((remaps or {}).items()))
-    overrides = overrides or {}
+    overrides = _with_settings(overrides or {}, settings or {})
     specs: list[NodeSpec] = []
     for name, subs, pubs in _WIRING:
         executable = name
@@ -109,33 +180,56 @@ def closed_loop_graph(
         used = set(subs) | set(pubs) if name not in _SOURCES else set(INPUT_TOPICS) | set(
             GHOST_TOPICS)
         specs.append(NodeSpec(
-            name=name, executable=executable, param_files=files, parameters=params,
+            name=name, executable=executable, namespace=namespace, param_files=files,
+            parameters=params, user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in used),
             subscribes=subs, publishes=pubs))
     if record:
         topics = (*INPUT_TOPICS, *GHOST_TOPICS)
         params = {'output': bag_path, **overrides.get('recorder', {})}
         if 'run_config' not in params:
-            params['run_config'] = _run_config(files)
+            params['run_config'] = _run_config(specs)
         specs.append(NodeSpec(
-            name='recorder', executable='recorder', param_files=files, parameters=params,
+            name='recorder', executable='recorder', namespace=namespace, param_files=files,
+            parameters=params, user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in topics),
             subscribes=topics))
     counts = expected_subscribers(specs)
     for topic, extra in (extra_subscribers or {}).items():
         counts[topic] = counts.get(topic, 0) + extra
+    # Relative, so the source resolves them in its namespace (and through its remaps).
     return [replace(spec, parameters={
-        'expected_subscribers': [f'{topic}={n}' for topic, n in sorted(counts.items())],
+        'expected_subscribers': [f'{relative_topic(topic)}={n}'
+                                 for topic, n in sorted(counts.items())],
         **spec.parameters}) if spec.name in _SOURCES else spec for spec in specs]
 
 
-def _run_config(files: tuple[str, ...]) -> str:
-    """The agent's configuration from the parameter files, as JSON (for the run manifest)."""
+def _with_settings(overrides: Mapping[str, Mapping[str, object]],
+                   settings: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """``overrides`` plus each agent setting on the nodes that take it (overrides win)."""
+    merged = {name: dict(params) for name, params in overrides.items()}
+    for setting, value in settings.items():
+        if setting not in _SETTING_NODES:
+            raise ValueError(f'unknown setting {setting!r}; choose from '
+                             f'{", ".join(sorted(_SETTING_NODES))}')
+        if setting == 'input_qos' and value not in INPUT_QOS_CHOICES:
+            raise ValueError(f'input_qos must be one of {", ".join(INPUT_QOS_CHOICES)}, '
+                             f'got {value!r}')
+        for name in _SETTING_NODES[setting]:
+            merged.setdefault(name, {}).setdefault(setting, value)
+    return merged
+
+
+def _run_config(specs: list[NodeSpec]) -> str:
+    """The agent's configuration as its nodes get it, as JSON (for the run manifest).
+
+    Read from each node's parameter files and overrides, in the order rclpy applies them.
+    """
     # Imported here: it loads the node modules (rclpy message types) to know their defaults;
     # the graph is only built where rclpy is installed (ghost_run, the launch file).
-    from ghost_nodes.agent_config import pipeline_config_from_files
+    from ghost_nodes.agent_config import pipeline_config_from_graph
 
-    return json.dumps(pipeline_config_from_files(files).to_dict(), sort_keys=True)
+    return json.dumps(pipeline_config_from_graph(specs).to_dict(), sort_keys=True)
 
 
 def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:
@@ -150,23 +244,44 @@ def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:
     return counts
 
 
+def parameter_files(spec: NodeSpec, overrides_file: str | None) -> list[str]:
+    """A node's parameter files in load order: configuration, overrides, the user's file.
+
+    ``overrides_file`` holds ``spec.parameters`` (``overrides_yaml``), or None when the node
+    has none. Both the launch file and ghost_run pass exactly this list.
+    """
+    return [*spec.param_files, *([overrides_file] if overrides_file else []),
+            *spec.user_param_files]
+
+
 def ros_arguments(spec: NodeSpec, overrides_file: str | None = None) -> list[str]:
-    """The ``--ros-args`` of one process: node name, parameter files, remaps.
+    """The ``--ros-args`` of one process: node name, namespace, parameter files, remaps.
 
     ``spec.parameters`` must be passed as ``overrides_file``, a YAML file scoped to the node
     (see ``overrides_yaml``): a bare ``-p name:=value`` is global and loses against the
-    node-scoped values of the parameter files, while launch_ros passes them node-scoped too.
+    node-scoped values of the parameter files.
     """
     args = ['--ros-args', '-r', f'__node:={spec.name}']
-    for path in spec.param_files:
+    if spec.namespace:
+        args += ['-r', f'__ns:={spec.namespace}']
+    for path in parameter_files(spec, overrides_file):
         args += ['--params-file', path]
-    if overrides_file is not None:
-        args += ['--params-file', overrides_file]
-    for src, dst in spec.remaps:
+    for src, dst in remap_rules(spec):
         args += ['-r', f'{src}:={dst}']
     return args
 
 
+def remap_rules(spec: NodeSpec) -> list[tuple[str, str]]:
+    """The node's remap rules, matched on the relative default name (so in its namespace)."""
+    return [(relative_topic(src), dst) for src, dst in spec.remaps]
+
+
 def overrides_yaml(spec: NodeSpec) -> str:
-    """A parameter file holding ``spec.parameters`` for the node ``spec.name`` (JSON is YAML)."""
-    return json.dumps({spec.name: {'ros__parameters': dict(spec.parameters)}}, indent=2) + '\n'
+    """A parameter file holding ``spec.parameters`` for the node, in any namespace (JSON is YAML).
+
+    Scoped ``/**/<name>`` like the sections of config/ghost.yaml: rclpy applies a file's
+    sections in the order their keys first appeared, so a ``/**`` section (what launch_ros
+    writes for a ``parameters=[dict]``) would lose against the node's own section there.
+    """
+    return json.dumps({node_key(spec.name): {'ros__parameters': dict(spec.parameters)}},
+                      indent=2) + '\n'

@@ -2,7 +2,9 @@
 
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
-__all__ = ['GHOST_QOS', 'GHOST_QOS_DEPTH', 'input_qos']
+from ghost_nodes.graph import INPUT_QOS_CHOICES
+
+__all__ = ['GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
 #: subscriber catches up at the benchmarked rates.
@@ -18,16 +20,17 @@ GHOST_QOS = QoSProfile(
 
 
 def input_qos(reliability: str) -> QoSProfile:
-    """QoS for /state/nav and /observations subscriptions.
+    """QoS for the input subscriptions (/state/nav, /observations).
 
-    'reliable' (default) loses nothing but matches only reliable publishers; 'best_effort'
-    also matches sensor-data publishers (many EKF bridges) at the price of possible loss.
+    'best_effort' (default) matches every writer: the best-effort ones of PX4's uXRCE-DDS
+    bridge and MAVROS (``SensorDataQoS``) and reliable ones alike; a sample lost on the way is
+    a cycle the loop does not see (no retransmission). 'reliable' retransmits but matches only
+    reliable writers: nothing is received from a best-effort one.
     """
     policies = {'reliable': QoSReliabilityPolicy.RELIABLE,
                 'best_effort': QoSReliabilityPolicy.BEST_EFFORT}
     if reliability not in policies:
-        raise ValueError(f"input_reliability must be 'reliable' or 'best_effort', "
-                         f'got {reliability!r}')
+        raise ValueError(f"input_qos must be 'best_effort' or 'reliable', got {reliability!r}")
     return QoSProfile(reliability=policies[reliability],
                       durability=QoSDurabilityPolicy.VOLATILE,
                       history=QoSHistoryPolicy.KEEP_LAST, depth=GHOST_QOS_DEPTH)

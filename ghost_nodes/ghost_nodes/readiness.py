@@ -38,7 +38,8 @@ __all__ = ['FOREIGN_WARNING_PERIOD_S', 'GRAPH_STATUS_TOPIC', 'EndpointReport', '
            'GraphStatusReporter', 'STATUS_READER_QOS', 'STATUS_WRITER_QOS',
            'foreign_producer_message', 'foreign_producers', 'missing_edges', 'parse_report']
 
-GRAPH_STATUS_TOPIC = '/ghost/graph_status'
+#: Relative: each namespace's graph has its own (/uav1/ghost/graph_status).
+GRAPH_STATUS_TOPIC = 'ghost/graph_status'
 
 #: Each node keeps its latest report for late subscribers.
 STATUS_WRITER_QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
@@ -49,8 +50,9 @@ STATUS_READER_QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
                                durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
                                history=QoSHistoryPolicy.KEEP_LAST, depth=1000)
 
-# Endpoints every rclpy node has that say nothing about the Ghost graph.
-_IGNORED = frozenset({'/parameter_events', '/rosout', GRAPH_STATUS_TOPIC})
+# Endpoints every rclpy node has that say nothing about the Ghost graph (and the status topic
+# itself, by its resolved name in each node's namespace).
+_IGNORED = frozenset({'/parameter_events', '/rosout'})
 
 #: At most one foreign-producer warning per topic in this many seconds.
 FOREIGN_WARNING_PERIOD_S = 5.0
@@ -148,6 +150,7 @@ class GraphStatusReporter:
 
         self._node = node
         self._string = String
+        self._ignored = _IGNORED | {node.resolve_topic_name(GRAPH_STATUS_TOPIC)}
         # No QoS event handlers: each would be one more entity in every wait of the executor.
         self._publisher = node.create_publisher(
             String, GRAPH_STATUS_TOPIC, STATUS_WRITER_QOS,
@@ -164,9 +167,9 @@ class GraphStatusReporter:
     def current(self) -> EndpointReport:
         """The node's endpoints and their matched counts, now."""
         writers = {p.topic_name: p.get_subscription_count() for p in self._node.publishers
-                   if p.topic_name not in _IGNORED}
+                   if p.topic_name not in self._ignored}
         readers = {s.topic_name: s.get_publisher_count() for s in self._node.subscriptions
-                   if s.topic_name not in _IGNORED}
+                   if s.topic_name not in self._ignored}
         return EndpointReport(self._node.get_fully_qualified_name(), writers, readers)
 
     @property

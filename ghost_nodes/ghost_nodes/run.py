@@ -2,6 +2,7 @@
 
     ghost_run --scenario drift_then_recovery        (or: make demo SCENARIO=...)
     ghost_run --input INPUT_BAG [--speed X]         (a recorded flight, played into the graph)
+    ghost_run --scenario smoke --namespace uav1     (every node and topic under /uav1)
 
 Exit code: 0 when the run completed and BAUD-v1, ERUR-v1 and the chain all hold; 1 when the
 verifier found a violation or a broken chain; 2 for a usage error; 3 when the run itself failed
@@ -9,6 +10,7 @@ verifier found a violation or a broken chain; 2 for a usage error; 3 when the ru
 """
 
 import argparse
+from collections.abc import Callable
 from datetime import datetime, UTC
 import os
 from pathlib import Path
@@ -16,7 +18,14 @@ import subprocess
 import sys
 import time
 
-from ghost_nodes.graph import closed_loop_graph, GHOST_TOPICS, SCENARIOS
+from ghost_nodes.graph import (
+    closed_loop_graph,
+    GHOST_TOPICS,
+    INPUT_QOS_CHOICES,
+    normalise_namespace,
+    SCENARIOS,
+    topic_in_namespace,
+)
 from ghost_nodes.isolation import ClaimedDomain, DomainClaimError
 from ghost_nodes.launcher import GraphProcesses
 
@@ -59,7 +68,47 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--signing-key', type=Path, default=None, metavar='PATH',
                         help="Ed25519 private key (from ghost_keygen) that signs the bag's "
                              'manifest.json (default: unsigned)')
+    agent = parser.add_argument_group(
+        'agent settings', 'the launch file has an argument of the same name and meaning for '
+        'each (namespace:=, period_s:=, ...); unset = the configuration files')
+    agent.add_argument('--namespace', default='',
+                       help='ROS namespace of every Ghost node and topic, e.g. uav1 '
+                            '(/uav1/actuations); default: the root namespace')
+    agent.add_argument('--period-s', type=_positive(float), default=None, metavar='S',
+                       help="cycle period (the predictor's horizon), s")
+    agent.add_argument('--min-outcomes', type=_positive(int), default=None, metavar='M',
+                       help='M: observed outcomes needed before a downgrade')
+    agent.add_argument('--downgrade-threshold', type=_positive(int), default=None,
+                       metavar='K', help='K: outcomes beyond 3 sigma in the window that drift')
+    agent.add_argument('--max-history', type=_positive(int), default=None, metavar='W',
+                       help='W: the window, in observed outcomes')
+    agent.add_argument('--input-qos', choices=INPUT_QOS_CHOICES, default=None,
+                       help='reliability of the input subscriptions (default best_effort: '
+                            'matches best-effort and reliable publishers)')
+    agent.add_argument('--params-file', type=Path, default=None, metavar='PATH',
+                       help='your own parameter file, loaded after every other')
     return parser
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    """An argparse type: a number of ``kind`` that is > 0."""
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'not a {kind.__name__}: {text!r}') from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f'must be > 0, got {text}')
+        return value
+    return parse
+
+
+def _agent_settings(args: argparse.Namespace) -> dict[str, object]:
+    """The agent settings given on the command line (``closed_loop_graph(settings=...)``)."""
+    given = {'period_s': args.period_s, 'min_outcomes': args.min_outcomes,
+             'downgrade_threshold': args.downgrade_threshold, 'max_history': args.max_history,
+             'input_qos': args.input_qos}
+    return {name: value for name, value in given.items() if value is not None}
 
 
 def _input_cycles(args: argparse.Namespace) -> tuple[int, float]:
@@ -80,8 +129,9 @@ def _input_cycles(args: argparse.Namespace) -> tuple[int, float]:
     return cycles, (last_log - first_log) / 1e9
 
 
-def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float) -> int:
-    """Count actuations on /actuations until ``expected_cycles`` or timeout; return the count."""
+def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float,
+                   namespace: str) -> int:
+    """Count actuations on the graph's actuations until ``expected_cycles`` or timeout."""
     import rclpy
 
     from ghost_interfaces.msg import ActionEmission
@@ -89,10 +139,11 @@ def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float
     from ghost_nodes.readiness import GraphStatusReporter
 
     rclpy.init(domain_id=int(graph.env['ROS_DOMAIN_ID']))
-    node = rclpy.create_node('ghost_run_monitor')
+    # In the graph's namespace: its status reports go to that graph's readiness topic.
+    node = rclpy.create_node('ghost_run_monitor', namespace=namespace or None)
     seen: set[int] = set()
     node.create_subscription(
-        ActionEmission, '/actuations',
+        ActionEmission, 'actuations',
         lambda m: seen.add(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec),
         GHOST_QOS)
     # Report the matched /actuations reader: the scenario waits for it before its first cycle.
@@ -124,7 +175,7 @@ def _public_key_file(private_key: Path, run_dir: Path) -> Path:
     return path
 
 
-def _isolate(env: dict[str, str]) -> ClaimedDomain | None:
+def _isolate(env: dict[str, str], namespace: str) -> ClaimedDomain | None:
     """Give the graph a ROS domain of its own, or warn if the user's one has a Ghost graph.
 
     Without ``ROS_DOMAIN_ID`` (or with it empty, which ROS reads as 0): claim a free domain,
@@ -151,7 +202,9 @@ def _isolate(env: dict[str, str]) -> ClaimedDomain | None:
     if discovery.upper() == 'LOCALHOST' and not isolation.domain_ports_in_use(domain):
         return None
     nodes = isolation.ghost_publishers_on_domain(
-        domain, [GRAPH_STATUS_TOPIC, *GHOST_TOPICS], discovery_range=discovery)
+        domain, [topic_in_namespace(topic, namespace) for topic in (GRAPH_STATUS_TOPIC,
+                                                                    *GHOST_TOPICS)],
+        discovery_range=discovery)
     if nodes:
         print(f'ghost: warning: ROS_DOMAIN_ID={domain} already has a Ghost graph '
               f'({len(nodes)} node(s): {", ".join(nodes)}): its topics will mix with this run\'s '
@@ -164,6 +217,15 @@ def main(argv: list[str] | None = None) -> int:
     """Run, record, verify; print the summary; return the exit code."""
     args = _parser().parse_args(argv)
     from ghost_core.scenarios import generate_scenario
+
+    try:
+        namespace = normalise_namespace(args.namespace)
+    except ValueError as err:
+        print(f'error: --namespace: {err}', file=sys.stderr)
+        return 2
+    if args.params_file is not None and not args.params_file.is_file():
+        print(f'error: --params-file {args.params_file} is not a file', file=sys.stderr)
+        return 2
 
     if not args.speed > 0.0:
         print(f'error: --speed must be > 0, got {args.speed}', file=sys.stderr)
@@ -213,14 +275,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f'error: --signing-key: {err}', file=sys.stderr)
             return 2
         overrides['recorder'] = {'signing_key': str(args.signing_key.resolve())}
-    specs = closed_loop_graph(config_dir, scenario=args.scenario, record=True,
-                              bag_path=str(bag), overrides=overrides,
-                              extra_subscribers={'/actuations': 1},
-                              input_bag=str(args.input.resolve()) if args.input else '')
+    try:
+        specs = closed_loop_graph(
+            config_dir, scenario=args.scenario, record=True, bag_path=str(bag),
+            overrides=overrides, extra_subscribers={'/actuations': 1},
+            input_bag=str(args.input.resolve()) if args.input else '', namespace=namespace,
+            settings=_agent_settings(args),
+            params_file=str(args.params_file) if args.params_file else '')
+    except ValueError as err:
+        print(f'error: {err}', file=sys.stderr)
+        return 2
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     try:
-        claim = _isolate(env)
+        claim = _isolate(env, namespace)
     except ValueError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2
@@ -231,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f'ghost: {label} ({expected} cycles) -> {run_dir}', flush=True)
     graph.start()
     try:
-        got = _wait_for_loop(expected, graph, timeout)
+        got = _wait_for_loop(expected, graph, timeout, namespace)
     finally:
         codes = graph.stop()
         # The graph is gone: the domain is free for the next run.

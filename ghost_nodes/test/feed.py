@@ -16,6 +16,7 @@ import time
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 import rclpy
+from rclpy.qos import qos_profile_sensor_data
 
 from ghost_nodes.qos import GHOST_QOS
 from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
@@ -36,12 +37,16 @@ def main() -> None:
     parser.add_argument('--expect', nargs='*', default=[], help='topic=count')
     parser.add_argument('--pause-after', type=int, default=0,
                         help='after this many cycles, wait for a line on stdin')
+    parser.add_argument('--best-effort', action='store_true',
+                        help="publish as MAVROS and PX4's bridge do: best-effort, keep last 5 "
+                             '(rclpy qos_profile_sensor_data)')
     args = parser.parse_args()
     cycles = json.loads(open(args.cycles).read())
     rclpy.init()
     node = rclpy.create_node('ghost_test_feed')
-    odom_pub = node.create_publisher(Odometry, '/state/nav', GHOST_QOS)
-    obs_pub = node.create_publisher(PoseWithCovarianceStamped, '/observations', GHOST_QOS)
+    qos = qos_profile_sensor_data if args.best_effort else GHOST_QOS
+    odom_pub = node.create_publisher(Odometry, '/state/nav', qos)
+    obs_pub = node.create_publisher(PoseWithCovarianceStamped, '/observations', qos)
     expect = {t: int(n) for t, _, n in (e.rpartition('=') for e in args.expect)}
     readiness = GraphReadiness(node, expect, GraphStatusReporter(node))
     deadline = time.monotonic() + 60

@@ -2,9 +2,11 @@
 
 from collections import defaultdict
 import json
+import math
 from pathlib import Path
 import subprocess
 import sys
+import time
 
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
@@ -12,8 +14,10 @@ import yaml
 
 from ghost_core.calibration import drift_condition
 from ghost_core.levels import SelfAssessmentLevel
+from ghost_core.scenarios import generate_scenario
 from ghost_verify.bag import decoded_to_msg_dict, GhostBag
 
+FEED = str(Path(__file__).with_name('feed.py'))
 GHOST_RUN = [sys.executable, '-c',
              'import sys; from ghost_nodes.run import main; sys.exit(main())']
 
@@ -65,3 +69,46 @@ def cycle_table(bag: Path) -> list[dict[str, object]]:
 
 def reports(run_dir: Path) -> dict[str, object]:
     return json.loads((run_dir / 'reports.json').read_text())  # type: ignore[no-any-return]
+
+
+def feed_cycles(n: int) -> list[dict]:
+    """N cycles of the nominal scenario in the feed's JSON form."""
+    out = []
+    for cycle in generate_scenario('nominal', cycles=n).cycles:
+        b, o = cycle.belief, cycle.observation
+        obs = None
+        if o is not None:
+            cov = [0.0] * 36
+            for i in range(3):
+                for j in range(3):
+                    cov[i * 6 + j] = o.covariance[i * 3 + j]
+            obs = {'stamp_ns': o.stamp_ns, 'frame_id': o.frame_id, 'position': list(o.position),
+                   'covariance': cov}
+        out.append({'stamp_ns': b.stamp_ns, 'frame_id': b.frame_id, 'position': list(b.position),
+                    'velocity': list(b.velocity), 'orientation': list(b.orientation_xyzw),
+                    'pose_covariance': list(b.pose_covariance),
+                    'twist_covariance': list(b.twist_covariance), 'observation': obs})
+    return out
+
+
+def json_safe(cycles: list[dict]) -> str:
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return str(v)
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        return v
+    return json.dumps(fix(cycles))
+
+
+def wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = proc.stdout.readline()
+        if got.strip() == line:
+            return
+        if not got and proc.poll() is not None:
+            raise AssertionError(f'feed exited: {proc.stderr.read()}')
+    raise AssertionError(f'no {line!r} from the feed')

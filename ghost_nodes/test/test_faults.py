@@ -3,15 +3,15 @@
 Ghost keeps running, stays conservative, and the bag says why.
 """
 
-import json
 import math
 from pathlib import Path
 import subprocess
 import sys
 import time
 
+from graph_runs import FEED, feed_cycles, json_safe, wait_line
+
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
-from ghost_core.scenarios import generate_scenario
 from ghost_nodes.graph import closed_loop_graph, expected_subscribers
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
@@ -19,40 +19,7 @@ from ghost_verify.bag import GhostBag
 from ghost_verify.trace import ChainStatus
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
-FEED = str(Path(__file__).with_name('feed.py'))
 P = 100_000_000
-
-
-def _cycles(n: int) -> list[dict]:
-    """N cycles of the nominal scenario in the feed's JSON form."""
-    out = []
-    for cycle in generate_scenario('nominal', cycles=n).cycles:
-        b, o = cycle.belief, cycle.observation
-        obs = None
-        if o is not None:
-            cov = [0.0] * 36
-            for i in range(3):
-                for j in range(3):
-                    cov[i * 6 + j] = o.covariance[i * 3 + j]
-            obs = {'stamp_ns': o.stamp_ns, 'frame_id': o.frame_id, 'position': list(o.position),
-                   'covariance': cov}
-        out.append({'stamp_ns': b.stamp_ns, 'frame_id': b.frame_id, 'position': list(b.position),
-                    'velocity': list(b.velocity), 'orientation': list(b.orientation_xyzw),
-                    'pose_covariance': list(b.pose_covariance),
-                    'twist_covariance': list(b.twist_covariance), 'observation': obs})
-    return out
-
-
-def _json_safe(cycles: list[dict]) -> str:
-    def fix(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return str(v)
-        if isinstance(v, list):
-            return [fix(x) for x in v]
-        if isinstance(v, dict):
-            return {k: fix(x) for k, x in v.items()}
-        return v
-    return json.dumps(fix(cycles))
 
 
 class _Run:
@@ -64,7 +31,7 @@ class _Run:
                                        with_scenario=False)
         self.graph = GraphProcesses(self.specs, tmp_path / 'logs', env)
         self.env = env
-        (tmp_path / 'cycles.json').write_text(_json_safe(cycles))
+        (tmp_path / 'cycles.json').write_text(json_safe(cycles))
         self.cycles_file = tmp_path / 'cycles.json'
 
     def feed(self, pause_after: int = 0) -> subprocess.Popen[str]:
@@ -74,17 +41,6 @@ class _Run:
              '--pause-after', str(pause_after)],
             env=self.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
-
-
-def _wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = proc.stdout.readline()
-        if got.strip() == line:
-            return
-        if not got and proc.poll() is not None:
-            raise AssertionError(f'feed exited: {proc.stderr.read()}')
-    raise AssertionError(f'no {line!r} from the feed')
 
 
 def _cycles_in(bag: Path) -> dict[int, object]:
@@ -99,7 +55,7 @@ def test_garbage_beliefs_and_observations_end_conservative(tmp_path, ros_env) ->
     """
     # 80 cycles: after the garbage (last at cycle 10, 1.9 s) the hysteresis keeps the level
     # degraded for min_level_interval_s (5 s) before PROCEED may resume.
-    cycles = _cycles(80)
+    cycles = feed_cycles(80)
     nan, inf = math.nan, math.inf
     cycles[6]['pose_covariance'][0] = nan                     # cycle 7: NaN covariance
     cycles[7]['position'][1] = inf                            # cycle 8: inf position
@@ -116,7 +72,7 @@ def test_garbage_beliefs_and_observations_end_conservative(tmp_path, ros_env) ->
     run.graph.start()
     try:
         feed = run.feed()
-        _wait_line(feed, 'done')
+        wait_line(feed, 'done')
         time.sleep(1.5)
         assert run.graph.failed() == {}, 'a node died on bad input'
         codes = run.graph.stop()
@@ -155,14 +111,14 @@ def test_garbage_beliefs_and_observations_end_conservative(tmp_path, ros_env) ->
 
 def test_missing_inputs_invent_nothing(tmp_path, ros_env) -> None:
     """Observations stop: outcomes say no_observation. Beliefs stop: no cycle, no actuation."""
-    cycles = _cycles(16)
+    cycles = feed_cycles(16)
     for cycle in cycles[8:]:
         cycle['observation'] = None
     run = _Run(tmp_path, ros_env, cycles)
     run.graph.start()
     try:
         feed = run.feed()
-        _wait_line(feed, 'done')
+        wait_line(feed, 'done')
         time.sleep(2.0)  # the beliefs have stopped: nothing more may happen
         codes = run.graph.stop()
     finally:
@@ -193,19 +149,19 @@ def test_killed_node_restarts_and_the_bag_shows_the_gap(tmp_path, ros_env) -> No
     has matched its new writer (the decision policy's may match first): such a cycle has a
     decision citing an assessment the bag lacks, and the verifier says so (assessment_missing).
     """
-    cycles = _cycles(120)
+    cycles = feed_cycles(120)
     run = _Run(tmp_path, ros_env, cycles)
     run.graph.start()
     try:
         feed = run.feed(pause_after=15)
-        _wait_line(feed, 'paused')
+        wait_line(feed, 'paused')
         time.sleep(1.0)
         run.graph.kill_node('calibrator')
         feed.stdin.write('go\n')
         feed.stdin.flush()
         time.sleep(0.5)  # cycles flow while the calibrator is down
         run.graph.restart_node('calibrator')
-        _wait_line(feed, 'done')
+        wait_line(feed, 'done')
         time.sleep(1.5)
         codes = run.graph.stop()
     finally:
@@ -242,17 +198,17 @@ def test_killed_node_restarts_and_the_bag_shows_the_gap(tmp_path, ros_env) -> No
 
 def test_recorder_killed_leaves_a_readable_bag_up_to_the_last_chunk(tmp_path, ros_env) -> None:
     """SIGKILL the recorder mid-run: its .mcap keeps every chunk flushed before the kill."""
-    cycles = _cycles(40)
+    cycles = feed_cycles(40)
     run = _Run(tmp_path, ros_env, cycles)
     run.graph.start()
     try:
         feed = run.feed(pause_after=30)
-        _wait_line(feed, 'paused')
+        wait_line(feed, 'paused')
         time.sleep(1.5)  # > chunk_max_age_s: the first 30 cycles are on disk
         run.graph.kill_node('recorder')
         feed.stdin.write('go\n')
         feed.stdin.flush()
-        _wait_line(feed, 'done')
+        wait_line(feed, 'done')
         run.graph.stop()
     finally:
         run.graph.kill()

@@ -6,7 +6,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ghost_nodes.graph import closed_loop_graph, expected_subscribers, overrides_yaml
+from ghost_nodes.graph import (
+    closed_loop_graph,
+    expected_subscribers,
+    overrides_yaml,
+    ros_arguments,
+)
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 
@@ -24,8 +29,9 @@ def test_scenario_waits_for_every_subscription_of_the_graph() -> None:
     assert counts['/state/nav'] == 4  # assessor, predictor, evaluator, recorder
     assert counts['/actuations'] == 1  # the recorder
     scenario = next(s for s in specs if s.name == 'scenario')
+    # Relative names: the scenario resolves them in its namespace and through its remaps.
     assert sorted(scenario.parameters['expected_subscribers']) == sorted(
-        f'{t}={n}' for t, n in counts.items())
+        f'{t.lstrip("/")}={n}' for t, n in counts.items())
 
 
 def test_unknown_scenario_is_refused() -> None:
@@ -36,7 +42,7 @@ def test_unknown_scenario_is_refused() -> None:
 def test_overrides_file_is_scoped_to_its_node() -> None:
     spec = next(s for s in closed_loop_graph(CONFIG, scenario='smoke', bag_path='/tmp/x')
                 if s.name == 'recorder')
-    parameters = yaml.safe_load(overrides_yaml(spec))['recorder']['ros__parameters']
+    parameters = yaml.safe_load(overrides_yaml(spec))['/**/recorder']['ros__parameters']
     assert parameters.pop('output') == '/tmp/x'
     # The configuration the run manifest records, as a JSON string (not a YAML mapping).
     assert json.loads(parameters.pop('run_config'))['loop']['min_outcomes'] == 4
@@ -46,7 +52,7 @@ def test_overrides_file_is_scoped_to_its_node() -> None:
 def test_every_scenario_has_a_parameter_file() -> None:
     for name in ('smoke', 'drift_then_recovery', 'nominal', 'dropout'):
         data = yaml.safe_load((CONFIG / 'scenarios' / f'{name}.yaml').read_text())
-        assert data['scenario']['ros__parameters']['scenario'] == name
+        assert data['/**/scenario']['ros__parameters']['scenario'] == name
 
 
 def test_parameter_files_are_read_as_rclpy_reads_them(tmp_path) -> None:
@@ -59,3 +65,96 @@ def test_parameter_files_are_read_as_rclpy_reads_them(tmp_path) -> None:
     config = pipeline_config_from_files([CONFIG / 'ghost.yaml', custom])
     assert config.period_ns == 200_000_000
     assert config.loop.downgrade_threshold == 5
+
+
+def test_a_later_files_wildcard_section_does_not_beat_a_nodes_own_section(tmp_path) -> None:
+    """Rcl's order: sections where their key first appeared; later files update them in place.
+
+    This is why launch_ros's '/**'-scoped dict of parameters lost against config/ghost.yaml
+    (bag:= was ignored), and why the overrides files are scoped '/**/<node>'.
+    """
+    from ghost_nodes.agent_config import node_parameters
+
+    first = tmp_path / 'first.yaml'
+    first.write_text('/**:\n  ros__parameters:\n    a: 1\n    b: 1\n'
+                     '/**/n:\n  ros__parameters:\n    a: 2\n')
+    later = tmp_path / 'later.yaml'
+    later.write_text('/**:\n  ros__parameters:\n    a: 3\n    b: 3\n'
+                     '/**/n:\n  ros__parameters:\n    c: 4\n')
+    assert node_parameters([first, later], 'n', {'a': 0, 'b': 0, 'c': 0}) == {
+        'a': 2, 'b': 3, 'c': 4}
+
+
+@pytest.mark.parametrize(('pattern', 'name', 'matches'), [
+    ('/**', '/uav1/calibrator', True), ('/**/calibrator', '/calibrator', True),
+    ('/**/calibrator', '/uav1/a/calibrator', True), ('calibrator', '/calibrator', True),
+    ('calibrator', '/uav1/calibrator', False), ('/uav1/calibrator', '/uav1/calibrator', True),
+    ('/*/calibrator', '/uav1/calibrator', True), ('/*/calibrator', '/calibrator', False),
+    ('/uav2/calibrator', '/uav1/calibrator', False), ('/**/recorder', '/calibrator', False),
+])
+def test_parameter_file_keys_select_nodes_as_rcl_does(pattern, name, matches) -> None:
+    from ghost_nodes.agent_config import node_name_matches
+
+    assert node_name_matches(pattern, name) is matches
+
+
+def test_without_the_scenario_no_scenario_file_is_loaded() -> None:
+    specs = closed_loop_graph(CONFIG, scenario='drift_then_recovery', with_scenario=False)
+    assert all(spec.param_files == (str(CONFIG / 'ghost.yaml'),) for spec in specs)
+    recorder = next(s for s in specs if s.name == 'recorder')
+    # The shipped configuration (K=3, W=32), not drift_then_recovery's (K=2, W=8).
+    loop = json.loads(recorder.parameters['run_config'])['loop']
+    assert (loop['downgrade_threshold'], loop['max_history']) == (3, 32)
+
+
+def test_settings_reach_the_nodes_that_take_them_and_the_run_config(tmp_path) -> None:
+    specs = closed_loop_graph(CONFIG, scenario='smoke', settings={
+        'period_s': 0.05, 'min_outcomes': 6, 'downgrade_threshold': 4, 'max_history': 16,
+        'input_qos': 'reliable'})
+    by_name = {s.name: s for s in specs}
+    assert by_name['forward_predictor'].parameters['period_s'] == 0.05
+    assert {k: by_name['calibrator'].parameters[k] for k in (
+        'min_outcomes', 'downgrade_threshold', 'max_history')} == {
+        'min_outcomes': 6, 'downgrade_threshold': 4, 'max_history': 16}
+    for name in ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'recorder'):
+        assert by_name[name].parameters['input_qos'] == 'reliable'
+    config = json.loads(by_name['recorder'].parameters['run_config'])
+    assert config['period_ns'] == 50_000_000
+    assert config['loop'] == {'min_outcomes': 6, 'downgrade_threshold': 4, 'max_history': 16}
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ValueError, match='input_qos must be one of best_effort, reliable'):
+        closed_loop_graph(CONFIG, settings={'input_qos': 'sometimes'})
+    with pytest.raises(ValueError, match="unknown setting 'rate'"):
+        closed_loop_graph(CONFIG, settings={'rate': 3})
+    with pytest.raises(ValueError, match='not a valid ROS namespace'):
+        closed_loop_graph(CONFIG, namespace='1uav')
+    with pytest.raises(ValueError, match='is not a file'):
+        closed_loop_graph(CONFIG, params_file='/nonexistent/ghost.yaml')
+
+
+def test_the_users_params_file_is_loaded_last_and_in_the_run_config(tmp_path) -> None:
+    mine = tmp_path / 'mine.yaml'
+    mine.write_text('/**/calibrator:\n  ros__parameters:\n    max_history: 64\n')
+    specs = closed_loop_graph(CONFIG, scenario='smoke', params_file=str(mine),
+                              settings={'max_history': 16}, namespace='uav1')
+    for spec in specs:
+        assert spec.namespace == '/uav1'
+        assert spec.user_param_files == (str(mine),)
+        assert ros_arguments(spec, 'o.yaml')[-2 * len(spec.remaps) - 1] == str(mine)
+    recorder = next(s for s in specs if s.name == 'recorder')
+    assert json.loads(recorder.parameters['run_config'])['loop']['max_history'] == 64
+
+
+def test_namespace_and_remaps_in_the_ros_arguments() -> None:
+    specs = closed_loop_graph(CONFIG, scenario='smoke', namespace='/uav2/',
+                              remaps={'/state/nav': '/ekf/odom', '/observations': 'rtk/fix'})
+    assessor = next(s for s in specs if s.name == 'self_assessor')
+    args = ros_arguments(assessor)
+    assert args[:5] == ['--ros-args', '-r', '__node:=self_assessor', '-r', '__ns:=/uav2']
+    # Matched on the relative name, so the rule applies in the namespace.
+    assert args[-2:] == ['-r', 'state/nav:=/ekf/odom']
+    evaluator = next(s for s in specs if s.name == 'outcome_evaluator')
+    assert ros_arguments(evaluator)[-4:] == ['-r', 'observations:=rtk/fix',
+                                             '-r', 'state/nav:=/ekf/odom']

@@ -158,7 +158,7 @@ def _slow_config(tmp_path: Path, rate_hz: float) -> Path:
     config = tmp_path / 'config'
     shutil.copytree(CONFIG, config)
     ghost = yaml.safe_load((config / 'ghost.yaml').read_text())
-    ghost['scenario']['ros__parameters']['rate_hz'] = rate_hz
+    ghost['/**/scenario']['ros__parameters']['rate_hz'] = rate_hz
     (config / 'ghost.yaml').write_text(yaml.safe_dump(ghost))
     return config
 

@@ -16,8 +16,8 @@ class ActionEmitterNode(GhostNode):
 
     def __init__(self) -> None:
         super().__init__('action_emitter', ())
-        self._pub = self.create_publisher(ActionEmission, '/actuations', GHOST_QOS)
-        self.create_subscription(DecisionRationale, '/decisions', self._on_decision, GHOST_QOS)
+        self._pub = self.create_publisher(ActionEmission, 'actuations', GHOST_QOS)
+        self.create_subscription(DecisionRationale, 'decisions', self._on_decision, GHOST_QOS)
 
     def _on_decision(self, msg: DecisionRationale) -> None:
         emission = emit(parse_decision_rationale(msg_to_dict(msg)))

@@ -31,10 +31,10 @@ class CalibratorNode(GhostNode):
         self._joiner: CalibrationJoiner[object, object] = CalibrationJoiner(
             self.param('max_history'))
         self._pub = self.create_publisher(CalibratedSelfAssessment,
-                                          '/self_assessment/calibrated', GHOST_QOS)
-        self.create_subscription(BeliefSelfAssessment, '/self_assessment', self._on_raw,
+                                          'self_assessment/calibrated', GHOST_QOS)
+        self.create_subscription(BeliefSelfAssessment, 'self_assessment', self._on_raw,
                                  GHOST_QOS)
-        self.create_subscription(PredictionOutcome, '/prediction_outcomes', self._on_outcome,
+        self.create_subscription(PredictionOutcome, 'prediction_outcomes', self._on_outcome,
                                  GHOST_QOS)
 
     def on_parameters_changed(self) -> None:

@@ -16,8 +16,8 @@ class DecisionPolicyNode(GhostNode):
 
     def __init__(self) -> None:
         super().__init__('decision_policy', ())
-        self._pub = self.create_publisher(DecisionRationale, '/decisions', GHOST_QOS)
-        self.create_subscription(CalibratedSelfAssessment, '/self_assessment/calibrated',
+        self._pub = self.create_publisher(DecisionRationale, 'decisions', GHOST_QOS)
+        self.create_subscription(CalibratedSelfAssessment, 'self_assessment/calibrated',
                                  self._on_calibrated, GHOST_QOS)
 
     def _on_calibrated(self, msg: CalibratedSelfAssessment) -> None:

@@ -8,7 +8,7 @@ from ghost_interfaces.msg import ForwardPrediction
 from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
-from ghost_nodes.qos import GHOST_QOS, input_qos
+from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_nodes.stamps import StampGuard
 
 __all__ = ['ForwardPredictorNode', 'main']
@@ -18,8 +18,9 @@ PARAMS = (
               'belief is expected period_s after this one.', (positive,), read_only=True),
     ParamSpec('process_noise', 0.05, 'Process noise Q (m^2/s per axis) added as Q*period to '
               'the predicted position covariance.', (non_negative,)),
-    ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav "
-              "subscription: 'reliable' or 'best_effort'.", (one_of(('reliable', 'best_effort')),),
+    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav subscription: '
+              "'best_effort' matches best-effort and reliable publishers alike, "
+              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
               read_only=True),
 )
 
@@ -30,9 +31,9 @@ class ForwardPredictorNode(GhostNode):
     def __init__(self) -> None:
         super().__init__('forward_predictor', PARAMS)
         self._stamps = StampGuard(self.get_logger(), 'belief')
-        self._pub = self.create_publisher(ForwardPrediction, '/predictions', GHOST_QOS)
-        self.create_subscription(Odometry, '/state/nav', self._on_belief,
-                                 input_qos(self.param('input_reliability')))
+        self._pub = self.create_publisher(ForwardPrediction, 'predictions', GHOST_QOS)
+        self.create_subscription(Odometry, 'state/nav', self._on_belief,
+                                 input_qos(self.param('input_qos')))
 
     def _on_belief(self, msg: Odometry) -> None:
         belief = belief_sample(msg)

@@ -52,8 +52,8 @@ class InputPlayerNode(SourceNode):
         except InputBagError as err:
             raise ValueError(str(err)) from err
         self._state_topic = self.param('bag_state_topic')
-        self._state_pub = self.create_publisher(Odometry, '/state/nav', GHOST_QOS)
-        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, '/observations',
+        self._state_pub = self.create_publisher(Odometry, 'state/nav', GHOST_QOS)
+        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, 'observations',
                                               GHOST_QOS)
         self._next = 0
         self._t0_wall = 0.0

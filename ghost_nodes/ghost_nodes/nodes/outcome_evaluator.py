@@ -33,7 +33,7 @@ from ghost_nodes.node_base import (
     positive,
     run,
 )
-from ghost_nodes.qos import GHOST_QOS, input_qos
+from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_nodes.stamps import StampGuard
 
 __all__ = ['OutcomeEvaluatorNode', 'main']
@@ -53,9 +53,11 @@ PARAMS = (
     ParamSpec('idle_flush_s', 1.0, 'When no input has arrived for this long (wall clock, s), '
               'pending cycles are resolved with what has arrived (the input stream ended or '
               'paused); 0 = never.', (non_negative,), read_only=True),
-    ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav and "
-              "/observations subscriptions: 'reliable' or 'best_effort'.",
-              (one_of(('reliable', 'best_effort')),), read_only=True),
+    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav and observations '
+              'subscriptions: '
+              "'best_effort' matches best-effort and reliable publishers alike, "
+              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
+              read_only=True),
 )
 
 
@@ -77,14 +79,14 @@ class OutcomeEvaluatorNode(GhostNode):
             self.create_timer(min(idle / 4.0, 0.25), self._flush_if_idle)
         self._beliefs = StampGuard(self.get_logger(), 'belief')
         self._observations = StampGuard(self.get_logger(), 'observation')
-        self._pub = self.create_publisher(PredictionOutcome, '/prediction_outcomes', GHOST_QOS)
-        qos = input_qos(self.param('input_reliability'))
+        self._pub = self.create_publisher(PredictionOutcome, 'prediction_outcomes', GHOST_QOS)
+        qos = input_qos(self.param('input_qos'))
         # Observations first: when both are ready at once, the observation is taken first.
-        self.create_subscription(PoseWithCovarianceStamped, '/observations',
+        self.create_subscription(PoseWithCovarianceStamped, 'observations',
                                  self._on_observation, qos)
-        self.create_subscription(ForwardPrediction, '/predictions', self._on_prediction,
+        self.create_subscription(ForwardPrediction, 'predictions', self._on_prediction,
                                  GHOST_QOS)
-        self.create_subscription(Odometry, '/state/nav', self._on_belief, qos)
+        self.create_subscription(Odometry, 'state/nav', self._on_belief, qos)
 
     def _flush_if_idle(self) -> None:
         if self._sequencer.pending_cycles and time.monotonic() - self._last_input >= self._idle_s:

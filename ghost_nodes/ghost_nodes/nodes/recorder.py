@@ -33,9 +33,9 @@ from rosbags.interfaces import (
     QosTime,
 )
 
-from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS
-from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, positive, run
-from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
+from ghost_nodes.node_base import at_least, GhostNode, one_of, ParamSpec, positive, run
+from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_verify.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
 from ghost_verify.manifest import (
     bag_file_digests,
@@ -50,14 +50,21 @@ from ghost_verify.manifest import (
 
 __all__ = ['RecorderNode', 'main']
 
-_DEFAULT_TOPICS = [f'{topic}={type_name}' for topic, type_name in
+# Relative: the recorder records its own namespace's graph (remaps apply).
+_DEFAULT_TOPICS = [f'{relative_topic(topic)}={type_name}' for topic, type_name in
                    (*INPUT_TOPICS.items(), *GHOST_TOPICS.items())]
+_INPUT_NAMES = frozenset(relative_topic(topic) for topic in INPUT_TOPICS)
 
 PARAMS = (
     ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
               'directory). It must not exist yet.', read_only=True),
     ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two inputs '
-              'and every ghost topic, by their default names; remaps apply).', read_only=True),
+              'and every ghost topic, by their default names, relative to the namespace; '
+              'remaps apply).', read_only=True),
+    ParamSpec('input_qos', 'best_effort', "Reliability of the subscriptions to the inputs "
+              "(state/nav, observations): 'best_effort' records best-effort and reliable "
+              "publishers alike, 'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
+              read_only=True),
     ParamSpec('chunk_size', 262144, f'Largest MCAP chunk in bytes (1..{MAX_CHUNK_SIZE}).',
               (at_least(1), lambda v: None if v <= MAX_CHUNK_SIZE else
                f'must be <= {MAX_CHUNK_SIZE}, got {v}'), read_only=True),
@@ -137,8 +144,10 @@ class RecorderNode(GhostNode):
                 raise ValueError(f'parameter topics: {item!r} is not topic=pkg/msg/Type')
             resolved = self.resolve_topic_name(topic)
             self._topics[resolved] = type_name
+            qos = (input_qos(self.param('input_qos')) if relative_topic(topic) in _INPUT_NAMES
+                   else GHOST_QOS)
             self.create_subscription(_message_class(type_name), resolved,
-                                     self._callback(resolved, type_name), GHOST_QOS, raw=True)
+                                     self._callback(resolved, type_name), qos, raw=True)
         self._declared: set[str] = set()
         self.create_timer(self.param('chunk_max_age_s'), self._flush)
         self._closed = False

@@ -45,8 +45,8 @@ class ScenarioNode(SourceNode):
         self._scenario = generate_scenario(self.param('scenario'), seed=self.param('seed'),
                                            **({'cycles': cycles} if cycles else {}))
         self._frame = self.param('frame_id')
-        self._state_pub = self.create_publisher(Odometry, '/state/nav', GHOST_QOS)
-        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, '/observations',
+        self._state_pub = self.create_publisher(Odometry, 'state/nav', GHOST_QOS)
+        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, 'observations',
                                               GHOST_QOS)
         self._next = 0
         self.wait_for_graph(self.param('settle_s'))

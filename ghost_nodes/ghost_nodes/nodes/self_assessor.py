@@ -10,7 +10,7 @@ from ghost_nodes.agent_config import thresholds_config
 from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
-from ghost_nodes.qos import GHOST_QOS, input_qos
+from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_nodes.stamps import StampGuard
 
 __all__ = ['SelfAssessorNode', 'main']
@@ -45,8 +45,9 @@ PARAMS = (
     ParamSpec('min_level_interval_s', 5.0, 'Hysteresis: ... and no sooner than this (s) after '
               "the block's last level change. Degradations are always immediate.",
               (non_negative,)),
-    ParamSpec('input_reliability', 'reliable', "QoS reliability of the /state/nav "
-              "subscription: 'reliable' or 'best_effort'.", (one_of(('reliable', 'best_effort')),),
+    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav subscription: '
+              "'best_effort' matches best-effort and reliable publishers alike, "
+              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
               read_only=True),
 )
 
@@ -58,9 +59,9 @@ class SelfAssessorNode(GhostNode):
         super().__init__('self_assessor', PARAMS)
         self.on_parameters_changed()
         self._stamps = StampGuard(self.get_logger(), 'belief')
-        self._pub = self.create_publisher(BeliefSelfAssessment, '/self_assessment', GHOST_QOS)
-        self.create_subscription(Odometry, '/state/nav', self._on_belief,
-                                 input_qos(self.param('input_reliability')))
+        self._pub = self.create_publisher(BeliefSelfAssessment, 'self_assessment', GHOST_QOS)
+        self.create_subscription(Odometry, 'state/nav', self._on_belief,
+                                 input_qos(self.param('input_qos')))
 
     def on_parameters_changed(self) -> None:
         """Rebuild the core configuration (and so restart the hysteresis) from the parameters."""
