@@ -92,6 +92,7 @@ def _graph(context, *args, **kwargs):
         record=_flag(context, 'record'),
         bag_path=os.path.abspath(os.path.expanduser(bag)) if bag else '',
         with_scenario=_flag(context, 'use_scenario'),
+        monitor=_flag(context, 'monitor'),
         remaps=remaps, overrides=overrides,
         namespace=LaunchConfiguration('namespace').perform(context),
         settings=_settings(context),
@@ -133,6 +134,10 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('bag', default_value='',
                               description="Bag directory for the recorder ('' = "
                                           'ghost_bag_<UTC time> in the working directory).'),
+        DeclareLaunchArgument('monitor', default_value='true',
+                              description='Start the online monitor: /diagnostics at 1 Hz, '
+                                          'each node OK/WARN/ERROR/STALE and BAUD-v1/ERUR-v1 '
+                                          'judged on the live topics.'),
         DeclareLaunchArgument('namespace', default_value='',
                               description='ROS namespace of every Ghost node and topic, e.g. '
                                           "uav1 (/uav1/actuations); '' = the root namespace."),

@@ -47,15 +47,29 @@ from ghost_core.levels import (
     SelfAssessmentLevel,
 )
 from ghost_core.loop import closed_loop_step, cycle_from_history, CycleResult, LoopConfig
+from ghost_core.monitor import OnlineMonitor
 from ghost_core.prediction import evaluate_outcome, outcome_for_cycle, predict
+from ghost_core.properties import (
+    BAUD_V1,
+    CycleProperty,
+    ERUR_V1,
+    judge_baud,
+    judge_erur,
+    PROPERTIES,
+    Violation,
+    ViolationKind,
+)
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.scenarios import generate_scenario, run_scenario, Scenario
 from ghost_core.wire import message_address, to_msg_dict
 
 __all__ = [
+    'BAUD_V1',
     'DECISION_TABLE',
     'EMISSION_TABLE',
+    'ERUR_V1',
     'NON_CONSERVATIVE_COMMAND_KINDS',
+    'PROPERTIES',
     'REFERENCE_EMISSION_CONTRACT_ID',
     'ActionEmission',
     'ActionEmissionContract',
@@ -70,6 +84,7 @@ __all__ = [
     'CalibrationHistory',
     'ConfigError',
     'ContractError',
+    'CycleProperty',
     'CycleResult',
     'Decision',
     'DecisionContext',
@@ -83,6 +98,7 @@ __all__ = [
     'MessageFormatError',
     'NullDecisionSink',
     'Observation',
+    'OnlineMonitor',
     'Policy',
     'PredictionOutcome',
     'RecordingDecisionSink',
@@ -91,6 +107,8 @@ __all__ = [
     'SelfAssessmentLevel',
     'ThresholdsConfig',
     'UncertaintyAwareReferencePolicy',
+    'Violation',
+    'ViolationKind',
     'assess_belief',
     'assess_with_feedback',
     'build_calibration_history',
@@ -104,6 +122,8 @@ __all__ = [
     'emit_reference_action',
     'evaluate_outcome',
     'generate_scenario',
+    'judge_baud',
+    'judge_erur',
     'message_address',
     'outcome_for_cycle',
     'predict',

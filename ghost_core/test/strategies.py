@@ -25,6 +25,7 @@ from ghost_core.contracts import (
 )
 from ghost_core.distances import normalised_distance
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
+from ghost_core.properties import ActuationView, CalibratedView
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -254,3 +255,50 @@ MESSAGE_STRATEGIES = {
 }
 
 messages = st.one_of(*MESSAGE_STRATEGIES.values())
+
+
+@st.composite
+def calibrated_views(draw: st.DrawFn, stamp_ns: int = 0, min_outcomes: int = 4,
+                     downgrade_threshold: int = 2) -> CalibratedView:
+    """What the property judges read of a calibrated assessment, around the drift boundary."""
+    return CalibratedView(
+        stamp_ns=stamp_ns,
+        raw_overall_level=draw(levels),
+        adjusted_overall_level=draw(levels),
+        outcomes_considered=draw(st.integers(0, 8)),
+        count_beyond_3_std=draw(st.integers(0, 3)),
+        count_beyond_5_std=draw(st.integers(0, 3)),
+        min_outcomes=min_outcomes,
+        downgrade_threshold=downgrade_threshold,
+    )
+
+
+@st.composite
+def actuation_views(draw: st.DrawFn, stamp_ns: int = 0) -> ActuationView:
+    """An actuation: any decision, any command (a few outside the catalogue)."""
+    command = draw(st.one_of(command_kinds, st.integers(7, 255)))
+    return ActuationView(stamp_ns, draw(decision_kinds), int(command))
+
+
+@st.composite
+def live_streams(draw: st.DrawFn, max_cycles: int = 12) -> tuple[
+        list[tuple[CalibratedView, list[ActuationView]]],
+        list[CalibratedView | ActuationView]]:
+    """Cycles (a calibrated assessment, 0-2 actuations each) and one arrival order of them.
+
+    Each stream keeps its own order, as DDS does for one writer: calibrated assessments in
+    cycle order, actuations in cycle order; how the two interleave is drawn.
+    """
+    count = draw(st.integers(1, max_cycles))
+    cycles = []
+    for index in range(count):
+        stamp = (index + 1) * 100_000_000
+        cycles.append((draw(calibrated_views(stamp)),
+                       draw(st.lists(actuation_views(stamp), max_size=2))))
+    calibrated = [c for c, _ in cycles]
+    actuations = [a for _, acts in cycles for a in acts]
+    order: list[CalibratedView | ActuationView] = []
+    while calibrated or actuations:
+        take_calibrated = bool(calibrated) and (not actuations or draw(st.booleans()))
+        order.append(calibrated.pop(0) if take_calibrated else actuations.pop(0))
+    return cycles, order

@@ -133,6 +133,7 @@ def closed_loop_graph(
     namespace: str = '',
     settings: Mapping[str, object] | None = None,
     params_file: str = '',
+    monitor: bool = True,
 ) -> list[NodeSpec]:
     """The processes of the closed loop.
 
@@ -149,6 +150,8 @@ def closed_loop_graph(
     the agent settings of the launch file's arguments (``period_s``, ``min_outcomes``,
     ``downgrade_threshold``, ``max_history``, ``input_qos``) on the nodes that take them, over
     the configuration files. ``params_file`` is the user's own parameter file, loaded last.
+    ``monitor`` starts the online monitor (``/diagnostics``, BAUD-v1/ERUR-v1 on the live
+    topics), which reads every topic of the graph.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
@@ -184,8 +187,14 @@ def closed_loop_graph(
             parameters=params, user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in used),
             subscribes=subs, publishes=pubs))
+    topics = (*INPUT_TOPICS, *GHOST_TOPICS)
+    if monitor:
+        specs.append(NodeSpec(
+            name='monitor', executable='monitor', namespace=namespace, param_files=files,
+            parameters=dict(overrides.get('monitor', {})), user_param_files=user_files,
+            remaps=tuple(pair for pair in remap_pairs if pair[0] in topics),
+            subscribes=topics))
     if record:
-        topics = (*INPUT_TOPICS, *GHOST_TOPICS)
         params = {'output': bag_path, **overrides.get('recorder', {})}
         if 'run_config' not in params:
             params['run_config'] = _run_config(specs)

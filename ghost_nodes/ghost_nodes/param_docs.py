@@ -8,7 +8,7 @@ import importlib
 __all__ = ['NODES', 'render']
 
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-         'decision_policy', 'action_emitter', 'recorder')
+         'decision_policy', 'action_emitter', 'recorder', 'monitor')
 
 _HEADER = """\
 # Node parameters

@@ -4,7 +4,7 @@ from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReli
 
 from ghost_nodes.graph import INPUT_QOS_CHOICES
 
-__all__ = ['GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos']
+__all__ = ['DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
 #: subscriber catches up at the benchmarked rates.
@@ -16,6 +16,15 @@ GHOST_QOS = QoSProfile(
     durability=QoSDurabilityPolicy.VOLATILE,
     history=QoSHistoryPolicy.KEEP_LAST,
     depth=GHOST_QOS_DEPTH,
+)
+
+#: /diagnostics (the monitor): reliable, volatile, a short history, as diagnostic_updater and
+#: the aggregator use it; a best-effort reader (Foxglove, ``ros2 topic echo``) matches too.
+DIAGNOSTICS_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.RELIABLE,
+    durability=QoSDurabilityPolicy.VOLATILE,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=10,
 )
 
 

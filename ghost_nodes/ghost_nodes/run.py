@@ -87,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                             'matches best-effort and reliable publishers)')
     agent.add_argument('--params-file', type=Path, default=None, metavar='PATH',
                        help='your own parameter file, loaded after every other')
+    agent.add_argument('--no-monitor', dest='monitor', action='store_false',
+                       help='do not start the online monitor (/diagnostics; launch '
+                            'monitor:=false)')
     return parser
 
 
@@ -281,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
             overrides=overrides, extra_subscribers={'/actuations': 1},
             input_bag=str(args.input.resolve()) if args.input else '', namespace=namespace,
             settings=_agent_settings(args),
-            params_file=str(args.params_file) if args.params_file else '')
+            params_file=str(args.params_file) if args.params_file else '',
+            monitor=args.monitor)
     except ValueError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2

@@ -20,14 +20,14 @@ def test_graph_has_one_process_per_node_and_the_recorder() -> None:
     names = [s.name for s in closed_loop_graph(CONFIG, scenario='smoke')]
     assert sorted(names) == sorted(['scenario', 'self_assessor', 'forward_predictor',
                                     'outcome_evaluator', 'calibrator', 'decision_policy',
-                                    'action_emitter', 'recorder'])
+                                    'action_emitter', 'monitor', 'recorder'])
 
 
 def test_scenario_waits_for_every_subscription_of_the_graph() -> None:
     specs = closed_loop_graph(CONFIG, scenario='smoke')
     counts = expected_subscribers(specs)
-    assert counts['/state/nav'] == 4  # assessor, predictor, evaluator, recorder
-    assert counts['/actuations'] == 1  # the recorder
+    assert counts['/state/nav'] == 5  # assessor, predictor, evaluator, monitor, recorder
+    assert counts['/actuations'] == 2  # the monitor, the recorder
     scenario = next(s for s in specs if s.name == 'scenario')
     # Relative names: the scenario resolves them in its namespace and through its remaps.
     assert sorted(scenario.parameters['expected_subscribers']) == sorted(

@@ -5,17 +5,22 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 import json
 import os
 from typing import Generic, TypeVar
 
-from ghost_core.calibration import drift_condition
-from ghost_core.levels import (
-    ActuatorCommandKind,
-    DecisionKind,
-    NON_CONSERVATIVE_COMMAND_KINDS,
-    SelfAssessmentLevel,
+# The judgement itself is pure and lives in ghost_core, where the live monitor uses it too;
+# these names stay importable from here.
+from ghost_core.properties import (
+    drift,
+    is_conservative_command,
+    JsonValue,
+    kind_name,
+    observed_values,
+    ParameterTracker,
+    Violation,
+    ViolationKind,
 )
 
 from .events import Actuation, BagFileDigest, BagInfo, Calibrated, CycleEvent, ReadError
@@ -39,20 +44,7 @@ __all__ = [
     'read_errors_to_json',
 ]
 
-JsonValue = None | bool | int | float | str | list['JsonValue'] | dict[str, 'JsonValue']
-ObservedValue = int | str
 _R = TypeVar('_R', bound='PropertyReport')
-
-
-class ViolationKind(StrEnum):
-    """Why a cycle under a property's precondition fails it (closed catalogue)."""
-
-    P1_ADJUSTED_KNOWN = 'p1_adjusted_known'
-    P2_DECISION_PROCEED = 'p2_decision_proceed'
-    P3_NON_CONSERVATIVE_COMMAND = 'p3_non_conservative_command'
-    Q1_ADJUSTED_NOT_KNOWN = 'q1_adjusted_not_known'
-    Q2_DECISION_NOT_PROCEED = 'q2_decision_not_proceed'
-    ACTUATION_MISSING = 'actuation_missing'
 
 
 class ParameterSource(StrEnum):
@@ -61,25 +53,6 @@ class ParameterSource(StrEnum):
     BAG = 'bag'
     COMMAND_LINE = 'command_line'
     NONE = 'none'
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One failed postcondition at one cycle, with the values the verifier saw."""
-
-    cycle_stamp_ns: int
-    kind: ViolationKind
-    postcondition: str
-    observed: tuple[tuple[str, ObservedValue], ...]
-
-    def to_json(self) -> dict[str, JsonValue]:
-        """Return the violation as a JSON object."""
-        return {
-            'cycle_stamp_ns': self.cycle_stamp_ns,
-            'kind': self.kind.value,
-            'postcondition': self.postcondition,
-            'observed': dict(self.observed),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,60 +209,6 @@ def canonical_report_json(document: dict[str, JsonValue]) -> str:
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + '\n'
 
 
-def kind_name(enum_type: type[IntEnum], value: int) -> str:
-    """Return the catalogue name of `value`, or ``invalid(<value>)`` when it is outside it."""
-    try:
-        return enum_type(value).name
-    except ValueError:
-        return f'invalid({value})'
-
-
-def is_conservative_command(kind: int) -> bool:
-    """Return True when the command kind is in the catalogue and does not move the vehicle.
-
-    A kind outside the catalogue cannot be shown conservative, so it counts as not.
-    """
-    try:
-        command = ActuatorCommandKind(kind)
-    except ValueError:
-        return False
-    return command not in NON_CONSERVATIVE_COMMAND_KINDS
-
-
-def observed_values(
-    calibrated: Calibrated,
-    min_outcomes: int,
-    downgrade_threshold: int,
-    actuation: Actuation | None = None,
-) -> tuple[tuple[str, ObservedValue], ...]:
-    """Return the values a violation report shows for a cycle (and one of its actuations)."""
-    values: list[tuple[str, ObservedValue]] = [
-        ('raw_overall_level', kind_name(SelfAssessmentLevel, calibrated.raw_overall_level)),
-        ('adjusted_overall_level',
-         kind_name(SelfAssessmentLevel, calibrated.adjusted_overall_level)),
-        ('outcomes_considered', calibrated.outcomes_considered),
-        ('count_beyond_3_std', calibrated.count_beyond_3_std),
-        ('count_beyond_5_std', calibrated.count_beyond_5_std),
-        ('min_outcomes', min_outcomes),
-        ('downgrade_threshold', downgrade_threshold),
-    ]
-    if actuation is not None:
-        values.append(('decision_kind', kind_name(DecisionKind, actuation.decision_kind)))
-        values.append(('command_kind', kind_name(ActuatorCommandKind, actuation.command_kind)))
-    return tuple(values)
-
-
-def drift(calibrated: Calibrated, min_outcomes: int, downgrade_threshold: int) -> bool:
-    """Return drift_t of SPEC section 6 for one calibrated assessment (ghost_core's definition)."""
-    return drift_condition(
-        calibrated.outcomes_considered,
-        calibrated.count_beyond_3_std,
-        calibrated.count_beyond_5_std,
-        min_outcomes,
-        downgrade_threshold,
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class _ResolvedParameters:
     min_outcomes: int | None
@@ -300,61 +219,19 @@ class _ResolvedParameters:
     notes: tuple[str, ...]
 
 
-class _ParameterTracker:
-    """Resolve the M and K to judge with, and remember what the bag recorded.
-
-    A value given by the user is used for every cycle; otherwise the value recorded in the
-    first calibrated assessment of the bag is. Every recorded pair is kept (with a cycle count)
-    so that the report can show any mismatch.
-    """
-
-    def __init__(self, min_outcomes: int | None, downgrade_threshold: int | None) -> None:
-        self._given = (min_outcomes, downgrade_threshold)
-        self._used: tuple[int, int] | None = None
-        # (M, K) -> [cycles, first cycle stamp]
-        self._recorded: dict[tuple[int, int], list[int]] = {}
-
-    def resolve(self, calibrated: Calibrated) -> tuple[int, int]:
-        pair = (calibrated.min_outcomes, calibrated.downgrade_threshold)
-        seen = self._recorded.get(pair)
-        if seen is None:
-            self._recorded[pair] = [1, calibrated.message.stamp_ns]
-        else:
-            seen[0] += 1
-        if self._used is None:
-            given_m, given_k = self._given
-            self._used = (
-                pair[0] if given_m is None else given_m,
-                pair[1] if given_k is None else given_k,
-            )
-        return self._used
+class _ParameterTracker(ParameterTracker):
+    """ghost_core's M/K resolution (see ParameterTracker), plus what the report shows of it."""
 
     def resolved(self) -> _ResolvedParameters:
-        given_m, given_k = self._given
-        used_m, used_k = self._used if self._used is not None else (given_m, given_k)
-        recorded = tuple(
-            RecordedParameters(m, k, seen[0], seen[1])
-            for (m, k), seen in sorted(self._recorded.items(), key=lambda item: item[1][1])
-        )
-        notes = []
-        for name, used, given, values in (
-            ('min_outcomes', used_m, given_m, {m for m, _ in self._recorded}),
-            ('downgrade_threshold', used_k, given_k, {k for _, k in self._recorded}),
-        ):
-            other = sorted(value for value in values if value != used)
-            if other:
-                source = 'the command line' if given is not None else 'the first cycle'
-                notes.append(
-                    f'{name}: used {used} (from {source}) but the bag recorded '
-                    f'{", ".join(str(value) for value in other)}'
-                )
+        given_m, given_k = self.given
+        used_m, used_k = self.used
         return _ResolvedParameters(
             min_outcomes=used_m,
             downgrade_threshold=used_k,
             min_outcomes_source=_source(given_m, used_m),
             downgrade_threshold_source=_source(given_k, used_k),
-            recorded=recorded,
-            notes=tuple(notes),
+            recorded=tuple(RecordedParameters(*pair) for pair in self.recorded()),
+            notes=self.notes(),
         )
 
 

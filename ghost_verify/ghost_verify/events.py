@@ -158,7 +158,10 @@ class RawAssessment:
 
 @dataclass(frozen=True, slots=True)
 class Calibrated:
-    """A CalibratedSelfAssessment: the facts the properties and the chain need from it."""
+    """A CalibratedSelfAssessment: the facts the properties and the chain need from it.
+
+    A ``ghost_core.properties.CalibratedFacts``, so the judges read it as it is.
+    """
 
     message: GhostMessage
     raw_overall_level: int
@@ -170,6 +173,11 @@ class Calibrated:
     count_beyond_5_std: int
     min_outcomes: int
     downgrade_threshold: int
+
+    @property
+    def stamp_ns(self) -> int:
+        """The cycle stamp (what ghost_core.properties.CalibratedFacts reads)."""
+        return self.message.stamp_ns
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +200,11 @@ class Actuation:
     decision_kind: int
     command_kind: int
     rationale_sha256: str
+
+    @property
+    def stamp_ns(self) -> int:
+        """The cycle stamp."""
+        return self.message.stamp_ns
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,23 @@
+"""The verifier judges with ghost_core's property functions, the ones the live monitor runs."""
+
+from __future__ import annotations
+
+import ghost_core.properties as core
+from ghost_verify import baud, common, erur, judge_baud, judge_erur
+
+
+def test_the_verifier_names_are_ghost_core_objects() -> None:
+    """judge_baud, judge_erur, Violation, drift...: the same objects, not copies."""
+    assert baud.judge_baud is core.judge_baud is judge_baud
+    assert erur.judge_erur is core.judge_erur is judge_erur
+    assert baud.BAUD_VERSION == core.BAUD_V1.version and erur.ERUR_VERSION == core.ERUR_V1.version
+    assert common.Violation is core.Violation and common.ViolationKind is core.ViolationKind
+    assert common.drift is core.drift and common.observed_values is core.observed_values
+    assert common.is_conservative_command is core.is_conservative_command
+
+
+def test_bag_events_are_what_the_judges_read() -> None:
+    """A bag's Calibrated and Actuation carry the cycle stamp the core views carry."""
+    from ghost_verify_test.views import actuation, calibrated, STAMP
+
+    assert calibrated(0).stamp_ns == STAMP and actuation(0, 1).stamp_ns == STAMP
