@@ -13,8 +13,8 @@ setup(
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE_NAME]),
         ('share/' + PACKAGE_NAME, ['package.xml']),
     ],
-    # Run-time PyPI dependencies (mcap, mcap-ros2-support, rosbags, numpy, pyyaml,
-    # cryptography) are installed with the workspace's virtual environment; see package.xml.
+    # Run-time dependencies (mcap, mcap-ros2-support, pyyaml, cryptography; no bag writer) are
+    # declared in package.xml (rosdep keys, or PyPI-only pins in requirements-ros.txt).
     install_requires=['setuptools'],
     zip_safe=True,
     maintainer='Ghost developers',

@@ -90,7 +90,7 @@ def replay_bag(
     if output_bag is not None:
         from ament_index_python.packages import get_package_share_directory
 
-        from ghost_verify.bagwrite import GhostBagWriter
+        from ghost_nodes.bagwrite import GhostBagWriter
 
         msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
         writer = GhostBagWriter(output_bag, msg_dir)

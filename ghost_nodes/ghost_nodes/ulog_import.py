@@ -702,8 +702,8 @@ def _check_output(output: Path) -> None:
 
 
 def _write_bag(output: Path, beliefs: _Stream, fixes: _Stream) -> int:
-    from ghost_verify.bagwrite import GhostBagWriter
-    from ghost_verify.errors import BagWriteError
+    from ghost_nodes.bagwrite import GhostBagWriter
+    from ghost_nodes.errors import BagWriteError
 
     events = sorted(
         [(log_time, 0, index, OBSERVATION_TOPIC, POSE_TYPE, msg)

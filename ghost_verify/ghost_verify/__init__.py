@@ -1,14 +1,12 @@
 """ghost_verify: re-check BAUD-v1, ERUR-v1 and the SHA-256 chain from a rosbag2 MCAP bag alone."""
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
-from .bagwrite import ghost_typestore, GhostBagWriter, MAX_CHUNK_SIZE
 from .baud import BAUD_VERSION, BaudChecker, BaudReport, judge_baud, verify_baud
 from .common import canonical_report_json, PropertyReport, Violation, ViolationKind
 from .completeness import CompletenessChecker, CompletenessReport, IncompleteCycle
 from .errors import (
     BagFormatError,
     BagNotFoundError,
-    BagWriteError,
     GhostVerifyError,
     LateMessageError,
     NoGhostTopicsError,
@@ -39,11 +37,9 @@ __all__ = [
     'DEFAULT_CYCLE_WINDOW',
     'ERUR_VERSION',
     'HISTORY_OUTCOME_LIMIT',
-    'MAX_CHUNK_SIZE',
     'BagFormatError',
     'BagInfo',
     'BagNotFoundError',
-    'BagWriteError',
     'BaudChecker',
     'BaudReport',
     'ChainLink',
@@ -57,7 +53,6 @@ __all__ = [
     'ErurChecker',
     'ErurReport',
     'GhostBag',
-    'GhostBagWriter',
     'GhostMessage',
     'GhostVerifyError',
     'HistoryChecker',
@@ -76,7 +71,6 @@ __all__ = [
     'Violation',
     'ViolationKind',
     'canonical_report_json',
-    'ghost_typestore',
     'judge_baud',
     'judge_erur',
     'resolve_bag',

@@ -5,7 +5,6 @@ from __future__ import annotations
 __all__ = [
     'BagFormatError',
     'BagNotFoundError',
-    'BagWriteError',
     'GhostVerifyError',
     'LateMessageError',
     'NoGhostTopicsError',
@@ -39,7 +38,3 @@ class LateMessageError(BagFormatError):
 
 class NoGhostTopicsError(GhostVerifyError, LookupError):
     """The bag was read but holds no channel with a ghost_interfaces schema."""
-
-
-class BagWriteError(GhostVerifyError, ValueError):
-    """A message cannot be written: unknown type, or a message dict that does not fit it."""

@@ -7,10 +7,9 @@ from dataclasses import dataclass, replace
 import functools
 from pathlib import Path
 import shutil
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from mcap.reader import make_reader
-from rosbags.typesys.store import Typestore
 
 from ghost_core.actions import emit_reference_action
 from ghost_core.contracts import (
@@ -27,7 +26,10 @@ from ghost_core.loop import CycleResult
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import message_address, ns_to_stamp, to_msg_dict
-from ghost_verify.bagwrite import ghost_typestore, GhostBagWriter
+from ghost_nodes.bagwrite import ghost_typestore, GhostBagWriter
+
+if TYPE_CHECKING:  # the writer's type; the tests get rosbags through ghost_nodes.bagwrite
+    from rosbags.typesys.store import Typestore
 
 HERE = Path(__file__).resolve().parent
 #: ghost_interfaces/msg of this repository, found relative to this file (../../ghost_interfaces).

@@ -5,15 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 import sys
 import types
+from typing import TYPE_CHECKING
 
 import pytest
-from rosbags.typesys.store import Typestore
+
+if TYPE_CHECKING:  # the writer's type; the tests get rosbags through ghost_nodes.bagwrite
+    from rosbags.typesys.store import Typestore
 
 HERE = Path(__file__).resolve().parent
-# This package and its one workspace dependency, ghost_core, importable without installing:
-# the package roots must come before the repository root, where ghost_verify/ and ghost_core/
-# would otherwise be seen as empty namespace packages.
-for _root in (HERE.parents[1] / 'ghost_core', HERE.parent):
+# This package, its one workspace dependency, ghost_core, and ghost_nodes (only the tests need
+# it: they craft bags with ghost_nodes.bagwrite, the runtime's writer) importable without
+# installing: the package roots must come before the repository root, where ghost_verify/,
+# ghost_core/ and ghost_nodes/ would otherwise be seen as empty namespace packages.
+for _root in (HERE.parents[1] / 'ghost_nodes', HERE.parents[1] / 'ghost_core', HERE.parent):
     if _root.is_dir() and str(_root) not in sys.path:
         sys.path.insert(0, str(_root))
 

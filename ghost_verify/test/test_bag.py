@@ -291,7 +291,7 @@ def test_a_malformed_ghost_message_is_a_format_error(tmp_path: Path) -> None:
     """A ghost type whose embedded schema lacks a field the judges need is refused up front."""
     from ghost_verify_test.bags import MSG_DIR
 
-    from ghost_verify.bagwrite import ghost_typestore, GhostBagWriter
+    from ghost_nodes.bagwrite import ghost_typestore, GhostBagWriter
 
     msg_dir = tmp_path / 'msg'
     shutil.copytree(MSG_DIR, msg_dir)

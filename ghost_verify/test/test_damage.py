@@ -28,9 +28,9 @@ import pytest
 import yaml
 
 from ghost_core.assessment import ASSESSOR_ID
+from ghost_nodes.bagwrite import ghost_typestore
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
-from ghost_verify.bagwrite import ghost_typestore
 from ghost_verify.errors import BagFormatError, BagNotFoundError, SchemaMismatchError
 from ghost_verify.events import ReadErrorKind
 from ghost_verify.trace import trace_decisions

@@ -33,10 +33,10 @@ from rosbags.interfaces import (
     QosTime,
 )
 
+from ghost_nodes.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
 from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
 from ghost_nodes.node_base import at_least, GhostNode, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
-from ghost_verify.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
 from ghost_verify.manifest import (
     bag_file_digests,
     load_private_key,

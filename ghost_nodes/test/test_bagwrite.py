@@ -2,26 +2,60 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import Any
 import zlib
 
-from ghost_verify_test.bags import (
-    ACTUATION,
-    odometry_dict,
-    RATIONALE,
-    scenario_traces,
-    STATE,
-)
 from mcap.records import Chunk, Message
 from mcap.stream_reader import StreamReader
 import pytest
 from rosbags.rosbag2 import Reader
 from rosbags.typesys.store import Typestore
 
-from ghost_core.wire import to_msg_dict
+from ghost_core.pipeline import CycleTrace
+from ghost_core.scenarios import generate_scenario, run_scenario
+from ghost_core.wire import ns_to_stamp, to_msg_dict
+from ghost_nodes.bagwrite import ghost_typestore, GhostBagWriter, MAX_CHUNK_SIZE
+from ghost_nodes.errors import BagWriteError
 from ghost_verify.bag import GhostBag
-from ghost_verify.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
-from ghost_verify.errors import BagWriteError
+
+MSG_DIR = Path(__file__).resolve().parents[2] / 'ghost_interfaces' / 'msg'
+RATIONALE = ('/decisions', 'ghost_interfaces/msg/DecisionRationale')
+ACTUATION = ('/actuations', 'ghost_interfaces/msg/ActionEmission')
+STATE = ('/state/nav', 'nav_msgs/msg/Odometry')
+
+
+@pytest.fixture(scope='module')
+def msg_dir() -> Path:
+    """The ghost_interfaces/msg directory of this repository."""
+    return MSG_DIR
+
+
+@pytest.fixture(scope='module')
+def typestore() -> Typestore:
+    """ROS 2 Jazzy types plus the ghost_interfaces types (built once)."""
+    return ghost_typestore(MSG_DIR)
+
+
+@functools.cache
+def scenario_traces(name: str) -> tuple[CycleTrace, ...]:
+    """The named scenario run through the real agent (computed once)."""
+    return run_scenario(generate_scenario(name, 0))
+
+
+def odometry_dict(stamp_ns: int) -> dict[str, Any]:
+    """A complete nav_msgs/Odometry message dict."""
+    vector = {'x': 0.0, 'y': 0.0, 'z': 0.0}
+    return {
+        'header': {'stamp': ns_to_stamp(stamp_ns), 'frame_id': 'map'},
+        'child_frame_id': 'base_link',
+        'pose': {'pose': {'position': dict(vector),
+                          'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}},
+                 'covariance': [0.0] * 36},
+        'twist': {'twist': {'linear': dict(vector), 'angular': dict(vector)},
+                  'covariance': [0.0] * 36},
+    }
 
 
 def _chunks(mcap: Path) -> int:

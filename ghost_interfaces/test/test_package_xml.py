@@ -1,0 +1,209 @@
+"""Every package.xml declares what its package imports, so rosdep can install it.
+
+Each third-party top-level module imported by a package's Python files (its module folder, or
+``launch/`` for ``ghost``, which installs it; its ``test/`` folder for test dependencies) must be
+either declared in that package.xml, under its rosdep key or ROS package name, or be one of the
+PyPI-only distributions (no rosdep key) that the package.xml documents in a comment with the
+pin of requirements-ros.txt. A new import without either fails here.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_nodes', 'ghost_verify')
+#: Where each package's run-time Python lives (``ghost`` installs the root launch/ folder).
+RUNTIME_SOURCES = {
+    'ghost': (ROOT / 'launch',),
+    'ghost_interfaces': (),
+    'ghost_core': (ROOT / 'ghost_core' / 'ghost_core',),
+    'ghost_nodes': (ROOT / 'ghost_nodes' / 'ghost_nodes',),
+    'ghost_verify': (ROOT / 'ghost_verify' / 'ghost_verify',),
+}
+#: Import name -> rosdep key, each checked in rosdistro's rosdep/python.yaml. An import that is
+#: neither here nor PyPI-only is taken to be a ROS package of the same name (rclpy, launch,
+#: std_msgs, ament_index_python, ...), which is its rosdep key.
+ROSDEP_KEYS = {
+    'cryptography': 'python3-cryptography',
+    'hypothesis': 'python3-hypothesis',
+    'numpy': 'python3-numpy',
+    'pytest': 'python3-pytest',
+    'yaml': 'python3-yaml',
+}
+#: Import name -> PyPI distribution, for the distributions rosdep has no key for (checked in
+#: rosdistro's rosdep/python.yaml and base.yaml): installed from requirements-ros.txt.
+PYPI_ONLY = {
+    'mcap': 'mcap',
+    'mcap_ros2': 'mcap-ros2-support',
+    'pyulog': 'pyulog',
+    'rosbags': 'rosbags',
+}
+#: setup.py's setuptools comes with the ament_python build type.
+IMPLIED = frozenset({'setuptools'})
+#: (package, import) pairs that cannot be declared, with the reason (checked below).
+UNDECLARABLE = {
+    ('ghost_verify', 'ghost_nodes'):
+        'test-only, and ghost_nodes depends on ghost_verify: colcon refuses the cycle',
+}
+RUN_TAGS = ('depend', 'exec_depend')
+TEST_TAGS = ('depend', 'exec_depend', 'test_depend')
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text(encoding='utf-8').splitlines():
+        line = line.split('#')[0].strip()
+        if line:
+            requirement = line.split(';')[0].strip()
+            name, _, version = requirement.partition('==')
+            assert version, f'{path.name}: {line!r} is not pinned with =='
+            pins[_normalize(name)] = version.strip()
+    return pins
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r'[-_.]+', '-', name).lower()
+
+
+def _manifest(package: str) -> tuple[dict[str, set[str]], str]:
+    """The declared dependencies by tag, and the text of the comments."""
+    path = ROOT / package / 'package.xml'
+    root = ET.parse(path).getroot()
+    declared: dict[str, set[str]] = {}
+    for element in root:
+        if isinstance(element.tag, str) and element.tag.endswith('depend') and element.text:
+            declared.setdefault(element.tag, set()).add(element.text.strip())
+    comments = ' '.join(re.findall(r'<!--(.*?)-->', path.read_text(encoding='utf-8'), re.DOTALL))
+    return declared, ' '.join(comments.split())
+
+
+def _type_checking_only(tree: ast.Module) -> set[ast.AST]:
+    """The nodes under ``if TYPE_CHECKING:``: read by type checkers, never imported."""
+    nodes: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (
+                (isinstance(node.test, ast.Name) and node.test.id == 'TYPE_CHECKING')
+                or (isinstance(node.test, ast.Attribute) and node.test.attr == 'TYPE_CHECKING')):
+            for child in node.body:
+                nodes |= set(ast.walk(child))
+    return nodes
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding='utf-8'), filename=str(path))
+    skipped = _type_checking_only(tree)
+    names = set()
+    for node in ast.walk(tree):
+        if node in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            names |= {alias.name.partition('.')[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.partition('.')[0])
+    return names
+
+
+def third_party_imports(package: str, folders: tuple[Path, ...]) -> dict[str, set[str]]:
+    """Top-level module -> the files importing it: neither stdlib nor local nor the package."""
+    found: dict[str, set[str]] = {}
+    for folder in folders:
+        for path in sorted(folder.rglob('*.py')):
+            local = {p.stem for p in path.parent.iterdir() if p.suffix == '.py' or p.is_dir()}
+            for name in _imports(path):
+                if (name in sys.stdlib_module_names or name in local or name == package
+                        or name == '__future__' or name.endswith('_test')):
+                    continue
+                found.setdefault(name, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def _problems(package: str, kind: str, folders: tuple[Path, ...],
+              tags: tuple[str, ...]) -> list[str]:
+    declared, comments = _manifest(package)
+    names = set().union(*(declared.get(tag, set()) for tag in tags))
+    pins = _pins(ROOT / 'requirements-ros.txt')
+    problems = []
+    for module, files in sorted(third_party_imports(package, folders).items()):
+        where = f'{package} ({kind}) imports {module!r} in {", ".join(sorted(files))}'
+        if module in IMPLIED or (package, module) in UNDECLARABLE:
+            continue
+        if module in PYPI_ONLY:
+            dist = PYPI_ONLY[module]
+            pin = f'{dist}=={pins.get(_normalize(dist), "?")}'
+            if _normalize(dist) not in pins:
+                problems.append(f'{where}: {dist} is not pinned in requirements-ros.txt')
+            elif pin not in comments:
+                problems.append(f'{where}: {package}/package.xml must document the PyPI-only '
+                                f'{pin} in a comment')
+            continue
+        key = ROSDEP_KEYS.get(module, module)
+        if key not in names:
+            problems.append(f'{where}: declare <{tags[-1]}>{key}</{tags[-1]}> in '
+                            f'{package}/package.xml (if {key!r} is not its rosdep key, add the '
+                            'import to ROSDEP_KEYS or PYPI_ONLY in this test)')
+    return problems
+
+
+@pytest.mark.parametrize('package', PACKAGES)
+def test_every_runtime_import_is_declared_or_documented(package: str) -> None:
+    """Run-time imports: <depend>/<exec_depend>, or a documented PyPI-only pin."""
+    assert _problems(package, 'run time', RUNTIME_SOURCES[package], RUN_TAGS) == []
+
+
+@pytest.mark.parametrize('package', PACKAGES)
+def test_every_test_import_is_declared_or_documented(package: str) -> None:
+    """Test imports: the run-time tags or <test_depend>, or a documented PyPI-only pin."""
+    tests = ROOT / package / 'test'
+    folders = (tests,) if tests.is_dir() else ()
+    assert _problems(package, 'tests', folders, TEST_TAGS) == []
+
+
+def test_the_scan_sees_the_imports_it_must_see() -> None:
+    """A sanity check of the scanner itself: known imports are found, stdlib ones are not."""
+    imports = third_party_imports('ghost_nodes', RUNTIME_SOURCES['ghost_nodes'])
+    assert {'rclpy', 'rosbags', 'numpy', 'mcap', 'yaml', 'ghost_verify'} <= set(imports)
+    assert not {'os', 'json', 'ghost_nodes'} & set(imports)
+
+
+def test_declared_python_keys_are_the_checked_ones() -> None:
+    """No invented rosdep key: every python3-* key declared is one checked in ROSDEP_KEYS."""
+    checked = set(ROSDEP_KEYS.values())
+    for package in PACKAGES:
+        declared, _ = _manifest(package)
+        for tag, names in declared.items():
+            for name in names:
+                if name.startswith('python3-'):
+                    assert name in checked, f'{package}/package.xml <{tag}>{name}: unchecked key'
+
+
+def test_pypi_only_distributions_are_documented_in_the_readme() -> None:
+    """The README names each PyPI-only distribution with its pin."""
+    readme = ' '.join((ROOT / 'README.md').read_text(encoding='utf-8').split())
+    pins = _pins(ROOT / 'requirements-ros.txt')
+    for dist in PYPI_ONLY.values():
+        assert f'{dist}=={pins[_normalize(dist)]}' in readme, dist
+
+
+def test_requirements_ros_pins_are_those_of_requirements_txt() -> None:
+    """requirements-ros.txt (ROS install) pins each distribution as requirements.txt does."""
+    ros = _pins(ROOT / 'requirements-ros.txt')
+    full = _pins(ROOT / 'requirements.txt')
+    assert set(map(_normalize, PYPI_ONLY.values())) <= set(ros)
+    assert {name: full.get(name) for name in ros} == ros
+
+
+def test_undeclarable_dependencies_are_still_undeclarable() -> None:
+    """ghost_verify's tests use ghost_nodes, which cannot be declared while it is a cycle."""
+    for (package, module), reason in UNDECLARABLE.items():
+        declared, comments = _manifest(module)
+        assert package in set().union(*declared.values()), (
+            f'{module} no longer depends on {package}: declare {module} in {package}/package.xml '
+            f'and drop it from UNDECLARABLE ({reason})')
+        assert module in _manifest(package)[1], f'{package}/package.xml must say why ({reason})'
