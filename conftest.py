@@ -3,12 +3,17 @@
 from collections.abc import Iterator
 import itertools
 import os
+from pathlib import Path
 import signal
 import subprocess
 
 import pytest
 
 _domains = itertools.count()
+
+ROOT = Path(__file__).resolve().parent
+#: The unmodified Jazzy sources of ros2 launch/run/pkg/topic (not in the repository; CI has them).
+VENDORED_ROS2 = ROOT.parent / 'shared' / 'vendor' / 'ros2-jazzy'
 
 
 def isolated_ros_env() -> dict[str, str]:
@@ -29,6 +34,46 @@ def isolated_ros_env() -> dict[str, str]:
 def ros_env() -> dict[str, str]:
     """An environment for starting ROS processes isolated from every other test."""
     return isolated_ros_env()
+
+
+@pytest.fixture(scope='session')
+def ros2_tools() -> dict[str, str]:
+    """scripts/env.sh's environment with the vendored ROS 2 tools' install space sourced.
+
+    ``ros2 launch``, ``ros2 run``, ``ros2 pkg`` and ``ros2 topic`` are then on PATH and the real
+    launch/launch_ros packages importable. Built once into build/ros2_tools/ by
+    scripts/ros2_tools.sh (cached by a hash of the sources; a lock serialises concurrent
+    builds). Skips when ../shared/vendor/ros2-jazzy (or $GHOST_ROS2_VENDOR) is missing (a
+    user's clone; CI refuses to run without it). Not isolated: tests take ``ros2_env``.
+    """
+    vendor = Path(os.environ.get('GHOST_ROS2_VENDOR') or VENDORED_ROS2)
+    if not vendor.is_dir():
+        pytest.skip(f'no vendored ROS 2 tools at {vendor} (CI has them; see .ci/run)')
+    build = subprocess.run(  # noqa: S603
+        ['bash', str(ROOT / 'scripts' / 'ros2_tools.sh')], text=True, capture_output=True,
+        timeout=900, check=False, env={**os.environ, 'GHOST_ROS2_VENDOR': str(vendor)})
+    if build.returncode != 0:
+        pytest.fail(f'scripts/ros2_tools.sh failed (exit {build.returncode}):\n{build.stderr}')
+    install = build.stdout.strip().splitlines()[-1]
+    # Source exactly what the vendor README says a user sources, and keep the result.
+    script = 'source "$1/scripts/env.sh" && source "$2/local_setup.bash" && env -0'
+    sourced = subprocess.run(  # noqa: S603
+        ['bash', '-c', script, 'bash', str(ROOT), install], capture_output=True, timeout=60,
+        check=True)
+    env = dict(item.split('=', 1) for item in sourced.stdout.decode().split('\0') if '=' in item)
+    return {k: v for k, v in env.items() if not k.startswith('PYTEST_')}
+
+
+@pytest.fixture
+def ros2_env(ros2_tools: dict[str, str]) -> dict[str, str]:
+    """``ros2_tools``' environment isolated as ``ros_env`` is (own domain, localhost only)."""
+    env = dict(ros2_tools)
+    env.pop('ROS_LOCALHOST_ONLY', None)
+    isolated = isolated_ros_env()
+    for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'PYTHONUNBUFFERED'):
+        env[key] = isolated[key]
+    env.setdefault('RMW_IMPLEMENTATION', isolated['RMW_IMPLEMENTATION'])
+    return env
 
 
 class ProcessGroup:

@@ -16,11 +16,13 @@ file scoped /**/<node>, so they beat config/ghost.yaml's sections), then params_
 """
 
 import os
+import shutil
 import tempfile
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler
+from launch.event_handlers import OnShutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -68,7 +70,12 @@ def _settings(context) -> dict[str, object]:
         if not value > 0:
             raise ValueError(f'launch argument {name}:={text!r} must be > 0')
         settings[name] = value
-    settings['input_qos'] = LaunchConfiguration('input_qos').perform(context)
+    input_qos = LaunchConfiguration('input_qos').perform(context).strip()
+    if input_qos:
+        if input_qos not in INPUT_QOS_CHOICES:
+            raise ValueError(f'launch argument input_qos:={input_qos!r} must be one of '
+                             f'{", ".join(INPUT_QOS_CHOICES)}')
+        settings['input_qos'] = input_qos
     return settings
 
 
@@ -101,9 +108,12 @@ def _graph(context, *args, **kwargs):
     # launch_ros as a dict: launch_ros scopes a dict '/**', and rcl applies a '/**' section
     # before the node's own section of config/ghost.yaml, so e.g. bag:= would be ignored.
     folder = tempfile.mkdtemp(prefix='ghost_launch_')
+    # The nodes read their files at start-up; the folder goes when the launch ends.
+    cleanup = RegisterEventHandler(OnShutdown(
+        on_shutdown=lambda _event, _context: shutil.rmtree(folder, ignore_errors=True)))
     # SROS2: each node runs in its own enclave, <prefix>/<node> (docs/reliability.md).
     prefix = LaunchConfiguration('enclave_prefix').perform(context).rstrip('/')
-    nodes = []
+    nodes = [cleanup]
     for spec in specs:
         overrides_file = None
         if spec.parameters:
@@ -147,11 +157,12 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('observations_topic', default_value='observations',
                               description='Topic of the independent position fix; relative '
                                           'names resolve in the namespace.'),
-        DeclareLaunchArgument('input_qos', default_value='best_effort',
-                              choices=list(INPUT_QOS_CHOICES),
+        DeclareLaunchArgument('input_qos', default_value='',
                               description='Reliability of the input subscriptions: '
                                           'best_effort matches best-effort (PX4 bridge, MAVROS) '
-                                          'and reliable publishers; reliable only reliable.'),
+                                          'and reliable publishers; reliable only reliable. '
+                                          "'' = the configuration files (best_effort in "
+                                          'config/ghost.yaml).'),
         *(DeclareLaunchArgument(name, default_value='',
                                 description=f"{description} '' = the configuration files.")
           for name, (_kind, description) in _SETTINGS.items()),

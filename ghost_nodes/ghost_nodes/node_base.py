@@ -130,20 +130,28 @@ class GhostNode(Node):
         return None
 
 
+#: Signals this close together are one request to stop (see ``run``).
+SAME_REQUEST_S = 1.0
+
+
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
     """Run one node until SIGINT/SIGTERM, then drain it and shut down.
 
     rclpy's own signal handler would shut the context down at once, dropping whatever is in
     flight; this one only asks to stop: the node gets ``on_shutdown_requested()``, keeps
-    processing for its ``DRAIN_S``, and then exits. A second signal exits at once.
+    processing for its ``DRAIN_S``, and then exits. A second signal more than
+    ``SAME_REQUEST_S`` after the first exits at once; one sooner is the same request (Ctrl-C
+    under ``ros2 launch`` delivers two: the terminal's to the process group, and launch's own).
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    requested: list[int] = []
+    requested: list[float] = []
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        if requested:
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if requested and now - requested[0] > SAME_REQUEST_S:
             raise KeyboardInterrupt
-        requested.append(signum)
+        if not requested:
+            requested.append(now)
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
@@ -169,6 +177,9 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
             sys.exit(2)
         raise
     finally:
+        # Nothing cuts the teardown short any more: it is bounded, and SIGKILL still works.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()

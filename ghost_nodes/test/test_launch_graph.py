@@ -1,139 +1,242 @@
-"""launch/closed_loop.launch.py starts exactly the graph the no-ROS runner starts.
+"""``ros2 launch ghost closed_loop.launch.py`` gives every node the parameters ghost_run gives it.
 
-ROS 2's `launch`/`launch_ros` cannot be installed here, so this test loads the launch file
-against minimal stand-ins that record what it declares (arguments, Node actions), evaluates
-it with given launch arguments, and compares every Node action with ghost_nodes.graph (the
-declaration the runner uses): the same executables, names, parameter files, parameter
-overrides and remaps. Only the launch API surface the file uses is imitated.
+With the real Jazzy ``launch``/``launch_ros`` (the vendored tools, ``ros2_env``) and real
+rclpy, no stand-in: ``launch_params.py`` evaluates the launch file as ``ros2 launch`` does,
+up to the command line of each node process, and builds the command lines ghost_run starts
+(``closed_loop_graph`` + ``GraphProcesses``); rclpy then resolves each command line's
+parameter files as the node process would (rcl's YAML parser; ``/**``, ``/**/<node>`` and
+``<node>`` sections in the order rclpy applies them). For every scenario and every launch
+argument, each node must get the same parameter values (and executable and remaps) both ways,
+and the values the argument means. The last test reads the parameters back from the nodes of
+a real ``ros2 launch`` over their parameter services.
 """
 
-import importlib.util
+import json
+import os
 from pathlib import Path
+import signal
+import subprocess
 import sys
-import types
+from typing import Any
 
 import pytest
 
 from ghost_core.scenarios import SCENARIO_NAMES
-from ghost_nodes.graph import closed_loop_graph, ros_arguments
 
-ROOT = Path(__file__).resolve().parents[2]
-LAUNCH_FILE = ROOT / 'launch' / 'closed_loop.launch.py'
-CONFIG = ROOT / 'config'
+pytestmark = pytest.mark.ros2_tools
 
-
-class _Recorded:
-    def __init__(self, *args, **kwargs) -> None:
-        self.args, self.kwargs = args, kwargs
+HERE = Path(__file__).resolve().parent
+INPUT_READERS = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'recorder')
 
 
-class _LaunchConfiguration:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def perform(self, context) -> str:
-        return context.launch_configurations[self.name]
-
-
-def _stand_ins(monkeypatch) -> None:
-    launch = types.ModuleType('launch')
-    launch.LaunchDescription = lambda entities: list(entities)
-    actions = types.ModuleType('launch.actions')
-    actions.DeclareLaunchArgument = _Recorded
-    actions.OpaqueFunction = _Recorded
-    substitutions = types.ModuleType('launch.substitutions')
-    substitutions.LaunchConfiguration = _LaunchConfiguration
-    launch_ros = types.ModuleType('launch_ros')
-    ros_actions = types.ModuleType('launch_ros.actions')
-    ros_actions.Node = _Recorded
-    ament = types.ModuleType('ament_index_python')
-    packages = types.ModuleType('ament_index_python.packages')
-    packages.get_package_share_directory = lambda name: str(ROOT / 'ghost_share_unused')
-    for name, module in {'launch': launch, 'launch.actions': actions,
-                         'launch.substitutions': substitutions, 'launch_ros': launch_ros,
-                         'launch_ros.actions': ros_actions, 'ament_index_python': ament,
-                         'ament_index_python.packages': packages}.items():
-        monkeypatch.setitem(sys.modules, name, module)
+def _evaluate(cases: list[dict[str, Any]], tmp_path: Path, env: dict[str, str],
+              processes: Any) -> list[dict[str, Any]]:
+    """Run launch_params.py over ``cases``; return its answer, one entry per case."""
+    (tmp_path / 'tmp').mkdir(exist_ok=True)
+    (tmp_path / 'cases.json').write_text(json.dumps(cases))
+    # The temporary parameter files of launch_ros, the launch file and the runner go here.
+    env = {**env, 'TMPDIR': str(tmp_path / 'tmp')}
+    proc = processes.start([sys.executable, str(HERE / 'launch_params.py'),
+                            str(tmp_path / 'cases.json'), str(tmp_path / 'answer.json')], env)
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, f'launch_params.py failed:\n{out}\n{err}'
+    return json.loads((tmp_path / 'answer.json').read_text())  # type: ignore[no-any-return]
 
 
-def _evaluate(monkeypatch, **arguments: str) -> list[_Recorded]:
-    _stand_ins(monkeypatch)
-    spec = importlib.util.spec_from_file_location('closed_loop_launch', LAUNCH_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    entities = module.generate_launch_description()
-    declared = {e.args[0]: e.kwargs['default_value'] for e in entities
-                if 'default_value' in e.kwargs}
-    context = types.SimpleNamespace(launch_configurations={**declared, **arguments})
-    (opaque,) = [e for e in entities if 'function' in e.kwargs]
-    return opaque.kwargs['function'](context)
+def _nodes(side: dict[str, Any], what: str, tmp_path: Path) -> dict[str, Any]:
+    """Per node: executable, remaps, parameters, and the parameter files that are not temporary."""
+    assert 'error' not in side, f'{what}: {side["error"]}'
+    temporary = str(tmp_path / 'tmp')
+    return {name: {**node, 'files': [f for f in node['files'] if not f.startswith(temporary)]}
+            for name, node in side.items()}
 
 
-def _as_runner_argv(node: _Recorded) -> tuple[str, str, list[str]]:
-    """What a launch_ros Node action amounts to, in the runner's terms."""
-    *files, overrides = node.kwargs['parameters']
-    return (node.kwargs['executable'], node.kwargs['name'],
-            [*files, repr(sorted(overrides.items())), *map(repr, node.kwargs['remappings'])])
+def _differences(launched: dict[str, Any], run: dict[str, Any]) -> list[str]:
+    lines = []
+    for name in sorted(set(launched) | set(run)):
+        if name not in run or name not in launched:
+            lines.append(f'{name}: only in {"ros2 launch" if name in launched else "ghost_run"}')
+            continue
+        for key in ('executable', 'files', 'remaps'):
+            if launched[name][key] != run[name][key]:
+                lines.append(f'{name} {key}: launch {launched[name][key]} != ghost_run '
+                             f'{run[name][key]}')
+        a, b = launched[name]['parameters'], run[name]['parameters']
+        for param in sorted(set(a) | set(b)):
+            if a.get(param) != b.get(param):
+                lines.append(f'{name} {param}: launch {a.get(param)} != ghost_run {b.get(param)}')
+    return lines
 
 
-@pytest.mark.parametrize('arguments', [
-    {'scenario': 'smoke', 'record': 'true', 'bag': '/tmp/b'},
-    {'scenario': 'drift_then_recovery'},
-    {'use_scenario': 'false', 'state_topic': '/ekf/odom', 'observations_topic': '/rtk/pose',
-     'record': 'true'},
+def _same_both_ways(result: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """Assert ros2 launch and ghost_run give each node the same; return the launch's nodes."""
+    launched = _nodes(result['launch'], 'ros2 launch', tmp_path)
+    run = _nodes(result['runner'], 'ghost_run', tmp_path)
+    differences = _differences(launched, run)
+    assert not differences, 'ros2 launch and ghost_run differ:\n' + '\n'.join(differences)
+    return launched
+
+
+def _value(nodes: dict[str, Any], node: str, param: str) -> Any:
+    kind, value = nodes[node]['parameters'][param]
+    return value
+
+
+def test_every_scenario_gives_each_node_the_runner_parameters(tmp_path, ros2_env,
+                                                              processes) -> None:
+    """scenario:=<each>: the same nodes, executables, files, remaps and values as ghost_run."""
+    cases = [{'arguments': {'scenario': name},
+              'graph': {'scenario': name, 'record': False}} for name in SCENARIO_NAMES]
+    for result, name in zip(_evaluate(cases, tmp_path, ros2_env, processes), SCENARIO_NAMES,
+                            strict=True):
+        nodes = _same_both_ways(result, tmp_path)
+        assert _value(nodes, '/scenario', 'scenario') == name
+        assert '/recorder' not in nodes
+
+
+def test_bag_argument_is_the_recorders_output(tmp_path, ros2_env, processes) -> None:
+    """record:=true bag:=PATH: the recorder's ``output`` is PATH (not ghost.yaml's '')."""
+    bag = str(tmp_path / 'bag')
+    (result,) = _evaluate([{'arguments': {'scenario': 'smoke', 'record': 'true', 'bag': bag},
+                            'graph': {'scenario': 'smoke', 'record': True, 'bag_path': bag}}],
+                          tmp_path, ros2_env, processes)
+    launched = _nodes(result['launch'], 'ros2 launch', tmp_path)
+    assert _value(launched, '/recorder', 'output') == bag
+    _same_both_ways(result, tmp_path)
+
+
+def test_use_scenario_false_loads_no_scenario_file(tmp_path, ros2_env, processes) -> None:
+    """use_scenario:=false with remapped inputs: no simulator and no scenarios/*.yaml anywhere."""
+    bag = str(tmp_path / 'bag')
+    (result,) = _evaluate([{
+        'arguments': {'use_scenario': 'false', 'state_topic': '/ekf/odom',
+                      'observations_topic': '/rtk/fix', 'record': 'true', 'bag': bag},
+        'graph': {'with_scenario': False, 'record': True, 'bag_path': bag,
+                  'remaps': {'/state/nav': '/ekf/odom', '/observations': '/rtk/fix'}}}],
+        tmp_path, ros2_env, processes)
+    launched = _nodes(result['launch'], 'ros2 launch', tmp_path)
+    assert '/scenario' not in launched
+    loaded = {name: [f for f in node['files'] if f'{os.sep}scenarios{os.sep}' in f]
+              for name, node in launched.items()}
+    assert not any(loaded.values()), f'scenario files loaded with use_scenario:=false: {loaded}'
+    for name in INPUT_READERS:
+        assert any(r.endswith(':=/ekf/odom') for r in launched[f'/{name}']['remaps']), name
+    _same_both_ways(result, tmp_path)
+
+
+def test_signing_key_and_enclaves_keep_the_runner_parameters(tmp_path, ros2_env,
+                                                             processes) -> None:
+    """signing_key:=KEY reaches the recorder; enclave_prefix:=/ghost only adds enclaves.
+
+    Each node runs in the SROS2 enclave /ghost/<node>, with ghost_run's parameters.
+    """
+    key = str(tmp_path / 'ghost.pem')
+    (result,) = _evaluate([{
+        'arguments': {'record': 'true', 'signing_key': key, 'enclave_prefix': '/ghost'},
+        'graph': {'record': True, 'overrides': {'recorder': {'signing_key': key}}}}],
+        tmp_path, ros2_env, processes)
+    launched = _same_both_ways(result, tmp_path)
+    assert _value(launched, '/recorder', 'signing_key') == key
+    assert {name: node['enclaves'] for name, node in launched.items()} == {
+        name: [f'/ghost{name}'] for name in launched}
+
+
+def test_agent_settings_reach_the_nodes_that_take_them(tmp_path, ros2_env, processes) -> None:
+    """period_s, min_outcomes, downgrade_threshold, max_history, input_qos: as ghost_run's."""
+    settings = {'period_s': 0.2, 'min_outcomes': 7, 'downgrade_threshold': 5,
+                'max_history': 16, 'input_qos': 'reliable'}
+    (result,) = _evaluate([{
+        'arguments': {'scenario': 'smoke', 'record': 'true',
+                      **{name: str(value) for name, value in settings.items()}},
+        'graph': {'scenario': 'smoke', 'record': True, 'settings': settings}}],
+        tmp_path, ros2_env, processes)
+    launched = _nodes(result['launch'], 'ros2 launch', tmp_path)
+    assert _value(launched, '/forward_predictor', 'period_s') == 0.2
+    assert [_value(launched, '/calibrator', p)
+            for p in ('min_outcomes', 'downgrade_threshold', 'max_history')] == [7, 5, 16]
+    assert {name: _value(launched, f'/{name}', 'input_qos') for name in INPUT_READERS} == {
+        name: 'reliable' for name in INPUT_READERS}
+    _same_both_ways(result, tmp_path)
+
+
+def test_namespace_changes_names_not_values(tmp_path, ros2_env, processes) -> None:
+    """namespace:=uav1: every node is /uav1/<node>, with the values of the root-namespace launch.
+
+    config/ghost.yaml's node sections must match in a namespace too (a bare ``calibrator:``
+    key only matches /calibrator).
+    """
+    bag = str(tmp_path / 'bag')
+    root, spaced = _evaluate([
+        {'arguments': {'scenario': 'smoke', 'record': 'true', 'bag': bag},
+         'graph': {'scenario': 'smoke', 'record': True, 'bag_path': bag}},
+        {'arguments': {'scenario': 'smoke', 'record': 'true', 'bag': bag, 'namespace': 'uav1'},
+         'graph': {'scenario': 'smoke', 'record': True, 'bag_path': bag, 'namespace': 'uav1'}},
+    ], tmp_path, ros2_env, processes)
+    in_root = _nodes(root['launch'], 'ros2 launch', tmp_path)
+    launched = _same_both_ways(spaced, tmp_path)
+    assert sorted(launched) == sorted(f'/uav1{name}' for name in in_root)
+    for name, node in in_root.items():
+        assert launched[f'/uav1{name}']['parameters'] == node['parameters'], name
+
+
+@pytest.mark.parametrize(('section', 'node', 'param', 'value'), [
+    ('/**/calibrator', 'calibrator', 'max_history', 12),
+    ('calibrator', 'calibrator', 'min_outcomes', 6),
+    ('/**', 'self_assessor', 'input_qos', 'reliable'),
 ])
-def test_launch_file_declares_the_runner_graph(monkeypatch, arguments) -> None:
-    arguments = {'config_dir': str(CONFIG), **arguments}
-    nodes = _evaluate(monkeypatch, **arguments)
-    truthy = ('true',)
-    remaps = {k: v for k, v in (('/state/nav', arguments.get('state_topic')),
-                                ('/observations', arguments.get('observations_topic'))) if v}
-    specs = closed_loop_graph(
-        CONFIG, scenario=arguments.get('scenario', 'drift_then_recovery'),
-        record=arguments.get('record', 'false') in truthy, bag_path=arguments.get('bag', ''),
-        with_scenario=arguments.get('use_scenario', 'true') in truthy, remaps=remaps)
-    assert [n.kwargs['package'] for n in nodes] == [s.package for s in specs]
-    launched = [_as_runner_argv(n) for n in nodes]
-    expected = [(s.executable, s.name, [*s.param_files, repr(sorted(s.parameters.items())),
-                                        *map(repr, s.remaps)]) for s in specs]
-    assert launched == expected
-    # And the runner turns the same specs into --ros-args carrying the same files and remaps.
-    for spec in specs:
-        argv = ros_arguments(spec, 'overrides.yaml')
-        assert argv[argv.index('-r') + 1] == f'__node:={spec.name}'
-        for path in spec.param_files:
-            assert path in argv
-        for src, dst in spec.remaps:
-            assert f'{src}:={dst}' in argv
+def test_params_file_is_loaded_last(tmp_path, ros2_env, processes, section, node, param,
+                                    value) -> None:
+    """params_file:=PATH: a value of the user's file beats the configuration's and the defaults.
+
+    Whatever the section: ``/**/<node>``, ``<node>`` or ``/**`` (when no node section of the
+    configuration sets the parameter).
+    """
+    mine = tmp_path / 'mine.yaml'
+    mine.write_text(json.dumps({section: {'ros__parameters': {param: value}}}))
+    (result,) = _evaluate([{
+        'arguments': {'scenario': 'smoke', 'record': 'true', 'params_file': str(mine)},
+        'graph': {'scenario': 'smoke', 'record': True, 'params_file': str(mine)}}],
+        tmp_path, ros2_env, processes)
+    launched = _nodes(result['launch'], 'ros2 launch', tmp_path)
+    run = _nodes(result['runner'], 'ghost_run', tmp_path)
+    assert all(node['files'][-1] == str(mine) for node in launched.values())
+    assert (_value(launched, f'/{node}', param), _value(run, f'/{node}', param)) == (
+        value, value), "(ros2 launch's value, ghost_run's value)"
+    _same_both_ways(result, tmp_path)
 
 
-def test_launch_arguments_cover_every_scenario(monkeypatch) -> None:
-    _stand_ins(monkeypatch)
-    spec = importlib.util.spec_from_file_location('closed_loop_launch', LAUNCH_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    entities = module.generate_launch_description()
-    scenario_arg = next(e for e in entities if e.args and e.args[0] == 'scenario')
-    assert set(scenario_arg.kwargs['choices']) == set(SCENARIO_NAMES) == {
-        'smoke', 'drift_then_recovery', 'nominal', 'dropout', 'gnss_outage'}
+def test_running_nodes_hold_the_resolved_parameters(tmp_path, ros2_env, processes) -> None:
+    """The nodes of a real ``ros2 launch`` hold the values the evaluation resolves.
 
-
-def test_remapped_graph_renames_only_the_inputs(monkeypatch) -> None:
-    nodes = _evaluate(monkeypatch, config_dir=str(CONFIG), state_topic='/ekf/odom',
-                      use_scenario='false', record='true')
-    names = [n.kwargs['name'] for n in nodes]
-    assert 'scenario' not in names
-    for node in nodes:
-        for src, dst in node.kwargs['remappings']:
-            assert (src, dst) == ('/state/nav', '/ekf/odom')
-
-
-def test_enclave_prefix_gives_each_node_its_own_sros2_enclave(monkeypatch) -> None:
-    """enclave_prefix:=/ghost runs every node with --enclave /ghost/<node>; '' adds nothing."""
-    nodes = _evaluate(monkeypatch, config_dir=str(CONFIG), enclave_prefix='/ghost/',
-                      record='true')
-    assert {n.kwargs['name']: n.kwargs['ros_arguments'] for n in nodes} == {
-        n.kwargs['name']: ['--enclave', f'/ghost/{n.kwargs["name"]}'] for n in nodes}
-    assert 'recorder' in {n.kwargs['name'] for n in nodes}
-    assert all('ros_arguments' not in n.kwargs
-               for n in _evaluate(monkeypatch, config_dir=str(CONFIG)))
+    Read over their parameter services; among them the recorder's output is bag:=.
+    """
+    bag = str(tmp_path / 'bag')
+    arguments = {'use_scenario': 'false', 'record': 'true', 'bag': bag, 'min_outcomes': '7',
+                 'input_qos': 'reliable'}
+    (result,) = _evaluate([{'arguments': arguments, 'graph': None}], tmp_path, ros2_env,
+                          processes)
+    expected = _nodes(result['launch'], 'ros2 launch', tmp_path)
+    log = tmp_path / 'launch.log'
+    with log.open('w') as stream:
+        launch = processes.start(
+            ['ros2', 'launch', 'ghost', 'closed_loop.launch.py',
+             *(f'{k}:={v}' for k, v in arguments.items())],
+            {**ros2_env, 'TMPDIR': str(tmp_path / 'tmp')}, stdout=stream,
+            stderr=subprocess.STDOUT, cwd=tmp_path)
+    client = processes.start([sys.executable, str(HERE / 'param_client.py'),
+                              str(tmp_path / 'params.json'), *sorted(expected),
+                              '--timeout', '60'], ros2_env)
+    out, err = client.communicate(timeout=90)
+    assert client.returncode == 0, f'{out}\n{err}\nlaunch:\n{log.read_text()[-4000:]}'
+    assert launch.poll() is None, log.read_text()[-4000:]
+    os.killpg(launch.pid, signal.SIGINT)
+    launch.wait(timeout=30)
+    running = json.loads((tmp_path / 'params.json').read_text())
+    assert running['/recorder']['output'] == bag
+    assert running['/calibrator']['min_outcomes'] == 7
+    mismatches = [
+        f'{name} {param}: running {value!r}, resolved {expected[name]["parameters"][param][1]!r}'
+        for name, params in running.items() for param, value in params.items()
+        if param in expected[name]['parameters']
+        and expected[name]['parameters'][param][1] != value]
+    assert not mismatches, '\n'.join(mismatches)

@@ -1,0 +1,242 @@
+"""Ghost through the real Jazzy ``ros2 launch``, ``ros2 run`` and ``ros2 topic``, as users run it.
+
+The tools are the vendored, unmodified Jazzy sources built by scripts/ros2_tools.sh
+(``ros2_env``: scripts/env.sh, then the tools' local_setup.bash, on a ROS domain of the test's
+own). Every command is a real process, started through ``processes`` so that its whole process
+group is stopped at the end. A launch is stopped as Ctrl-C stops it: SIGINT to its process
+group. ``ros2 topic`` always runs with ``--no-daemon`` (a daemon would outlive the test).
+"""
+
+import json
+import os
+from pathlib import Path
+import re
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from ghost_core.scenarios import generate_scenario
+from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+
+pytestmark = pytest.mark.ros2_tools
+
+HERE = Path(__file__).resolve().parent
+CONFIG = HERE.parents[1] / 'config'
+LAUNCH = ['ros2', 'launch', 'ghost', 'closed_loop.launch.py']
+FEED = str(HERE / 'integration_feed.py')
+#: How the docs tell a user to watch a run (Jazzy's echo defaults to best-effort).
+ECHO_ACTUATIONS = ['ros2', 'topic', 'echo', '--once', '--no-daemon', '--spin-time', '3',
+                   '--qos-reliability', 'reliable', '--qos-durability', 'volatile',
+                   '/actuations']
+ECHO_GRAPH_STATUS = ['ros2', 'topic', 'echo', '--once', '--no-daemon', '--spin-time', '3',
+                     '--qos-durability', 'transient_local', '--qos-reliability', 'reliable',
+                     '/ghost/graph_status']
+VERIFIERS = ('verify_erur', 'verify_baud', 'trace_decisions', 'verify_all')
+
+
+def _call(processes: Any, argv: list[str], env: dict[str, str], timeout: float = 60.0,
+          **kwargs: Any) -> tuple[int, str]:
+    """Run ``argv`` to its end; return its exit code and its stdout + stderr."""
+    proc = processes.start(argv, env, stderr=subprocess.STDOUT, **kwargs)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f'{" ".join(argv)} did not end within {timeout} s')
+    return proc.returncode, out
+
+
+def _start_launch(processes: Any, arguments: list[str], env: dict[str, str],
+                  tmp_path: Path, name: str = 'launch') -> tuple[subprocess.Popen[str], Path]:
+    """Start ``ros2 launch ghost closed_loop.launch.py ARGS`` in tmp_path, logging to a file."""
+    log = tmp_path / f'{name}.log'
+    # launch_ros and the launch file leave their temporary parameter files behind: keep them
+    # in tmp_path rather than /tmp.
+    (tmp_path / 'tmp').mkdir(exist_ok=True)
+    with log.open('w') as stream:
+        proc = processes.start([*LAUNCH, *arguments], {**env, 'TMPDIR': str(tmp_path / 'tmp')},
+                               stdout=stream, stderr=subprocess.STDOUT, cwd=tmp_path)
+    return proc, log
+
+
+def _wait_for(log: Path, pattern: str, procs: list[subprocess.Popen[str]],
+              timeout: float) -> str:
+    """Wait until ``pattern`` (a regex) appears in ``log``; fail if a process ends first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = log.read_text(errors='replace') if log.exists() else ''
+        if re.search(pattern, text, re.MULTILINE):
+            return text
+        ended = [p.args for p in procs if p.poll() is not None]
+        if ended or time.monotonic() > deadline:
+            why = f'{ended} ended' if ended else f'not within {timeout} s'
+            pytest.fail(f'no {pattern!r} in {log.name} ({why}):\n{text[-6000:]}')
+        time.sleep(0.1)
+
+
+def _interrupt(launch: subprocess.Popen[str], log: Path) -> str:
+    """Ctrl-C: SIGINT to the launch's process group; wait for it; return its output."""
+    os.killpg(launch.pid, signal.SIGINT)
+    try:
+        launch.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f'ros2 launch still running 40 s after SIGINT:\n{log.read_text()[-4000:]}')
+    return log.read_text(errors='replace')
+
+
+def _bag_at(bag: Path, tmp_path: Path, log: str) -> None:
+    elsewhere = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith('ghost_bag_'))
+    assert (bag / 'metadata.yaml').is_file(), (
+        f'no complete bag at {bag} (bag:= ignored? bags in the working directory: '
+        f'{elsewhere})\n{log[-4000:]}')
+
+
+def _graph_readers(record: bool, remaps: dict[str, str], feed_readers: int) -> list[str]:
+    """``topic=readers`` of an integration-mode graph (no scenario), ``--expect`` of the feed."""
+    specs = closed_loop_graph(CONFIG, with_scenario=False, record=record)
+    counts = expected_subscribers(specs)
+    counts['/actuations'] = counts.get('/actuations', 0) + feed_readers
+    return [f'{remaps.get(topic, topic)}={n}' for topic, n in sorted(counts.items())]
+
+
+def test_show_args_lists_every_launch_argument(ros2_env, processes) -> None:
+    """``ros2 launch ghost closed_loop.launch.py --show-args`` lists the arguments, exit 0."""
+    code, out = _call(processes, [*LAUNCH, '--show-args'], ros2_env)
+    assert code == 0, out
+    declared = set(re.findall(r"^    '(\w+)':$", out, re.MULTILINE))
+    assert {'scenario', 'use_scenario', 'record', 'bag', 'signing_key', 'state_topic',
+            'observations_topic', 'enclave_prefix', 'config_dir'} <= declared, out
+    # issue 11's new arguments
+    missing = {'namespace', 'period_s', 'min_outcomes', 'downgrade_threshold', 'max_history',
+               'input_qos', 'params_file'} - declared
+    assert not missing, f'not declared: {sorted(missing)}\n{out}'
+
+
+@pytest.mark.parametrize(('argument', 'named'), [
+    ('scenario:=nope', ('scenario', 'nope')),
+    ('input_qos:=sometimes', ('input_qos', 'sometimes')),
+    ('record:=maybe', ('record', 'maybe')),
+    ('min_outcomes:=0', ('min_outcomes',)),
+    ('namespace:=9lives', ('namespace', '9lives')),
+])
+def test_bad_launch_argument_is_refused(tmp_path, ros2_env, processes, argument, named) -> None:
+    """A bad value is refused before any node starts: non-zero exit, the argument named."""
+    code, out = _call(processes, [*LAUNCH, argument], {**ros2_env, 'TMPDIR': str(tmp_path)},
+                      timeout=60, cwd=tmp_path)
+    assert code != 0, out
+    for word in named:
+        assert word in out, out
+    assert 'process started' not in out, out
+
+
+def test_smoke_launch_records_bag_at_path_and_it_verifies(tmp_path, ros2_env,
+                                                          processes) -> None:
+    """A smoke launch's bag is at bag:=PATH, and the ghost_verify tools pass on it.
+
+    scenario:=smoke record:=true bag:=PATH, Ctrl-C once the scenario is over (every process
+    ends cleanly); then ``ros2 run ghost_verify verify_erur|verify_baud|trace_decisions|
+    verify_all PATH`` all exit 0.
+    """
+    bag = tmp_path / 'bag'
+    launch, log = _start_launch(
+        processes, ['scenario:=smoke', 'record:=true', f'bag:={bag}'], ros2_env, tmp_path)
+    # The scenario node logs this after its last cycle; the other nodes (and the scenario)
+    # keep running until Ctrl-C, as they would for a user.
+    _wait_for(log, r'\[scenario\]: scenario complete', [launch], timeout=120)
+    time.sleep(1.0)  # the last cycle's actuation: milliseconds after its belief
+    output = _interrupt(launch, log)
+    _bag_at(bag, tmp_path, output)
+    expected = len(generate_scenario('smoke').cycles)
+    results = {}
+    for tool in VERIFIERS:
+        results[tool] = _call(processes, ['ros2', 'run', 'ghost_verify', tool, str(bag)],
+                              ros2_env, timeout=120)
+    assert {tool: code for tool, (code, _) in results.items()} == dict.fromkeys(VERIFIERS, 0), (
+        '\n'.join(f'== {tool} (exit {code})\n{out}' for tool, (code, out) in results.items()))
+    assert 'ERUR-v1: HOLDS (4 cycles evaluated)' in results['verify_erur'][1]
+    assert 'BAUD-v1: HOLDS (6 cycles evaluated)' in results['verify_baud'][1]
+    assert f'chain: {expected}/{expected} verified' in results['verify_all'][1]
+    assert f'cycles: {expected}/{expected} complete' in results['verify_all'][1]
+    printed = results['trace_decisions'][1]  # the JSON report, then the summary (stderr)
+    trace, _ = json.JSONDecoder().raw_decode(printed[printed.index('{'):])
+    assert trace['total_decisions'] == expected and trace['chain_intact']
+    # And Ctrl-C stopped every node cleanly (each gets SIGINT twice: from the terminal's
+    # process-group signal and from ros2 launch).
+    unclean = [line for line in output.splitlines()
+               if 'process has died' in line or 'Traceback' in line]
+    assert not unclean and launch.returncode == 0, (
+        f'the bag verified, but Ctrl-C did not stop every node cleanly (ros2 launch exit '
+        f'{launch.returncode}):\n' + '\n'.join(unclean))
+
+
+@pytest.mark.parametrize('qos', ['reliable', 'best_effort'])
+def test_integration_launch_with_remapped_inputs_verifies(tmp_path, ros2_env, processes,
+                                                          qos) -> None:
+    """An integration-mode launch fed by an estimator stand-in records a bag that verifies.
+
+    use_scenario:=false state_topic:=/ekf/odom observations_topic:=/rtk/fix, fed 30 cycles at
+    10 Hz by a publisher of the test (reliable, or best-effort as MAVROS publishes): the bag
+    at bag:= verifies with ``ros2 run ghost_verify verify_all``, every cycle in it.
+    """
+    bag = tmp_path / 'bag'
+    cycles = 30
+    launch, log = _start_launch(processes, [
+        'use_scenario:=false', 'state_topic:=/ekf/odom', 'observations_topic:=/rtk/fix',
+        'record:=true', f'bag:={bag}'], ros2_env, tmp_path)
+    # The feed waits for every edge of the graph, as the scenario would (and for its own
+    # reader on /actuations): a sample published before its reader matched is lost.
+    code, out = _call(processes, [
+        sys.executable, FEED, '--state-topic', '/ekf/odom', '--fix-topic', '/rtk/fix',
+        '--cycles', str(cycles), '--rate-hz', '10', '--qos', qos, '--expect',
+        *_graph_readers(record=True, remaps={'/state/nav': '/ekf/odom',
+                                             '/observations': '/rtk/fix'}, feed_readers=1)],
+        ros2_env, timeout=150)
+    assert code == 0, f'{out}\nlaunch:\n{log.read_text()[-6000:]}'
+    assert f'actuated {cycles}' in out
+    output = _interrupt(launch, log)
+    _bag_at(bag, tmp_path, output)
+    report = tmp_path / 'report.json'
+    code, out = _call(processes, ['ros2', 'run', 'ghost_verify', 'verify_all', str(bag),
+                                  '--json', str(report)], ros2_env, timeout=120)
+    assert code == 0, out
+    document = json.loads(report.read_text())
+    assert document['cycles_seen'] == cycles, out
+    assert document['trace']['total_decisions'] == cycles, out
+
+
+def test_topic_echo_shows_actuations_and_graph_status_during_a_run(tmp_path, ros2_env,
+                                                                   processes) -> None:
+    """``ros2 topic echo --once`` with the docs' QoS flags prints what Ghost publishes.
+
+    During a run: an ActionEmission from /actuations, and the nodes' reports from
+    /ghost/graph_status.
+    """
+    launch, log = _start_launch(processes, ['use_scenario:=false'], ros2_env, tmp_path)
+    feed_log = tmp_path / 'feed.log'
+    readers = _graph_readers(record=False, remaps={}, feed_readers=1)
+    on_actuations = next(int(r.split('=')[1]) for r in readers if r.startswith('/actuations='))
+    with feed_log.open('w') as stream:
+        # Waits for the graph, then until the echo's reader is discovered too (one more
+        # reader on /actuations than the graph's and its own), then plays.
+        feed = processes.start([
+            sys.executable, FEED, '--cycles', '30', '--rate-hz', '10', '--expect', *readers,
+            '--also-discovered', f'/actuations={on_actuations + 1}'], ros2_env, stdout=stream,
+            stderr=subprocess.STDOUT)
+    _wait_for(feed_log, r'^graph ready$', [launch, feed], timeout=90)
+    echo = processes.start(ECHO_ACTUATIONS, ros2_env, stderr=subprocess.STDOUT)
+    code, status = _call(processes, ECHO_GRAPH_STATUS, ros2_env, timeout=60)
+    assert code == 0, status
+    assert re.search(r'^data: .*"node"', status, re.MULTILINE), status
+    feed.wait(timeout=90)
+    assert feed.returncode == 0, feed_log.read_text()
+    try:  # every cycle has been actuated: the echo has had 30 ActionEmissions to print
+        printed, _ = echo.communicate(timeout=15)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f'ros2 topic echo /actuations printed nothing:\n{feed_log.read_text()}')
+    assert echo.returncode == 0, printed
+    for field in ('header:', 'decision:', 'rationale_sha256:', 'command:', 'contract_id:'):
+        assert re.search(rf'^{field}', printed, re.MULTILINE), printed
+    _interrupt(launch, log)
