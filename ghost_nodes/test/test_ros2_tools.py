@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 import pytest
+import yaml
 
 from ghost_core.scenarios import generate_scenario
 from ghost_nodes.graph import closed_loop_graph, expected_subscribers
@@ -240,3 +241,57 @@ def test_topic_echo_shows_actuations_and_graph_status_during_a_run(tmp_path, ros
     for field in ('header:', 'decision:', 'rationale_sha256:', 'command:', 'contract_id:'):
         assert re.search(rf'^{field}', printed, re.MULTILINE), printed
     _interrupt(launch, log)
+
+
+#: How the docs tell a user to look at Ghost's health (diagnostic_updater's QoS: reliable).
+ECHO_DIAGNOSTICS = ['ros2', 'topic', 'echo', '--once', '--no-daemon', '--spin-time', '3',
+                    '--qos-reliability', 'reliable', '--qos-durability', 'volatile',
+                    '/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray']
+
+
+def test_namespaced_launch_publishes_diagnostics_and_its_bag_verifies(tmp_path, ros2_env,
+                                                                      processes) -> None:
+    """namespace:=uav1: every Ghost topic under /uav1, /diagnostics names it, the bag verifies.
+
+    The scenario plays 100 cycles at 10 Hz (the params_file says so), so the echoes of
+    /diagnostics (1 Hz) and of /uav1/actuations meet the run.
+    """
+    bag = tmp_path / 'bag'
+    params = tmp_path / 'slow.yaml'
+    params.write_text('/**/scenario:\n  ros__parameters:\n    cycles: 100\n')
+    launch, log = _start_launch(
+        processes, ['scenario:=smoke', 'namespace:=uav1', 'record:=true', f'bag:={bag}',
+                    f'params_file:={params}'], ros2_env, tmp_path)
+    # Both echoes from the start (with the type, so no discovery is needed before they
+    # subscribe): each takes the first message it gets.
+    echoes = {name: processes.start(argv, ros2_env, stderr=subprocess.STDOUT) for name, argv in (
+        ('diagnostics', ECHO_DIAGNOSTICS),
+        ('actuations', [*ECHO_ACTUATIONS[:-1], '/uav1/actuations',
+                        'ghost_interfaces/msg/ActionEmission']))}
+    printed = {}
+    for name, echo in echoes.items():
+        try:
+            printed[name], _ = echo.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f'ros2 topic echo of {name} printed nothing within 90 s')
+        assert echo.returncode == 0, printed[name]
+    assert 'ghost uav1: BAUD-v1' in printed['diagnostics'], printed['diagnostics']
+    assert 'hardware_id: uav1' in printed['diagnostics']
+    assert 'command:' in printed['actuations'], printed['actuations']
+    # Loggers are named by namespace and node.
+    _wait_for(log, r'\[uav1\.scenario\]: scenario complete', [launch], timeout=120)
+    time.sleep(1.0)
+    output = _interrupt(launch, log)
+    _bag_at(bag, tmp_path, output)
+    code, verdict = _call(processes, ['ros2', 'run', 'ghost_verify', 'verify_all', str(bag)],
+                          ros2_env, timeout=120)
+    expected = 100
+    assert code == 0 and f'chain: {expected}/{expected} verified' in verdict, verdict
+    topics = yaml.safe_load((bag / 'metadata.yaml').read_text())[
+        'rosbag2_bagfile_information']['topics_with_message_count']
+    assert {t['topic_metadata']['name'] for t in topics} == {
+        f'/uav1/{name}' for name in ('state/nav', 'observations', 'self_assessment',
+                                     'predictions', 'prediction_outcomes',
+                                     'self_assessment/calibrated', 'decisions', 'actuations')}
+    # The launch's own parameter files are gone with it.
+    assert not list((tmp_path / 'tmp').glob('ghost_launch_*'))
