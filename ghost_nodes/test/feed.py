@@ -37,6 +37,8 @@ def main() -> None:
     parser.add_argument('--expect', nargs='*', default=[], help='topic=count')
     parser.add_argument('--pause-after', type=int, default=0,
                         help='after this many cycles, wait for a line on stdin')
+    parser.add_argument('--state-topic', default='/state/nav')
+    parser.add_argument('--observations-topic', default='/observations')
     parser.add_argument('--best-effort', action='store_true',
                         help="publish as MAVROS and PX4's bridge do: best-effort, keep last 5 "
                              '(rclpy qos_profile_sensor_data)')
@@ -45,8 +47,8 @@ def main() -> None:
     rclpy.init()
     node = rclpy.create_node('ghost_test_feed')
     qos = qos_profile_sensor_data if args.best_effort else GHOST_QOS
-    odom_pub = node.create_publisher(Odometry, '/state/nav', qos)
-    obs_pub = node.create_publisher(PoseWithCovarianceStamped, '/observations', qos)
+    odom_pub = node.create_publisher(Odometry, args.state_topic, qos)
+    obs_pub = node.create_publisher(PoseWithCovarianceStamped, args.observations_topic, qos)
     expect = {t: int(n) for t, _, n in (e.rpartition('=') for e in args.expect)}
     readiness = GraphReadiness(node, expect, GraphStatusReporter(node))
     deadline = time.monotonic() + 60
