@@ -25,11 +25,12 @@ from nav_msgs.msg import Odometry
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
-from ghost_core.scenarios import generate_scenario, ScenarioCycle
+from ghost_core.scenarios import generate_scenario
 from ghost_interfaces.msg import ActionEmission
 from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.scenario_messages import cycle_messages
 
-__all__ = ['cycle_messages', 'main']
+__all__ = ['main']
 
 #: Warm-up cycles are published this far apart (wall clock), whatever the benchmarked rate.
 WARMUP_SPACING_S = 0.02
@@ -39,37 +40,6 @@ WARMUP_ROUNDS = 10
 
 def _stamp_ns(msg: Any) -> int:
     return int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
-
-
-def cycle_messages(cycle: ScenarioCycle) -> tuple[Odometry, PoseWithCovarianceStamped | None]:
-    """The belief and the fix of one cycle, built as the scenario node builds them."""
-    sec, nanosec = divmod(cycle.stamp_ns, 1_000_000_000)
-    odom = Odometry()
-    odom.header.stamp.sec, odom.header.stamp.nanosec = sec, nanosec
-    odom.header.frame_id = 'map'
-    odom.child_frame_id = 'base_link'
-    p = odom.pose.pose.position
-    p.x, p.y, p.z = cycle.belief.position
-    q = odom.pose.pose.orientation
-    q.x, q.y, q.z, q.w = cycle.belief.orientation_xyzw
-    odom.pose.covariance = [float(v) for v in cycle.belief.pose_covariance]
-    v = odom.twist.twist.linear
-    v.x, v.y, v.z = cycle.belief.velocity
-    odom.twist.covariance = [float(c) for c in cycle.belief.twist_covariance]
-    if cycle.observation is None:
-        return odom, None
-    obs = PoseWithCovarianceStamped()
-    obs.header.stamp.sec, obs.header.stamp.nanosec = sec, nanosec
-    obs.header.frame_id = 'map'
-    o = obs.pose.pose.position
-    o.x, o.y, o.z = cycle.observation.position
-    obs.pose.pose.orientation.w = 1.0
-    cov = [0.0] * 36
-    for i in range(3):
-        for j in range(3):
-            cov[i * 6 + j] = float(cycle.observation.covariance[i * 3 + j])
-    obs.pose.covariance = cov
-    return odom, obs
 
 
 class Driver:

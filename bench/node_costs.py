@@ -24,7 +24,6 @@ import time
 from typing import Any
 
 from benchlib import bench_ros_env, machine_info, write_json
-from loop_driver import cycle_messages
 import rclpy
 
 from ghost_core.scenarios import generate_scenario
@@ -34,6 +33,7 @@ from ghost_nodes.nodes.decision_policy import DecisionPolicyNode
 from ghost_nodes.nodes.forward_predictor import ForwardPredictorNode
 from ghost_nodes.nodes.outcome_evaluator import OutcomeEvaluatorNode
 from ghost_nodes.nodes.self_assessor import SelfAssessorNode
+from ghost_nodes.scenario_messages import cycle_messages
 
 __all__ = ['costs_table', 'measure_node_costs', 'main']
 

@@ -4,10 +4,10 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.convert import time_from_ns
 from ghost_nodes.graph import SCENARIOS
 from ghost_nodes.node_base import non_negative, one_of, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.scenario_messages import cycle_messages
 from ghost_nodes.source import SourceNode
 
 __all__ = ['ScenarioNode', 'main']
@@ -66,35 +66,10 @@ class ScenarioNode(SourceNode):
             return
         cycle = self._scenario.cycles[self._next]
         self._next += 1
-        stamp = time_from_ns(cycle.stamp_ns)
-        if cycle.observation is not None:
+        odom, obs = cycle_messages(cycle, self._frame)
+        if obs is not None:
             # The observation goes first: it is usually needed as soon as the belief is.
-            obs = PoseWithCovarianceStamped()
-            obs.header.stamp.sec, obs.header.stamp.nanosec = stamp['sec'], stamp['nanosec']
-            obs.header.frame_id = self._frame
-            (obs.pose.pose.position.x, obs.pose.pose.position.y,
-             obs.pose.pose.position.z) = cycle.observation.position
-            obs.pose.pose.orientation.w = 1.0
-            # The fix gives position only: its 3x3 block; orientation rows stay zero.
-            cov = [0.0] * 36
-            for i in range(3):
-                for j in range(3):
-                    cov[i * 6 + j] = float(cycle.observation.covariance[i * 3 + j])
-            obs.pose.covariance = cov
             self._obs_pub.publish(obs)
-        odom = Odometry()
-        odom.header.stamp.sec, odom.header.stamp.nanosec = stamp['sec'], stamp['nanosec']
-        odom.header.frame_id = self._frame
-        odom.child_frame_id = 'base_link'
-        (odom.pose.pose.position.x, odom.pose.pose.position.y,
-         odom.pose.pose.position.z) = cycle.belief.position
-        (odom.pose.pose.orientation.x, odom.pose.pose.orientation.y,
-         odom.pose.pose.orientation.z, odom.pose.pose.orientation.w) = \
-            cycle.belief.orientation_xyzw
-        odom.pose.covariance = [float(v) for v in cycle.belief.pose_covariance]
-        (odom.twist.twist.linear.x, odom.twist.twist.linear.y,
-         odom.twist.twist.linear.z) = cycle.belief.velocity
-        odom.twist.covariance = [float(v) for v in cycle.belief.twist_covariance]
         self._state_pub.publish(odom)
 
 
