@@ -21,7 +21,8 @@ lint: bootstrap
 	@source scripts/env.sh && ruff check .
 
 typecheck: bootstrap
-	@source scripts/env.sh && mypy --strict ghost_core/ghost_core && mypy --strict ghost_verify/ghost_verify
+	@source scripts/env.sh && mypy --strict ghost_core/ghost_core && mypy --strict ghost_verify/ghost_verify \
+		&& mypy --strict ghost_nodes/ghost_nodes
 
 bench: bootstrap
 	@source scripts/env.sh && python bench/run_all.py $(ARGS)

@@ -9,9 +9,10 @@ source scripts/env.sh
 
 echo '== ruff'
 ruff check .
-echo '== mypy --strict (ghost_core, ghost_verify)'
+echo '== mypy --strict (ghost_core, ghost_verify, ghost_nodes)'
 mypy --strict ghost_core/ghost_core
 mypy --strict ghost_verify/ghost_verify
+mypy --strict ghost_nodes/ghost_nodes
 echo '== pytest'
 set +e
 python -m pytest "$@"

@@ -15,10 +15,10 @@ _FLOAT_TYPES = frozenset({'float', 'double', 'float32', 'float64'})
 
 # Per message class, what each field is: computed once (it is on every message's path).
 _Plan = tuple[tuple[str, str, 'type | None'], ...]
-_plans: dict[type, _Plan] = {}
+_plans: dict[type[Any], _Plan] = {}
 
 
-def _plan(msg_type: type) -> _Plan:
+def _plan(msg_type: type[Any]) -> _Plan:
     plan = _plans.get(msg_type)
     if plan is None:
         probe = msg_type()
@@ -64,7 +64,7 @@ def to_msg_dict(msg: Any) -> dict[str, Any]:
     return out
 
 
-def from_msg_dict(msg_type: type, data: Mapping[str, Any]) -> Any:
+def from_msg_dict(msg_type: type[Any], data: Mapping[str, Any]) -> Any:
     """Build an rclpy message of ``msg_type`` from a message dict (every field required)."""
     plan = _plan(msg_type)
     if len(data) != len(plan):

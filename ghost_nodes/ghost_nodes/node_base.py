@@ -2,53 +2,126 @@
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+import math
 import signal
 import sys
 import time
 from types import FrameType
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterDescriptor,
+    SetParametersResult,
+)
 import rclpy
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.signals import SignalHandlerOptions
 
 from ghost_nodes.readiness import GraphStatusReporter
 
-__all__ = ['GhostNode', 'ParamSpec', 'positive', 'at_least', 'non_negative', 'one_of', 'run']
+__all__ = ['at_least', 'at_most', 'below', 'Bound', 'GhostNode', 'non_negative', 'one_of', 'OneOf',
+           'ParamSpec', 'positive', 'run']
 
 Check = Callable[[Any], str | None]
 
+#: The widest rclpy integer range (parameters are int64).
+INT64_MAX = 2**63 - 1
 
-def at_least(minimum: int | float) -> Check:
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A numeric range check that also becomes the descriptor's inclusive rclpy range.
+
+    rclpy ranges are inclusive, so a strict bound (``> 0``, ``< 1``) is declared as its
+    inclusive closure (``[0, ...]``, ``[..., 1]``) and the edge value itself is refused by this
+    check, in Ghost's words (the descriptor's ``additional_constraints`` says so). The one
+    exception is a strict bound on an integer parameter, which is exact: ``> 0`` is ``[1, ...]``.
+    """
+
+    minimum: int | float | None = None
+    maximum: int | float | None = None
+    strict_minimum: bool = False
+    strict_maximum: bool = False
+
+    def __call__(self, value: Any) -> str | None:
+        """Why ``value`` is out of range, or None."""
+        if self.minimum is not None:
+            if self.strict_minimum and not value > self.minimum:
+                return f'must be > {self.minimum}, got {value}'
+            if not self.strict_minimum and not value >= self.minimum:
+                return f'must be >= {self.minimum}, got {value}'
+        if self.maximum is not None:
+            if self.strict_maximum and not value < self.maximum:
+                return f'must be < {self.maximum}, got {value}'
+            if not self.strict_maximum and not value <= self.maximum:
+                return f'must be <= {self.maximum}, got {value}'
+        return None
+
+    def strict_text(self) -> str | None:
+        """The part of the bound an inclusive range cannot say (for additional_constraints)."""
+        parts = []
+        if self.minimum is not None and self.strict_minimum:
+            parts.append(f'> {self.minimum} ({self.minimum} itself is refused)')
+        if self.maximum is not None and self.strict_maximum:
+            parts.append(f'< {self.maximum} ({self.maximum} itself is refused)')
+        return '; '.join(parts) or None
+
+
+def at_least(minimum: int | float) -> Bound:
     """A check that a number is >= ``minimum``."""
-    def check(value: Any) -> str | None:
-        return None if value >= minimum else f'must be >= {minimum}, got {value}'
-    return check
+    return Bound(minimum=minimum)
 
 
-def positive(value: Any) -> str | None:
-    """A check that a number is > 0."""
-    return None if value > 0 else f'must be > 0, got {value}'
+def at_most(maximum: int | float) -> Bound:
+    """A check that a number is <= ``maximum``."""
+    return Bound(maximum=maximum)
 
 
-def non_negative(value: Any) -> str | None:
-    """A check that a number is >= 0."""
-    return None if value >= 0 else f'must be >= 0, got {value}'
+def below(maximum: int | float) -> Bound:
+    """A check that a number is < ``maximum``."""
+    return Bound(maximum=maximum, strict_maximum=True)
 
 
-def one_of(choices: Sequence[str]) -> Check:
+#: A check that a number is > 0.
+positive = Bound(minimum=0, strict_minimum=True)
+
+#: A check that a number is >= 0.
+non_negative = Bound(minimum=0)
+
+
+@dataclass(frozen=True, slots=True)
+class OneOf:
+    """A check that a string is one of ``choices`` (rclpy has no string constraint)."""
+
+    choices: tuple[str, ...]
+
+    def __call__(self, value: Any) -> str | None:
+        """Why ``value`` is not one of the choices, or None."""
+        if value in self.choices:
+            return None
+        return f'must be one of {sorted(self.choices)}, got {value!r}'
+
+
+def one_of(choices: Sequence[str]) -> OneOf:
     """A check that a string is one of ``choices``."""
-    def check(value: Any) -> str | None:
-        return None if value in choices else f'must be one of {sorted(choices)}, got {value!r}'
-    return check
+    return OneOf(tuple(choices))
 
 
 @dataclass(frozen=True)
 class ParamSpec:
-    """One declared parameter: name, typed default, description, validity checks."""
+    """One declared parameter: name, typed default, description, validity checks.
+
+    ``Bound`` checks become the descriptor's ``integer_range``/``floating_point_range`` (so
+    ``ros2 param describe`` shows them and rclpy refuses values outside them); what a range
+    cannot say (a strict bound, string choices) goes into ``additional_constraints``. Every
+    check is also run by Ghost, which words the refusal.
+    """
 
     name: str
     default: Any
@@ -56,14 +129,79 @@ class ParamSpec:
     checks: tuple[Check, ...] = ()
     read_only: bool = False
 
+    def value_range(self) -> tuple[int | float, int | float] | None:
+        """The inclusive (from, to) range the bounds allow, or None when there is none."""
+        bounds = [check for check in self.checks if isinstance(check, Bound)]
+        if not bounds or isinstance(self.default, bool) or not isinstance(
+                self.default, (int, float)):
+            return None
+        is_int = isinstance(self.default, int)
+        low: int | float = -INT64_MAX - 1 if is_int else -math.inf
+        high: int | float = INT64_MAX if is_int else math.inf
+        for bound in bounds:
+            if bound.minimum is not None:
+                edge = bound.minimum + 1 if is_int and bound.strict_minimum else bound.minimum
+                low = max(low, edge)
+            if bound.maximum is not None:
+                edge = bound.maximum - 1 if is_int and bound.strict_maximum else bound.maximum
+                high = min(high, edge)
+        return low, high
+
+    def allowed(self) -> str:
+        """What the checks allow, for people: ``(0, inf)``, ``[1, 1048576]``, choices, or ''."""
+        for check in self.checks:
+            if isinstance(check, OneOf):
+                return ', '.join(check.choices)
+        value_range = self.value_range()
+        if value_range is None:
+            return ''
+        low, high = value_range
+        bounds = [check for check in self.checks if isinstance(check, Bound)]
+        exact = isinstance(self.default, int)  # an integer's strict bound is an inclusive one
+        open_low = not exact and any(b.strict_minimum and b.minimum == low for b in bounds)
+        open_high = not exact and any(b.strict_maximum and b.maximum == high for b in bounds)
+        low_text = '-inf' if low in (-math.inf, -INT64_MAX - 1) else str(low)
+        high_text = 'inf' if high in (math.inf, INT64_MAX) else str(high)
+        return (f'{"(" if open_low or low_text == "-inf" else "["}{low_text}, '
+                f'{high_text}{")" if open_high or high_text == "inf" else "]"}')
+
+    def constraints(self) -> str:
+        """The constraints an rclpy range cannot express, as text ('' when there are none)."""
+        parts = []
+        for check in self.checks:
+            if isinstance(check, OneOf):
+                parts.append('one of ' + ', '.join(check.choices))
+            elif isinstance(check, Bound) and not isinstance(self.default, int):
+                strict = check.strict_text()
+                if strict is not None:
+                    parts.append(strict)
+        return '; '.join(parts)
+
+    def descriptor(self) -> ParameterDescriptor:
+        """The rclpy descriptor: description, read-only flag, range, other constraints."""
+        descriptor = ParameterDescriptor(
+            description=self.description, read_only=self.read_only,
+            additional_constraints=self.constraints())
+        value_range = self.value_range()
+        if value_range is not None:
+            low, high = value_range
+            if isinstance(self.default, int):
+                descriptor.integer_range = [
+                    IntegerRange(from_value=int(low), to_value=int(high), step=0)]
+            else:
+                descriptor.floating_point_range = [
+                    FloatingPointRange(from_value=float(low), to_value=float(high), step=0.0)]
+        return descriptor
+
 
 class GhostNode(Node):
     """A node whose parameters are declared from specs, validated at start-up and on update.
 
-    Invalid start-up values raise ``ValueError`` naming the parameter (the process exits with a
-    one-line error); invalid ``set_parameters`` requests are refused with the same reason.
-    Subclasses override ``on_parameters_changed`` to rebuild their core configuration.
-    Every Ghost node reports its matched endpoints on /ghost/graph_status (see
+    rclpy enforces each spec's range (see ``ParamSpec``); Ghost runs every check as well and
+    words the refusal. Invalid start-up values raise ``ValueError`` naming the parameter (the
+    process exits with a one-line error); invalid ``set_parameters`` requests are refused with
+    the same reason. Subclasses override ``on_parameters_changed`` to rebuild their core
+    configuration. Every Ghost node reports its matched endpoints on /ghost/graph_status (see
     ``ghost_nodes.readiness``), which is how the scenario knows the graph is ready.
 
     ``DRAIN_S``: on SIGINT/SIGTERM the node keeps processing for this long before it exits,
@@ -78,8 +216,7 @@ class GhostNode(Node):
         super().__init__(node_name)
         self._specs = {spec.name: spec for spec in specs}
         for spec in specs:
-            self.declare_parameter(spec.name, spec.default, ParameterDescriptor(
-                description=spec.description, read_only=spec.read_only))
+            self._declare(spec)
         for spec in specs:
             reason = self._check(spec.name, self.get_parameter(spec.name).value)
             if reason is not None:
@@ -88,9 +225,51 @@ class GhostNode(Node):
         self.add_post_set_parameters_callback(lambda _params: self.on_parameters_changed())
         self.graph_status = GraphStatusReporter(self)
 
+    def _declare(self, spec: ParamSpec) -> None:
+        try:
+            self.declare_parameter(spec.name, spec.default, spec.descriptor())
+        except InvalidParameterValueException as err:
+            # rclpy refused the start-up value against the range. Say why in Ghost's words:
+            # the refused parameter is left undeclared, so declaring it without the range
+            # reads the value it was given.
+            value = self.declare_parameter(spec.name, spec.default, ParameterDescriptor()).value
+            raise ValueError(self._check(spec.name, value) or str(err)) from None
+
     def param(self, name: str) -> Any:
         """The current value of a declared parameter."""
         return self.get_parameter(name).value
+
+    def get_logger(self) -> RcutilsLogger:
+        """The node's logger (rclpy leaves ``Node.get_logger`` unannotated)."""
+        logger: RcutilsLogger = super().get_logger()  # type: ignore[no-untyped-call]
+        return logger
+
+    def destroy_node(self) -> None:
+        """Destroy the node (rclpy leaves ``Node.destroy_node`` unannotated)."""
+        super().destroy_node()  # type: ignore[no-untyped-call]
+
+    def set_parameters(self, parameter_list: list[Parameter]) -> list[SetParametersResult]:
+        """As rclpy's, with a refusal against a range worded as Ghost's checks word it."""
+        return [self._in_ghost_words(result, [param]) for param, result in zip(
+            parameter_list, super().set_parameters(parameter_list), strict=True)]
+
+    def set_parameters_atomically(self, parameter_list: list[Parameter]) -> SetParametersResult:
+        """As rclpy's (the set_parameters services call it), with Ghost's wording of a refusal."""
+        return self._in_ghost_words(super().set_parameters_atomically(parameter_list),
+                                    parameter_list)
+
+    def _in_ghost_words(self, result: SetParametersResult,
+                        params: list[Parameter]) -> SetParametersResult:
+        # rclpy applies the descriptor's range before any callback and words its refusal
+        # 'Parameter X out of range. Min: ..., Max: ..., value: ...'; Ghost's check of the same
+        # range says 'parameter X must be >= 1, got 0', as the start-up refusal does.
+        if result.successful or 'out of range' not in result.reason:
+            return result
+        for p in params:
+            reason = self._check(p.name, p.value)
+            if reason is not None:
+                return SetParametersResult(successful=False, reason=reason)
+        return result
 
     def _check(self, name: str, value: Any) -> str | None:
         spec = self._specs.get(name)

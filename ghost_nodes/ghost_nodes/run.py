@@ -17,6 +17,7 @@ from pathlib import Path
 import subprocess
 import sys
 import time
+from typing import Any
 
 from ghost_nodes.graph import (
     closed_loop_graph,
@@ -145,10 +146,11 @@ def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float
     # In the graph's namespace: its status reports go to that graph's readiness topic.
     node = rclpy.create_node('ghost_run_monitor', namespace=namespace or None)
     seen: set[int] = set()
-    node.create_subscription(
-        ActionEmission, 'actuations',
-        lambda m: seen.add(m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec),
-        GHOST_QOS)
+
+    def on_actuation(msg: Any) -> None:
+        seen.add(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+
+    node.create_subscription(ActionEmission, 'actuations', on_actuation, GHOST_QOS)
     # Report the matched /actuations reader: the scenario waits for it before its first cycle.
     GraphStatusReporter(node)
     deadline = time.monotonic() + timeout_s

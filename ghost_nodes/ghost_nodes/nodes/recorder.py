@@ -35,7 +35,7 @@ from rosbags.interfaces import (
 
 from ghost_nodes.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
 from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
-from ghost_nodes.node_base import at_least, GhostNode, one_of, ParamSpec, positive, run
+from ghost_nodes.node_base import at_least, at_most, GhostNode, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_verify.manifest import (
     bag_file_digests,
@@ -66,8 +66,7 @@ PARAMS = (
               "publishers alike, 'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
               read_only=True),
     ParamSpec('chunk_size', 262144, f'Largest MCAP chunk in bytes (1..{MAX_CHUNK_SIZE}).',
-              (at_least(1), lambda v: None if v <= MAX_CHUNK_SIZE else
-               f'must be <= {MAX_CHUNK_SIZE}, got {v}'), read_only=True),
+              (at_least(1), at_most(MAX_CHUNK_SIZE)), read_only=True),
     ParamSpec('chunk_max_age_s', 0.5, 'Oldest a chunk gets before it is written and the file '
               'flushed (s); the partial manifest.json is rewritten then too.', (positive,),
               read_only=True),

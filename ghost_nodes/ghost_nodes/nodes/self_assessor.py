@@ -9,7 +9,7 @@ from ghost_interfaces.msg import BeliefSelfAssessment
 from ghost_nodes.agent_config import thresholds_config
 from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.frames import belief_sample
-from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
+from ghost_nodes.node_base import below, GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_nodes.stamps import StampGuard
 
@@ -20,11 +20,6 @@ _BLOCKS = (('position', 'm', 0.5, 2.0), ('velocity', 'm/s', 0.5, 2.0),
 
 _FINE = frozenset({'within_known_threshold', 'within_uncertain_threshold',
                    'held_by_hysteresis'})
-
-
-def below_one(value: float) -> str | None:
-    """A check that a number is < 1."""
-    return None if value < 1.0 else f'must be < 1, got {value}'
 
 
 PARAMS = (
@@ -39,7 +34,7 @@ PARAMS = (
               "'uncertain' (never KNOWN).", (one_of(('unknown', 'uncertain')),)),
     ParamSpec('recovery_margin', 0.2, 'Hysteresis: a block returns to a better level only when '
               'its std is <= (1 - margin) x the threshold it must clear.',
-              (non_negative, below_one)),
+              (non_negative, below(1))),
     ParamSpec('recovery_dwell_s', 2.0, 'Hysteresis: ... for this long (s, belief stamps) '
               'without interruption.', (non_negative,)),
     ParamSpec('min_level_interval_s', 5.0, 'Hysteresis: ... and no sooner than this (s) after '
