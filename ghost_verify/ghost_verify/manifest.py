@@ -447,6 +447,13 @@ def _signature_problem(document: Mapping[str, JsonValue], key: Ed25519PublicKey,
         which = (f' (signed with key sha256 {signer[:16]}…, {key_label} is {given[:16]}…)'
                  if signer and signer != given else '')
         return f'signature does not verify with {key_label}{which}', signer
+    # The hint sits in the signature block, outside the signed bytes: a manifest whose hint
+    # names another key has been altered since it was signed.
+    given = public_key_sha256(key)
+    if signer != given:
+        return (f'signature verifies with {key_label}, but its public_key_sha256 names '
+                f'{signer[:16] or "no key"}… instead of {given[:16]}… (altered after signing)',
+                signer)
     return '', signer
 
 

@@ -347,3 +347,22 @@ def test_flipped_bytes_anywhere_never_verify(
     assert (code == 0) == identical, out
     if not identical:
         assert code != 0 and manifest_lines(out), out
+
+
+def test_a_signer_hint_altered_after_signing_does_not_verify(
+    tmp_path: Path, signed: Path, keys,
+) -> None:
+    """The signature block's public_key_sha256 is outside the signed bytes: it is checked too.
+
+    Found by test_flipped_bytes_anywhere_never_verify: one bit flipped in the hint ('b' to 'c')
+    verified, because the signature itself still did.
+    """
+    bag = copy_bag(signed, tmp_path / 'bag')
+    path = bag / MANIFEST_NAME
+    text = path.read_text()
+    hint = json.loads(text)['signature']['public_key_sha256']
+    altered = ('0' if hint[0] != '0' else '1') + hint[1:]
+    path.write_text(text.replace(hint, altered))
+    code, out = verify([str(bag), '--public-key', str(keys['public'])])
+    assert code != 0, out
+    assert 'altered after signing' in out, out
