@@ -94,27 +94,10 @@ class ProcessGroup:
         return proc
 
     def stop_all(self) -> None:
-        """SIGINT every process group, then SIGKILL whatever is left."""
-        for proc in self.procs:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGINT)
-                except ProcessLookupError:
-                    pass
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(timeout=5)
-            # A killed session may leave children (rclpy re-executes itself once at start).
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        """SIGINT every process group, then SIGKILL whatever is left (children included)."""
+        from ghost_nodes.launcher import stop_groups
+
+        stop_groups(self.procs, signal.SIGINT, 10.0)
 
 
 @pytest.fixture

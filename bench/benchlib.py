@@ -13,8 +13,9 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from typing import Any, IO
+
+from ghost_nodes.launcher import stop_groups
 
 __all__ = [
     'BENCH_DIR',
@@ -91,28 +92,10 @@ class ProcessSet:
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """SIGINT every process group, wait, SIGKILL what is left (children included)."""
-        for proc in self.procs.values():
-            _signal_group(proc, signal.SIGINT)
-        deadline = time.monotonic() + timeout_s
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal_group(proc, signal.SIGKILL)
-                proc.wait(timeout=5)
-            # A process that exited may leave children in its group.
-            _signal_group(proc, signal.SIGKILL, force=True)
+        stop_groups(list(self.procs.values()), signal.SIGINT, timeout_s)
         for log in self._logs:
             log.close()
         self._logs.clear()
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int, force: bool = False) -> None:
-    if proc.poll() is None or force:
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @dataclass(frozen=True)
@@ -167,8 +150,7 @@ def run_measured(argv: Sequence[str], env: Mapping[str, str] | None = None,
             try:
                 proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                stop_groups([proc], signal.SIGKILL, 5.0)
             out.seek(0)
             err.seek(0)
             stdout = out.read().decode(errors='replace')

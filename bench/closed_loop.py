@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 import json
-import os
 from pathlib import Path
+import signal
 import subprocess
 import sys
 import tempfile
@@ -36,7 +36,7 @@ from benchlib import (
 import psutil
 
 from ghost_nodes.graph import closed_loop_graph, expected_subscribers, NodeSpec
-from ghost_nodes.launcher import GraphProcesses
+from ghost_nodes.launcher import GraphProcesses, stop_groups
 
 __all__ = ['DEFAULT_CYCLES', 'DEFAULT_RATES', 'run_closed_loop', 'main']
 
@@ -228,12 +228,8 @@ def run_one(system: str, rate_hz: float, cycles: int, work_dir: Path, env: dict[
             f'CPU {stats["cpu_total_nodes_s"]:.2f} s')
         return stats
     finally:
-        if driver is not None and driver.poll() is None:
-            try:
-                os.killpg(driver.pid, 9)
-            except ProcessLookupError:
-                pass
-            driver.wait(timeout=5)
+        if driver is not None:
+            stop_groups([driver], signal.SIGKILL, 5.0)
         graph.stop()
 
 

@@ -12,11 +12,11 @@ import shutil
 import signal
 import subprocess
 import time
-from typing import IO
+from typing import Any, IO
 
 from ghost_nodes.graph import NodeSpec, overrides_yaml, ros_arguments
 
-__all__ = ['GraphProcesses', 'executable_path']
+__all__ = ['GraphProcesses', 'executable_path', 'signal_group', 'stop_groups']
 
 
 def executable_path(spec: NodeSpec) -> str:
@@ -33,6 +33,36 @@ def executable_path(spec: NodeSpec) -> str:
     raise FileNotFoundError(f'executable {spec.executable!r} of package {spec.package!r} not '
                             'found on AMENT_PREFIX_PATH: build the workspace and source '
                             'scripts/env.sh (or install/setup.bash)')
+
+
+def signal_group(proc: 'subprocess.Popen[Any]', sig: int) -> None:
+    """Send ``sig`` to the process group (session) of ``proc``, if it still exists."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_groups(procs: Sequence['subprocess.Popen[Any]'], sig: int = signal.SIGINT,
+                timeout_s: float = 10.0) -> None:
+    """Stop processes that each lead their own session, children included.
+
+    ``sig`` to every group still running, then one shared ``timeout_s`` for all to exit; a
+    group still running then gets SIGKILL. Last, every group gets SIGKILL once more: a process
+    that exited may leave children in its session (rclpy re-executes itself once at start).
+    The one teardown of ghost_run's graph, the tests' processes and the benchmarks'.
+    """
+    for proc in procs:
+        if proc.poll() is None:
+            signal_group(proc, sig)
+    deadline = time.monotonic() + timeout_s
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            signal_group(proc, signal.SIGKILL)
+            proc.wait(timeout=5)
+        signal_group(proc, signal.SIGKILL)
 
 
 class GraphProcesses:
@@ -65,8 +95,7 @@ class GraphProcesses:
 
     def kill_node(self, name: str, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to one node's process group and wait for it to end."""
-        self._signal([name], sig)
-        self._wait([name], 10.0)
+        stop_groups([self.procs[name]], sig, 10.0)
 
     def restart_node(self, name: str) -> None:
         """Start a node again (after kill_node), with the same arguments; its log goes on."""
@@ -81,40 +110,15 @@ class GraphProcesses:
 
     def stop(self, drain_s: float = 0.5, timeout_s: float = 20.0) -> dict[str, int | None]:
         """SIGINT every node, then the recorder after ``drain_s``; SIGKILL what hangs."""
-        others = [n for n in self.procs if n != 'recorder']
-        self._signal(others, signal.SIGINT)
-        self._wait(others, timeout_s)
+        stop_groups([p for n, p in self.procs.items() if n != 'recorder'], signal.SIGINT,
+                    timeout_s)
         if 'recorder' in self.procs:
             time.sleep(drain_s)
-            self._signal(['recorder'], signal.SIGINT)
-            self._wait(['recorder'], timeout_s)
+            stop_groups([self.procs['recorder']], signal.SIGINT, timeout_s)
         for log in self._logs:
             log.close()
         return {name: p.returncode for name, p in self.procs.items()}
 
     def kill(self) -> None:
         """SIGKILL every process group (cleanup after a failure)."""
-        self._signal(list(self.procs), signal.SIGKILL)
-        self._wait(list(self.procs), 5.0)
-
-    def _signal(self, names: Sequence[str], sig: int) -> None:
-        for name in names:
-            proc = self.procs[name]
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, sig)
-                except ProcessLookupError:
-                    pass
-
-    def _wait(self, names: Sequence[str], timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        for name in names:
-            proc = self.procs[name]
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait(timeout=5)
+        stop_groups(list(self.procs.values()), signal.SIGKILL, 5.0)
