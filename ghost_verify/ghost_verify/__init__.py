@@ -4,6 +4,12 @@ from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .baud import BAUD_VERSION, BaudChecker, BaudReport, judge_baud, verify_baud
 from .common import canonical_report_json, PropertyReport, Violation, ViolationKind
 from .completeness import CompletenessChecker, CompletenessReport, IncompleteCycle
+from .conformance import (
+    CONFORMANCE_VERSION,
+    ConformanceChecker,
+    ConformanceReport,
+    verify_conformance,
+)
 from .errors import (
     BagFormatError,
     BagNotFoundError,
@@ -34,6 +40,7 @@ from .verify import VerificationResult, verify_all
 
 __all__ = [
     'BAUD_VERSION',
+    'CONFORMANCE_VERSION',
     'DEFAULT_CYCLE_WINDOW',
     'ERUR_VERSION',
     'HISTORY_OUTCOME_LIMIT',
@@ -46,6 +53,8 @@ __all__ = [
     'ChainStatus',
     'CompletenessChecker',
     'CompletenessReport',
+    'ConformanceChecker',
+    'ConformanceReport',
     'CycleEvent',
     'DecisionTraceRecord',
     'DecisionTraceReport',
@@ -77,5 +86,6 @@ __all__ = [
     'trace_decisions',
     'verify_all',
     'verify_baud',
+    'verify_conformance',
     'verify_erur',
 ]

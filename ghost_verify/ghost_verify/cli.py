@@ -38,8 +38,9 @@ exit codes:
   0  everything checked holds over the whole bag (and, with --require-coverage, every
      precondition held once)
   1  a property is violated, a chain link is broken or missing, (verify_all) a cycle is
-     incomplete or a recorded history differs from the recorded outcomes, coverage was
-     required and a precondition never held, or part of the bag could not be read
+     incomplete, a recorded history differs from the recorded outcomes or a cycle does not
+     conform to the policies it names (an unknown policy id is not checked: exit 1 too),
+     coverage was required and a precondition never held, or part of the bag could not be read
      (truncated, damaged): the verdicts then cover what was read, and a note says what was not
   2  usage error (bad arguments, or an output file that cannot be written)
      (verify_all --public-key) the signed manifest does not verify: it is missing, partial
@@ -226,8 +227,9 @@ def verify_all(argv: Sequence[str] | None = None) -> int:
     parser = _parser(
         prog,
         'Check BAUD-v1, ERUR-v1, the SHA-256 chain, the completeness of every cycle and the '
-        'consistency of every recorded calibration history with the recorded outcomes, in '
-        'one pass, and print one line per check.',
+        'consistency of every recorded calibration history with the recorded outcomes and '
+        'the conformance of every cycle to the policies it names, in one pass, and print one '
+        'line per check.',
     )
     _add_property_options(parser)
     parser.add_argument('--public-key', metavar='KEY',

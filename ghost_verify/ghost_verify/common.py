@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 import json
 import os
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 # The judgement itself is pure and lives in ghost_core, where the live monitor uses it too;
 # these names stay importable from here.
@@ -26,6 +26,7 @@ from ghost_core.properties import (
 from .events import Actuation, BagFileDigest, BagInfo, Calibrated, CycleEvent, ReadError
 
 __all__ = [
+    'CycleChecker',
     'JsonValue',
     'ParameterSource',
     'PreconditionRun',
@@ -45,6 +46,23 @@ __all__ = [
 ]
 
 _R = TypeVar('_R', bound='PropertyReport')
+_T = TypeVar('_T')
+_R_co = TypeVar('_R_co', covariant=True)
+
+
+class CycleChecker(Protocol[_R_co]):
+    """Anything judged over the cycle stream: ``update(cycle)`` per cycle, then ``result(info)``.
+
+    PropertyChecker (BAUD-v1, ERUR-v1) is one; so is the policy-conformance checker.
+    """
+
+    def update(self, cycle: CycleEvent) -> None:
+        """Judge one cycle."""
+        ...
+
+    def result(self, info: BagInfo) -> _R_co:
+        """Return the report for everything seen so far."""
+        ...
 
 
 class ParameterSource(StrEnum):
@@ -325,8 +343,8 @@ class PropertyChecker(ABC, Generic[_R]):
 
 
 def run_checker(
-    checker: PropertyChecker[_R], bag: str | os.PathLike[str], cycle_window: int
-) -> _R:
+    checker: CycleChecker[_T], bag: str | os.PathLike[str], cycle_window: int
+) -> _T:
     """Read the bag once, feeding every cycle to `checker`, and return its report."""
     # Imported here: bag.py is the reading side and must not depend on the judging side.
     from .bag import GhostBag

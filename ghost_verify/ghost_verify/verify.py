@@ -1,4 +1,4 @@
-"""Every check in one pass over a bag: the manifest, BAUD-v1, ERUR-v1, the chain, completeness."""
+"""Every check in one pass: manifest, BAUD-v1, ERUR-v1, chain, completeness, conformance."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .baud import BaudChecker, BaudReport
 from .common import JsonValue, read_error_notes, read_errors_to_json
 from .completeness import CompletenessChecker, CompletenessReport
+from .conformance import ConformanceChecker, ConformanceReport
 from .erur import ErurChecker, ErurReport
 from .events import ReadError
 from .history import HistoryChecker, HistoryReport
@@ -29,6 +30,7 @@ class VerificationResult:
     trace: DecisionTraceReport
     completeness: CompletenessReport
     history: HistoryReport
+    conformance: ConformanceReport
     read_errors: tuple[ReadError, ...] = ()
     #: The signed-manifest check (made first); ``None`` when it was not asked for.
     manifest: ManifestCheck | None = None
@@ -43,11 +45,12 @@ class VerificationResult:
         """True when everything checked holds over a complete input.
 
         Both properties hold, no chain link is broken or missing, every cycle is complete,
-        every recorded history is consistent (or the check was skipped), every byte of
-        the bag was read, and (with a public key) the signed manifest verifies.
+        every recorded history is consistent (or the check was skipped), every cycle
+        conforms to the policies it names (every one of them known), every byte of the bag
+        was read, and (with a public key) the signed manifest verifies.
         """
         return (self.baud.holds and self.erur.holds and self.trace.chain_intact
-                and self.completeness.holds and self.history.holds
+                and self.completeness.holds and self.history.holds and self.conformance.holds
                 and not self.incomplete_input
                 and (self.manifest is None or self.manifest.ok))
 
@@ -63,10 +66,12 @@ class VerificationResult:
         history = self.history.summary()
         if history is not None:
             lines.append(history)
+        lines.append(self.conformance.summary())
         for report in (self.baud, self.erur):
             lines.extend(f'note: {report.property_version}: {note}'
                          for note in report.parameter_notes)
         lines.extend(f'note: {note}' for note in self.history.notes())
+        lines.extend(f'note: {note}' for note in self.conformance.notes())
         lines.extend(f'note: {note}' for note in read_error_notes(self.read_errors))
         return tuple(lines)
 
@@ -82,6 +87,7 @@ class VerificationResult:
             'cycles_seen': self.completeness.cycles_seen,
             'incomplete_cycles': self.completeness.to_json(),
             'history': self.history.to_json(),
+            'conformance': self.conformance.to_json(),
             'manifest': None if self.manifest is None else self.manifest.to_json(),
         }
 
@@ -114,6 +120,7 @@ def verify_all(
     tracer = DecisionTracer(keep_records=False)  # bounded memory: counts + problems only
     completeness = CompletenessChecker()
     history = HistoryChecker()
+    conformance = ConformanceChecker()
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for cycle in ghost_bag.cycles():
         baud.update(cycle)
@@ -121,7 +128,8 @@ def verify_all(
         tracer.update(cycle)
         completeness.update(cycle)
         history.update(cycle)
+        conformance.update(cycle)
     info = ghost_bag.info
     return VerificationResult(baud.result(info), erur.result(info), tracer.result(info),
-                              completeness.result(), history.result(info), info.read_errors,
-                              manifest)
+                              completeness.result(), history.result(info),
+                              conformance.result(info), info.read_errors, manifest)

@@ -69,7 +69,8 @@ def test_verify_all_prints_one_line_per_check_and_exits_0(
     assert code == cli.EXIT_OK and err == ''
     assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
                    'chain: 10/10 verified\ncycles: 10/10 complete\n'
-                   'history: 10/10 consistent\nmanifest: none (unsigned bag)\n')
+                   'history: 10/10 consistent\nconformance: 10/10 conform\n'
+                   'manifest: none (unsigned bag)\n')
 
 
 def test_a_violated_property_or_a_broken_chain_exits_1(
@@ -240,4 +241,5 @@ def test_python_dash_m_runs_the_combined_check(bags: dict[str, Path]) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[2:] == ['chain: 10/10 verified', 'cycles: 10/10 complete',
                                             'history: 10/10 consistent',
+                                            'conformance: 10/10 conform',
                                             'manifest: none (unsigned bag)']

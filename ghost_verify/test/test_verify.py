@@ -69,6 +69,7 @@ def test_smoke_witness_erur_on_cycles_1_to_4_baud_on_5_to_10_and_a_partition(
         'chain: 10/10 verified',
         'cycles: 10/10 complete',
         'history: 10/10 consistent',
+        'conformance: 10/10 conform',
     )
 
 
