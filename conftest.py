@@ -14,6 +14,8 @@ _domains = itertools.count()
 ROOT = Path(__file__).resolve().parent
 #: The unmodified Jazzy sources of ros2 launch/run/pkg/topic (not in the repository; CI has them).
 VENDORED_ROS2 = ROOT.parent / 'shared' / 'vendor' / 'ros2-jazzy'
+#: The unmodified px4_msgs subset px4_bridge's tests publish (not in the repository; CI has it).
+VENDORED_PX4_MSGS = ROOT.parent / 'shared' / 'vendor' / 'px4_msgs'
 
 
 def isolated_ros_env() -> dict[str, str]:
@@ -68,6 +70,47 @@ def ros2_tools() -> dict[str, str]:
 def ros2_env(ros2_tools: dict[str, str]) -> dict[str, str]:
     """``ros2_tools``' environment isolated as ``ros_env`` is (own domain, localhost only)."""
     env = dict(ros2_tools)
+    env.pop('ROS_LOCALHOST_ONLY', None)
+    isolated = isolated_ros_env()
+    for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'PYTHONUNBUFFERED'):
+        env[key] = isolated[key]
+    env.setdefault('RMW_IMPLEMENTATION', isolated['RMW_IMPLEMENTATION'])
+    return env
+
+
+def _sourced_env(install: str) -> dict[str, str]:
+    """scripts/env.sh's environment with ``install``'s local_setup.bash sourced on top."""
+    script = 'source "$1/scripts/env.sh" && source "$2/local_setup.bash" && env -0'
+    sourced = subprocess.run(  # noqa: S603
+        ['bash', '-c', script, 'bash', str(ROOT), install], capture_output=True, timeout=60,
+        check=True)
+    env = dict(item.split('=', 1) for item in sourced.stdout.decode().split('\0') if '=' in item)
+    return {k: v for k, v in env.items() if not k.startswith('PYTEST_')}
+
+
+@pytest.fixture(scope='session')
+def px4_msgs_env() -> dict[str, str]:
+    """scripts/env.sh's environment with the vendored px4_msgs install space sourced.
+
+    Built once into build/px4_msgs/ by scripts/px4_msgs.sh (cached by a hash of the sources; a
+    lock serialises concurrent builds). Skips when ../shared/vendor/px4_msgs (or
+    $GHOST_PX4_MSGS) is missing. Not isolated: tests take ``px4_env``.
+    """
+    vendor = Path(os.environ.get('GHOST_PX4_MSGS') or VENDORED_PX4_MSGS)
+    if not (vendor / 'package.xml').is_file():
+        pytest.skip(f'no vendored px4_msgs at {vendor} (CI has it; see its README)')
+    build = subprocess.run(  # noqa: S603
+        ['bash', str(ROOT / 'scripts' / 'px4_msgs.sh')], text=True, capture_output=True,
+        timeout=900, check=False, env={**os.environ, 'GHOST_PX4_MSGS': str(vendor)})
+    if build.returncode != 0:
+        pytest.fail(f'scripts/px4_msgs.sh failed (exit {build.returncode}):\n{build.stderr}')
+    return _sourced_env(build.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def px4_env(px4_msgs_env: dict[str, str]) -> dict[str, str]:
+    """``px4_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
+    env = dict(px4_msgs_env)
     env.pop('ROS_LOCALHOST_ONLY', None)
     isolated = isolated_ros_env()
     for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'PYTHONUNBUFFERED'):

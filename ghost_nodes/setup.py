@@ -4,7 +4,7 @@ from setuptools import find_packages, setup
 
 package_name = 'ghost_nodes'
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-         'decision_policy', 'action_emitter', 'recorder', 'input_player', 'monitor')
+         'decision_policy', 'action_emitter', 'recorder', 'input_player', 'monitor', 'px4_bridge')
 
 setup(
     name=package_name,

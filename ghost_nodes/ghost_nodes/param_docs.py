@@ -10,7 +10,7 @@ from ghost_nodes.node_base import ParamSpec
 __all__ = ['NODES', 'render']
 
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-         'decision_policy', 'action_emitter', 'recorder', 'monitor')
+         'decision_policy', 'action_emitter', 'recorder', 'monitor', 'px4_bridge')
 
 _HEADER = """\
 # Node parameters

@@ -1,0 +1,222 @@
+"""PX4 bridge node: PX4's uXRCE-DDS topics (px4_msgs) in, Ghost's state/nav and observations out.
+
+A thin adapter: each px4_msgs message is read into plain numbers, converted by
+``ghost_nodes.px4_live`` (the ULog importer's rules over ``ghost_nodes.px4_convert``'s
+conventions) and published. See docs/integration.md, "PX4 over uXRCE-DDS: px4_bridge".
+
+px4_msgs is imported when the node starts, not with this module, so that the parameter page
+(``ghost_nodes.param_docs``) renders without a PX4 workspace.
+"""
+
+from collections import Counter
+import math
+from typing import Any
+
+from geometry_msgs.msg import PoseWithCovarianceStamped
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
+
+from ghost_nodes import px4_convert as px4
+from ghost_nodes import px4_live
+from ghost_nodes.errors import Px4SampleRejected
+from ghost_nodes.node_base import (
+    at_least,
+    at_most,
+    GhostNode,
+    non_negative,
+    one_of,
+    ParamSpec,
+    run,
+)
+from ghost_nodes.qos import GHOST_QOS
+
+__all__ = ['PX4_QOS', 'Px4BridgeNode', 'main']
+
+#: PX4's uXRCE-DDS topics: best-effort, transient-local, keep-last (PX4's ROS 2 examples; a
+#: reliable reader would not match PX4's best-effort writers). Depth 5 as px4_ros_com's
+#: listeners: the bridge converts each sample at once, so a short queue loses nothing.
+PX4_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.BEST_EFFORT,
+    durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=5,
+)
+
+SOURCES = ('vehicle_odometry', 'vehicle_local_position')
+
+PARAMS = (
+    ParamSpec('source', 'vehicle_odometry', "Where the belief (state/nav) comes from: "
+              "'vehicle_odometry' (fmu/out/vehicle_odometry: pose, velocity, attitude and "
+              "their variances) or 'vehicle_local_position' (fmu/out/vehicle_local_position: "
+              'eph/epv/evh/evv and validity flags; attitude from the latest '
+              'vehicle_odometry).', (one_of(SOURCES),), read_only=True),
+    ParamSpec('gps_delay_ms', 110.0, 'GNSS measurement delay (ms), PX4 EKF2_GPS_DELAY (its '
+              'default is 110): a fix is stamped at its sample time minus this.',
+              (non_negative,), read_only=True),
+    ParamSpec('ekf2_hgt_ref', -1, "The vehicle's EKF2_HGT_REF (0 baro, 1 GNSS, 2 range, "
+              "3 vision; -1 unknown). Unless 1, the fix's vertical axis is marked not "
+              'measured (variance 1e6 m^2): the EKF height does not follow GNSS.',
+              (at_least(-1), at_most(3)), read_only=True),
+    ParamSpec('max_attitude_age_s', 0.1, "With source 'vehicle_local_position': the oldest "
+              'vehicle_odometry attitude (s before the position sample) a belief may use; '
+              'older or none, the sample is dropped.', (non_negative,), read_only=True),
+)
+
+#: Drop counts are logged at the first drop of a reason and then every this many.
+_WARN_EVERY = 100
+
+
+def _time(stamp_ns: int) -> tuple[int, int]:
+    return stamp_ns // 1_000_000_000, stamp_ns % 1_000_000_000
+
+
+class Px4BridgeNode(GhostNode):
+    """Converts PX4's EKF2 output and GNSS fixes to nav_msgs/Odometry and fixes in its frame."""
+
+    def __init__(self) -> None:
+        super().__init__('px4_bridge', PARAMS)
+        from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
+
+        self._source = self.param('source')
+        self._delay_ns = int(round(self.param('gps_delay_ms') * 1e6))
+        code = self.param('ekf2_hgt_ref')
+        self._height = px4.height_reference({} if code < 0 else {'EKF2_HGT_REF': float(code)})
+        self._max_attitude_age_ns = int(round(self.param('max_attitude_age_s') * 1e9))
+        self._origin: tuple[px4.GeoOrigin, bool] | None = None
+        self._attitude: px4_live.Attitude | None = None
+        self._last_belief_ns: int | None = None
+        self._last_fix_ns: int | None = None
+        self._status: tuple[int, int, bool] | None = None
+        self.dropped: Counter[str] = Counter()
+        self._nav_pub = self.create_publisher(Odometry, 'state/nav', GHOST_QOS)
+        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, 'observations',
+                                              GHOST_QOS)
+        self.create_subscription(VehicleOdometry, 'fmu/out/vehicle_odometry',
+                                 self._on_odometry, PX4_QOS)
+        self.create_subscription(VehicleLocalPosition, 'fmu/out/vehicle_local_position',
+                                 self._on_local_position, PX4_QOS)
+        self.create_subscription(SensorGps, 'fmu/out/vehicle_gps_position', self._on_gps,
+                                 PX4_QOS)
+        self.create_subscription(VehicleStatus, 'fmu/out/vehicle_status', self._on_status,
+                                 PX4_QOS)
+        # HeightReference.describe() speaks of a log's parameters; say what this node was told.
+        height = (self._height.describe() if code >= 0 else
+                  "ekf2_hgt_ref=-1 (unknown): the fix's vertical axis is marked not measured "
+                  f'(variance {px4.UNMEASURED_VARIANCE_M2:g} m²)')
+        self.get_logger().info(
+            f'belief from fmu/out/{self._source}; fixes delayed {self._delay_ns / 1e6:g} ms; '
+            f'{height}')
+
+    # --- inputs ---
+
+    def _on_odometry(self, msg: Any) -> None:
+        stamp = px4_live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
+        if self._source == 'vehicle_odometry':
+            try:
+                ros, _known = px4_live.vehicle_odometry_sample(
+                    position=msg.position, q=msg.q, velocity=msg.velocity,
+                    angular_velocity=msg.angular_velocity,
+                    position_variance=msg.position_variance,
+                    orientation_variance=msg.orientation_variance,
+                    velocity_variance=msg.velocity_variance, pose_frame=msg.pose_frame,
+                    velocity_frame=msg.velocity_frame)
+            except Px4SampleRejected as err:
+                self._drop('belief', str(err))
+                return
+            self._publish_belief(stamp, ros)
+            return
+        q = tuple(float(v) for v in msg.q)
+        rates = tuple(float(v) for v in msg.angular_velocity)
+        variance = tuple(float(v) for v in msg.orientation_variance)
+        try:
+            px4.px4_quaternion_to_ros(q)
+        except ValueError:
+            return  # not an attitude: the next local-position sample finds none and says so
+        self._attitude = px4_live.Attitude(
+            stamp, (q[0], q[1], q[2], q[3]),
+            (rates[0], rates[1], rates[2]) if all(map(math.isfinite, rates)) else (0.0, 0.0, 0.0),
+            (variance[0], variance[1], variance[2]))
+
+    def _on_local_position(self, msg: Any) -> None:
+        self._origin = px4_live.origin_of(msg.xy_global, msg.z_global, msg.ref_lat,
+                                          msg.ref_lon, msg.ref_alt)
+        if self._source != 'vehicle_local_position':
+            return
+        stamp = px4_live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
+        try:
+            ros, _known = px4_live.local_position_odometry(
+                x=msg.x, y=msg.y, z=msg.z, vx=msg.vx, vy=msg.vy, vz=msg.vz, eph=msg.eph,
+                epv=msg.epv, evh=msg.evh, evv=msg.evv, xy_valid=msg.xy_valid,
+                z_valid=msg.z_valid, v_xy_valid=msg.v_xy_valid, v_z_valid=msg.v_z_valid,
+                stamp_ns=stamp, attitude=self._attitude,
+                max_attitude_age_ns=self._max_attitude_age_ns)
+        except Px4SampleRejected as err:
+            self._drop('belief', str(err))
+            return
+        self._publish_belief(stamp, ros)
+
+    def _on_gps(self, msg: Any) -> None:
+        try:
+            fix = px4_live.fix_observation(
+                fix_type=msg.fix_type, lat_deg=msg.latitude_deg, lon_deg=msg.longitude_deg,
+                alt_m=msg.altitude_msl_m, eph=msg.eph, epv=msg.epv,
+                sample_ns=px4_live.fix_sample_time_ns(msg.timestamp, msg.timestamp_sample),
+                delay_ns=self._delay_ns, origin=self._origin, height=self._height)
+        except Px4SampleRejected as err:
+            self._drop('fix', str(err))
+            return
+        if self._last_fix_ns is not None and fix.stamp_ns <= self._last_fix_ns:
+            self._drop('fix', 'timestamp not strictly increasing')
+            return
+        self._last_fix_ns = fix.stamp_ns
+        out = PoseWithCovarianceStamped()
+        out.header.stamp.sec, out.header.stamp.nanosec = _time(fix.stamp_ns)
+        out.header.frame_id = px4_live.FRAME_ID
+        p = out.pose.pose.position
+        p.x, p.y, p.z = fix.position
+        out.pose.pose.orientation.w = 1.0
+        out.pose.covariance = list(fix.covariance)
+        self._obs_pub.publish(out)
+
+    def _on_status(self, msg: Any) -> None:
+        # Logged only: arming and mode changes explain a flight; the gate (issue 12, part 2)
+        # is where they will act.
+        status = (int(msg.arming_state), int(msg.nav_state), bool(msg.failsafe))
+        if status != self._status:
+            self._status = status
+            self.get_logger().info(f'vehicle_status: arming_state={status[0]} '
+                                   f'nav_state={status[1]} failsafe={status[2]}')
+
+    # --- outputs ---
+
+    def _publish_belief(self, stamp_ns: int, ros: px4.RosOdometry) -> None:
+        if self._last_belief_ns is not None and stamp_ns <= self._last_belief_ns:
+            self._drop('belief', 'timestamp not strictly increasing')
+            return
+        self._last_belief_ns = stamp_ns
+        out = Odometry()
+        out.header.stamp.sec, out.header.stamp.nanosec = _time(stamp_ns)
+        out.header.frame_id = px4_live.FRAME_ID
+        out.child_frame_id = px4_live.CHILD_FRAME_ID
+        pose = out.pose.pose
+        pose.position.x, pose.position.y, pose.position.z = ros.position
+        o = pose.orientation
+        o.x, o.y, o.z, o.w = ros.orientation_xyzw
+        out.pose.covariance = list(ros.pose_covariance)
+        twist = out.twist.twist
+        twist.linear.x, twist.linear.y, twist.linear.z = ros.linear_velocity
+        twist.angular.x, twist.angular.y, twist.angular.z = ros.angular_velocity
+        out.twist.covariance = list(ros.twist_covariance)
+        self._nav_pub.publish(out)
+
+    def _drop(self, what: str, reason: str) -> None:
+        key = f'{what}: {reason}'
+        self.dropped[key] += 1
+        count = self.dropped[key]
+        if count == 1 or count % _WARN_EVERY == 0:
+            self.get_logger().warning(f'dropped {what} #{count}: {reason}')
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point of the ``px4_bridge`` executable."""
+    run(Px4BridgeNode, args)

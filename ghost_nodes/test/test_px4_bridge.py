@@ -1,0 +1,281 @@
+"""px4_bridge: PX4's uXRCE-DDS messages in, Ghost's state/nav and observations out.
+
+The pure rules (ghost_nodes.px4_live) are tested directly; the node over real DDS, fed by a
+test publisher with px4_msgs types and PX4's QoS (px4_feed.py), against hand-computed
+NED -> ENU cases.
+"""
+
+import json
+import math
+from pathlib import Path
+import sys
+
+import pytest
+
+from ghost_nodes import px4_convert as px4
+from ghost_nodes import px4_live
+from ghost_nodes.errors import Px4SampleRejected
+
+HERE = Path(__file__).resolve().parent
+BRIDGE = HERE.parents[1] / 'install' / 'ghost_nodes' / 'lib' / 'ghost_nodes' / 'px4_bridge'
+FEED = HERE / 'px4_feed.py'
+NAN = float('nan')
+S45 = math.sqrt(0.5)
+ORIGIN = px4.GeoOrigin(47.0, 8.0, 400.0)
+UNKNOWN_HEIGHT = px4.height_reference({})
+GNSS_HEIGHT = px4.height_reference({'EKF2_HGT_REF': 1.0})
+
+
+def _diag(cov36, offset):
+    return [cov36[(offset + i) * 6 + offset + i] for i in range(3)]
+
+
+def _odometry(**overrides):
+    fields = dict(position=(1.0, 2.0, 3.0), q=(1.0, 0.0, 0.0, 0.0), velocity=(1.0, 0.0, 0.0),
+                  angular_velocity=(0.1, 0.2, 0.3), position_variance=(0.1, 0.2, 0.3),
+                  orientation_variance=(0.01, 0.02, 0.03),
+                  velocity_variance=(0.04, 0.05, 0.06), pose_frame=1, velocity_frame=1)
+    fields.update(overrides)
+    return px4_live.vehicle_odometry_sample(**fields)
+
+
+# --- pure rules ---
+
+def test_ned_position_becomes_enu_and_north_facing_is_ros_yaw_90() -> None:
+    ros, known = _odometry()
+    assert ros.position == pytest.approx((2.0, 1.0, -3.0))
+    assert ros.orientation_xyzw == pytest.approx((0.0, 0.0, S45, S45))
+    # Facing north, flying north at 1 m/s: forward in the body.
+    assert ros.linear_velocity == pytest.approx((1.0, 0.0, 0.0), abs=1e-12)
+    assert ros.angular_velocity == pytest.approx((0.1, -0.2, -0.3))
+    assert _diag(ros.pose_covariance, 0) == pytest.approx([0.2, 0.1, 0.3])
+    assert _diag(ros.pose_covariance, 3) == pytest.approx([0.02, 0.01, 0.03])
+    # North variance 0.04 is forward, east 0.05 is (minus) left.
+    assert _diag(ros.twist_covariance, 0) == pytest.approx([0.04, 0.05, 0.06])
+    assert known
+
+
+def test_east_facing_is_ros_yaw_0_and_body_velocity_is_only_flipped() -> None:
+    ros, _ = _odometry(q=(S45, 0.0, 0.0, S45), velocity=(2.0, 1.0, 0.5), velocity_frame=3)
+    assert ros.orientation_xyzw == pytest.approx((0.0, 0.0, 0.0, 1.0), abs=1e-12)
+    assert ros.linear_velocity == pytest.approx((2.0, -1.0, -0.5))
+
+
+@pytest.mark.parametrize('field', ['position_variance', 'velocity_variance'])
+def test_nan_position_or_velocity_variance_is_dropped(field) -> None:
+    with pytest.raises(Px4SampleRejected, match='not finite'):
+        _odometry(**{field: (NAN, 0.1, 0.1)})
+
+
+def test_nan_orientation_variance_leaves_an_unknown_zero_block() -> None:
+    ros, known = _odometry(orientation_variance=(NAN, NAN, NAN))
+    assert not known
+    assert _diag(ros.pose_covariance, 3) == [0.0, 0.0, 0.0]
+    assert _diag(ros.pose_covariance, 0) == pytest.approx([0.2, 0.1, 0.3])
+
+
+@pytest.mark.parametrize('overrides, reason', [
+    ({'q': (NAN, 0.0, 0.0, 0.0)}, 'not finite'),
+    ({'position': (NAN, 0.0, 0.0)}, 'not finite'),
+    ({'pose_frame': 2}, 'frame not convertible'),
+    ({'velocity_frame': 0}, 'frame not convertible'),
+    ({'position_variance': (-1.0, 0.1, 0.1)}, 'negative'),
+])
+def test_invalid_odometry_is_rejected(overrides, reason) -> None:
+    with pytest.raises(Px4SampleRejected, match=reason):
+        _odometry(**overrides)
+
+
+def _local(**overrides):
+    fields = dict(x=1.0, y=2.0, z=3.0, vx=0.0, vy=2.0, vz=0.0, eph=1.0, epv=0.5, evh=0.2,
+                  evv=0.1, xy_valid=True, z_valid=True, v_xy_valid=True, v_z_valid=True,
+                  stamp_ns=1_000_000_000,
+                  attitude=px4_live.Attitude(950_000_000, (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0),
+                                             (0.01, 0.01, 0.04)),
+                  max_attitude_age_ns=100_000_000)
+    fields.update(overrides)
+    return px4_live.local_position_odometry(**fields)
+
+
+def test_local_position_uses_eph_epv_and_the_odometry_attitude() -> None:
+    ros, known = _local()
+    assert ros.position == pytest.approx((2.0, 1.0, -3.0))
+    # Facing north, flying east at 2 m/s: to the right, i.e. -y in FLU.
+    assert ros.linear_velocity == pytest.approx((0.0, -2.0, 0.0), abs=1e-12)
+    assert _diag(ros.pose_covariance, 0) == pytest.approx([0.5, 0.5, 0.25])
+    assert _diag(ros.twist_covariance, 0) == pytest.approx([0.02, 0.02, 0.01])
+    assert known
+
+
+@pytest.mark.parametrize('overrides, reason', [
+    ({'xy_valid': False}, 'position not valid'),
+    ({'v_z_valid': False}, 'velocity not valid'),
+    ({'eph': NAN}, 'not finite'),
+    ({'attitude': None}, 'no vehicle_odometry attitude'),
+    ({'stamp_ns': 1_100_000_000}, 'no vehicle_odometry attitude'),  # 150 ms old
+])
+def test_invalid_local_position_is_rejected(overrides, reason) -> None:
+    with pytest.raises(Px4SampleRejected, match=reason):
+        _local(**overrides)
+
+
+def test_stamps_are_px4_boot_time_in_ns() -> None:
+    assert px4_live.belief_time_ns(2_000_000, 1_999_000) == 1_999_000_000
+    assert px4_live.belief_time_ns(2_000_000, 0) == 2_000_000_000
+    assert px4_live.fix_sample_time_ns(2_000_000, 1_900_000) == 1_900_000_000
+    assert px4_live.fix_sample_time_ns(2_000_000, 0) == 2_000_000_000
+
+
+def _fix(**overrides):
+    lat, lon = px4.reproject(ORIGIN, 10.0, 20.0)
+    fields = dict(fix_type=3, lat_deg=lat, lon_deg=lon, alt_m=405.0, eph=2.0, epv=3.0,
+                  sample_ns=1_500_000_000, delay_ns=110_000_000, origin=(ORIGIN, True),
+                  height=UNKNOWN_HEIGHT)
+    fields.update(overrides)
+    return px4_live.fix_observation(**fields)
+
+
+def test_fix_is_projected_into_the_ekf_frame_and_stamped_at_measurement_time() -> None:
+    fix = _fix()
+    assert fix.stamp_ns == 1_390_000_000
+    assert fix.position == pytest.approx((20.0, 10.0, 5.0), abs=1e-6)
+    assert _diag(fix.covariance, 0) == pytest.approx([2.0, 2.0, px4.UNMEASURED_VARIANCE_M2])
+    assert _diag(fix.covariance, 3) == [px4.UNMEASURED_VARIANCE_RAD2] * 3
+
+
+def test_fix_vertical_is_measured_only_with_gnss_height_and_z_global() -> None:
+    assert _diag(_fix(height=GNSS_HEIGHT).covariance, 0)[2] == pytest.approx(9.0)
+    no_z = _fix(height=GNSS_HEIGHT, origin=(ORIGIN, False))
+    assert _diag(no_z.covariance, 0)[2] == px4.UNMEASURED_VARIANCE_M2
+
+
+@pytest.mark.parametrize('overrides, reason', [
+    ({'fix_type': 2}, 'no 3-D fix'),
+    ({'eph': NAN}, 'eph/epv'),
+    ({'lat_deg': NAN}, 'latitude'),
+    ({'origin': None}, 'no EKF origin'),
+    ({'sample_ns': 100_000_000}, 'before boot'),
+])
+def test_unusable_fix_is_rejected(overrides, reason) -> None:
+    with pytest.raises(Px4SampleRejected, match=reason):
+        _fix(**overrides)
+
+
+def test_origin_needs_xy_global_and_a_finite_reference() -> None:
+    assert px4_live.origin_of(False, True, 47.0, 8.0, 400.0) is None
+    assert px4_live.origin_of(True, True, NAN, 8.0, 400.0) is None
+    assert px4_live.origin_of(True, False, 47.0, 8.0, 400.0) == (ORIGIN, False)
+
+
+# --- the node over real DDS ---
+
+def _us(seconds):
+    return int(round(seconds * 1e6))
+
+
+def _odom_msg(t, **overrides):
+    fields = {'timestamp': _us(t) + 500, 'timestamp_sample': _us(t), 'pose_frame': 1,
+              'velocity_frame': 1, 'position': [1.0, 2.0, 3.0], 'q': [1.0, 0.0, 0.0, 0.0],
+              'velocity': [1.0, 0.0, 0.0], 'angular_velocity': [0.0, 0.0, 0.0],
+              'position_variance': [0.1, 0.2, 0.3], 'orientation_variance': [0.01, 0.02, 0.03],
+              'velocity_variance': [0.04, 0.05, 0.06]}
+    fields.update(overrides)
+    return {'topic': 'vehicle_odometry', 'fields': fields}
+
+
+def _local_msg(t, xy_global=True, **overrides):
+    fields = {'timestamp': _us(t), 'timestamp_sample': _us(t), 'xy_valid': True,
+              'z_valid': True, 'v_xy_valid': True, 'v_z_valid': True, 'x': 1.0, 'y': 2.0,
+              'z': 3.0, 'vx': 0.0, 'vy': 2.0, 'vz': 0.0, 'eph': 1.0, 'epv': 0.5, 'evh': 0.2,
+              'evv': 0.1, 'xy_global': xy_global, 'z_global': True,
+              'ref_lat': ORIGIN.lat_deg, 'ref_lon': ORIGIN.lon_deg, 'ref_alt': ORIGIN.alt_m}
+    fields.update(overrides)
+    return {'topic': 'vehicle_local_position', 'fields': fields}
+
+
+def _gps_msg(t, fix_type=3, eph=2.0):
+    lat, lon = px4.reproject(ORIGIN, 10.0, 20.0)
+    return {'topic': 'vehicle_gps_position', 'fields': {
+        'timestamp': _us(t), 'timestamp_sample': _us(t), 'latitude_deg': lat,
+        'longitude_deg': lon, 'altitude_msl_m': 405.0, 'fix_type': fix_type, 'eph': eph,
+        'epv': 3.0}}
+
+
+def _run(tmp_path, processes, env, steps, *params):
+    (tmp_path / 'steps.json').write_text(json.dumps(steps))
+    argv = [str(BRIDGE), '--ros-args', *(a for p in params for a in ('-p', p))]
+    bridge = processes.start(argv, env)
+    feed = processes.start([sys.executable, str(FEED), str(tmp_path / 'steps.json')], env)
+    out, err = feed.communicate(timeout=60)
+    assert feed.returncode == 0, err
+    assert bridge.poll() is None, bridge.stderr.read() if bridge.stderr else ''
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _by_stamp(messages):
+    return {m['stamp_ns']: m for m in messages}
+
+
+def test_bridge_converts_vehicle_odometry_and_gnss_over_dds(tmp_path, processes,
+                                                            px4_env) -> None:
+    steps = [
+        _gps_msg(0.8),                               # no origin yet: dropped
+        _local_msg(0.85, xy_global=False),           # EKF has no origin
+        _gps_msg(0.9),                               # still none: dropped
+        _local_msg(0.95),                            # origin set
+        _odom_msg(1.0),                              # north-facing, NED case
+        _odom_msg(1.1, q=[S45, 0.0, 0.0, S45], velocity=[2.0, 1.0, 0.5], velocity_frame=3),
+        _odom_msg(1.2, position_variance=[NAN, 0.2, 0.3]),   # dropped
+        _odom_msg(1.3, orientation_variance=[NAN, NAN, NAN]),  # orientation UNKNOWN
+        _odom_msg(1.35, q=[NAN, 0.0, 0.0, 0.0]),     # "invalid" attitude: dropped
+        {'topic': 'vehicle_status', 'fields': {'timestamp': _us(1.4), 'arming_state': 2,
+                                               'nav_state': 14}},
+        _gps_msg(1.5),                               # good fix
+        _gps_msg(1.6, fix_type=2),                   # 2-D: dropped
+        _gps_msg(1.7, eph=NAN),                      # dropped
+    ]
+    seen = _run(tmp_path, processes, px4_env, steps)
+    nav = _by_stamp(seen['nav'])
+    assert sorted(nav) == [1_000_000_000, 1_100_000_000, 1_300_000_000]
+    first = nav[1_000_000_000]
+    assert (first['frame_id'], first['child_frame_id']) == ('odom', 'base_link')
+    assert first['position'] == pytest.approx([2.0, 1.0, -3.0])
+    assert first['orientation'] == pytest.approx([0.0, 0.0, S45, S45])
+    assert first['linear'] == pytest.approx([1.0, 0.0, 0.0], abs=1e-6)
+    assert _diag(first['pose_covariance'], 0) == pytest.approx([0.2, 0.1, 0.3])
+    assert _diag(first['pose_covariance'], 3) == pytest.approx([0.02, 0.01, 0.03])
+    assert _diag(first['twist_covariance'], 0) == pytest.approx([0.04, 0.05, 0.06])
+    east = nav[1_100_000_000]
+    assert east['orientation'] == pytest.approx([0.0, 0.0, 0.0, 1.0], abs=1e-6)
+    assert east['linear'] == pytest.approx([2.0, -1.0, -0.5])
+    unknown = nav[1_300_000_000]
+    assert _diag(unknown['pose_covariance'], 3) == [0.0, 0.0, 0.0]
+    assert _diag(unknown['pose_covariance'], 0) == pytest.approx([0.2, 0.1, 0.3])
+    assert len(seen['obs']) == 1
+    fix = seen['obs'][0]
+    assert fix['stamp_ns'] == 1_500_000_000 - 110_000_000
+    assert fix['frame_id'] == 'odom'
+    assert fix['position'] == pytest.approx([20.0, 10.0, 5.0], abs=1e-3)
+    assert _diag(fix['covariance'], 0) == pytest.approx([2.0, 2.0, px4.UNMEASURED_VARIANCE_M2])
+
+
+def test_bridge_from_vehicle_local_position_over_dds(tmp_path, processes, px4_env) -> None:
+    steps = [
+        _odom_msg(0.98),                             # the attitude: facing north
+        _local_msg(1.0),
+        _local_msg(1.05, xy_valid=False),            # dropped
+        _local_msg(1.3),                             # attitude 320 ms old: dropped
+        _gps_msg(1.5),
+    ]
+    seen = _run(tmp_path, processes, px4_env, steps, 'source:=vehicle_local_position',
+                'gps_delay_ms:=50.0', 'ekf2_hgt_ref:=1')
+    nav = _by_stamp(seen['nav'])
+    assert sorted(nav) == [1_000_000_000]
+    belief = nav[1_000_000_000]
+    assert belief['position'] == pytest.approx([2.0, 1.0, -3.0])
+    assert belief['linear'] == pytest.approx([0.0, -2.0, 0.0], abs=1e-6)
+    assert _diag(belief['pose_covariance'], 0) == pytest.approx([0.5, 0.5, 0.25])
+    assert _diag(belief['pose_covariance'], 3) == pytest.approx([0.02, 0.01, 0.03])
+    assert [o['stamp_ns'] for o in seen['obs']] == [1_450_000_000]
+    # EKF2_HGT_REF=1 (GNSS) and z_global: the vertical axis is compared (epv²).
+    assert _diag(seen['obs'][0]['covariance'], 0) == pytest.approx([2.0, 2.0, 9.0])
