@@ -4,6 +4,7 @@
     ros2 launch ghost closed_loop.launch.py use_scenario:=false state_topic:=/ekf/odom \
         observations_topic:=/rtk/pose
     ros2 launch ghost closed_loop.launch.py namespace:=uav1 record:=true   # /uav1/actuations ...
+    ros2 launch ghost closed_loop.launch.py px4:=true record:=true   # PX4 over uXRCE-DDS
     ros2 launch ghost closed_loop.launch.py use_scenario:=false params_file:=my_ghost.yaml
     ros2 launch ghost closed_loop.launch.py record:=true signing_key:=keys/ghost
     ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
@@ -100,6 +101,7 @@ def _graph(context, *args, **kwargs):
         bag_path=os.path.abspath(os.path.expanduser(bag)) if bag else '',
         with_scenario=_flag(context, 'use_scenario'),
         monitor=_flag(context, 'monitor'),
+        px4=_flag(context, 'px4'),
         remaps=remaps, overrides=overrides,
         namespace=LaunchConfiguration('namespace').perform(context),
         settings=_settings(context),
@@ -144,6 +146,11 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('bag', default_value='',
                               description="Bag directory for the recorder ('' = "
                                           'ghost_bag_<UTC time> in the working directory).'),
+        DeclareLaunchArgument('px4', default_value='false',
+                              description="Start px4_bridge instead of the simulator: PX4's "
+                                          'uXRCE-DDS topics (fmu/out/vehicle_odometry, '
+                                          'vehicle_local_position, vehicle_gps_position) become '
+                                          'the inputs.'),
         DeclareLaunchArgument('monitor', default_value='true',
                               description='Start the online monitor: /diagnostics at 1 Hz, '
                                           'each node OK/WARN/ERROR/STALE and BAUD-v1/ERUR-v1 '

@@ -134,6 +134,7 @@ def closed_loop_graph(
     settings: Mapping[str, object] | None = None,
     params_file: str = '',
     monitor: bool = True,
+    px4: bool = False,
 ) -> list[NodeSpec]:
     """The processes of the closed loop.
 
@@ -150,11 +151,16 @@ def closed_loop_graph(
     the agent settings of the launch file's arguments (``period_s``, ``min_outcomes``,
     ``downgrade_threshold``, ``max_history``, ``input_qos``) on the nodes that take them, over
     the configuration files. ``params_file`` is the user's own parameter file, loaded last.
+    ``px4`` replaces the scenario with ``px4_bridge``, which turns PX4's uXRCE-DDS topics
+    (``fmu/out/...``) into the two inputs; no scenario file is loaded then.
     ``monitor`` starts the online monitor (``/diagnostics``, BAUD-v1/ERUR-v1 on the live
     topics), which reads every topic of the graph.
     """
     if scenario not in SCENARIOS:
         raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
+    if px4 and input_bag:
+        raise ValueError('px4 and input_bag both replace the scenario: choose one')
+    with_scenario = with_scenario and not px4
     namespace = normalise_namespace(namespace)
     config = Path(config_dir)
     files: tuple[str, ...] = (str(config / 'ghost.yaml'),)
@@ -187,6 +193,12 @@ def closed_loop_graph(
             parameters=params, user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in used),
             subscribes=subs, publishes=pubs))
+    if px4:
+        specs.insert(0, NodeSpec(
+            name='px4_bridge', executable='px4_bridge', namespace=namespace, param_files=files,
+            parameters=dict(overrides.get('px4_bridge', {})), user_param_files=user_files,
+            remaps=tuple(pair for pair in remap_pairs if pair[0] in INPUT_TOPICS),
+            publishes=tuple(INPUT_TOPICS)))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
     if monitor:
         specs.append(NodeSpec(

@@ -56,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
                         help='folder with ghost.yaml and scenarios/ (default: share/ghost/config)')
     parser.add_argument('--timeout', type=float, default=None,
                         help='seconds to wait for the loop to complete (default 120, or with '
-                             "--input the recording's duration / speed + 60)")
+                             "--input the recording's duration / speed + 60; with --px4 none: "
+                             'until Ctrl-C)')
     parser.add_argument('--input', type=Path, default=None,
                         help='play this input bag (/state/nav + /observations, e.g. from '
                              'ghost_import_ulog) into the graph instead of a scenario')
@@ -66,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
                         help='with --input: the belief topic inside the bag')
     parser.add_argument('--observations-topic', default='/observations',
                         help='with --input: the fix topic inside the bag')
+    parser.add_argument('--px4', action='store_true',
+                        help="listen to PX4's uXRCE-DDS topics through px4_bridge instead of "
+                             'a scenario; runs until --timeout or Ctrl-C, then verifies '
+                             '(launch px4:=true)')
     parser.add_argument('--signing-key', type=Path, default=None, metavar='PATH',
                         help="Ed25519 private key (from ghost_keygen) that signs the bag's "
                              'manifest.json (default: unsigned)')
@@ -133,10 +138,14 @@ def _input_cycles(args: argparse.Namespace) -> tuple[int, float]:
     return cycles, (last_log - first_log) / 1e9
 
 
-def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float,
+def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s: float,
                    namespace: str) -> int:
-    """Count actuations on the graph's actuations until ``expected_cycles`` or timeout."""
+    """Count actuations on the graph's actuations until ``expected_cycles`` or timeout.
+
+    ``expected_cycles`` None (a live vehicle, ``--px4``): until the timeout or Ctrl-C.
+    """
     import rclpy
+    from rclpy.executors import ExternalShutdownException
 
     from ghost_interfaces.msg import ActionEmission
     from ghost_nodes.qos import GHOST_QOS
@@ -155,12 +164,16 @@ def _wait_for_loop(expected_cycles: int, graph: GraphProcesses, timeout_s: float
     GraphStatusReporter(node)
     deadline = time.monotonic() + timeout_s
     try:
-        while len(seen) < expected_cycles and time.monotonic() < deadline:
+        while ((expected_cycles is None or len(seen) < expected_cycles)
+               and time.monotonic() < deadline):
             rclpy.spin_once(node, timeout_sec=0.1)
             dead = {n: c for n, c in graph.failed().items()}
             if dead:
                 print(f'node(s) exited early: {dead} (logs in {graph.log_dir})', file=sys.stderr)
                 break
+    except (KeyboardInterrupt, ExternalShutdownException):
+        # Ctrl-C: the graph (in sessions of its own) is stopped, recorded and verified next.
+        print('ghost: interrupted: stopping the graph', file=sys.stderr, flush=True)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
@@ -235,7 +248,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.speed > 0.0:
         print(f'error: --speed must be > 0, got {args.speed}', file=sys.stderr)
         return 2
-    if args.input is not None:
+    expected: int | None
+    if args.px4 and args.input is not None:
+        print('error: --px4 and --input both replace the scenario: choose one', file=sys.stderr)
+        return 2
+    if args.px4:
+        # A live vehicle: no known number of cycles; run until --timeout or Ctrl-C.
+        expected, label, name = None, "PX4's uXRCE-DDS topics (Ctrl-C to stop)", 'px4'
+        timeout = float('inf')
+    elif args.input is not None:
         from ghost_nodes.inputs import InputBagError
 
         try:
@@ -284,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         specs = closed_loop_graph(
             config_dir, scenario=args.scenario, record=True, bag_path=str(bag),
             overrides=overrides, extra_subscribers={'/actuations': 1},
-            input_bag=str(args.input.resolve()) if args.input else '', namespace=namespace,
+            input_bag=str(args.input.resolve()) if args.input else '', px4=args.px4,
+            namespace=namespace,
             settings=_agent_settings(args),
             params_file=str(args.params_file) if args.params_file else '',
             monitor=args.monitor)
@@ -302,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f'error: {err}', file=sys.stderr)
         return 3
     graph = GraphProcesses(specs, run_dir / 'logs', env)
-    print(f'ghost: {label} ({expected} cycles) -> {run_dir}', flush=True)
+    print(f'ghost: {label} ({expected if expected is not None else "open-ended"} cycles)'
+          f' -> {run_dir}', flush=True)
     graph.start()
     try:
         got = _wait_for_loop(expected, graph, timeout, namespace)
@@ -311,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         # The graph is gone: the domain is free for the next run.
         if claim is not None:
             claim.release()
-    print(f'ghost: {got}/{expected} cycles actuated; processes exited {codes}', flush=True)
+    print(f'ghost: {got}/{expected if expected is not None else got} cycles actuated; '
+          f'processes exited {codes}', flush=True)
     if not (bag / 'metadata.yaml').is_file():
         print(f'error: the recorder left no complete bag in {bag} '
               f'(log: {run_dir / "logs" / "recorder.log"})', file=sys.stderr)
@@ -324,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         verify += ['--public-key', str(_public_key_file(args.signing_key, run_dir))]
     verdict = subprocess.run(verify, check=False)  # noqa: S603
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
-    if got < expected:
+    if expected is not None and got < expected:
         print(f'error: the loop completed {got} of {expected} cycles', file=sys.stderr)
         return 3
     return verdict.returncode

@@ -158,3 +158,17 @@ def test_namespace_and_remaps_in_the_ros_arguments() -> None:
     evaluator = next(s for s in specs if s.name == 'outcome_evaluator')
     assert ros_arguments(evaluator)[-4:] == ['-r', 'observations:=rtk/fix',
                                              '-r', 'state/nav:=/ekf/odom']
+
+
+def test_px4_replaces_the_scenario_with_the_bridge() -> None:
+    specs = closed_loop_graph(CONFIG, scenario='drift_then_recovery', px4=True,
+                              remaps={'/state/nav': '/ekf/odom'})
+    names = [s.name for s in specs]
+    assert 'scenario' not in names and names[0] == 'px4_bridge'
+    bridge = specs[0]
+    # It publishes the inputs, remapped like every other node's; no scenario file.
+    assert bridge.publishes == ('/state/nav', '/observations')
+    assert bridge.remaps == (('/state/nav', '/ekf/odom'),)
+    assert all(spec.param_files == (str(CONFIG / 'ghost.yaml'),) for spec in specs)
+    with pytest.raises(ValueError, match='px4 and input_bag'):
+        closed_loop_graph(CONFIG, px4=True, input_bag='/tmp/in')

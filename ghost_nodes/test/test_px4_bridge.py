@@ -279,3 +279,30 @@ def test_bridge_from_vehicle_local_position_over_dds(tmp_path, processes, px4_en
     assert [o['stamp_ns'] for o in seen['obs']] == [1_450_000_000]
     # EKF2_HGT_REF=1 (GNSS) and z_global: the vertical axis is compared (epv²).
     assert _diag(seen['obs'][0]['covariance'], 0) == pytest.approx([2.0, 2.0, 9.0])
+
+
+def test_ghost_run_px4_records_and_verifies_a_px4_stream(tmp_path, processes, px4_env) -> None:
+    """``ghost_run --px4``: px4_bridge in place of the scenario, until --timeout; it verifies."""
+    from graph_runs import GHOST_RUN, reports
+
+    steps = [_local_msg(0.95)]
+    for i in range(30):
+        t = 1.0 + 0.1 * i
+        steps.append(_odom_msg(t))
+        if i % 2 == 0:
+            steps.append(_gps_msg(t + 0.05))
+    (tmp_path / 'steps.json').write_text(json.dumps(steps))
+    run_dir = tmp_path / 'run'
+    run = processes.start([*GHOST_RUN, '--px4', '--timeout', '25', '--run-dir', str(run_dir)],
+                          px4_env)
+    feed = processes.start([sys.executable, str(FEED), str(tmp_path / 'steps.json')], px4_env)
+    feed_out, feed_err = feed.communicate(timeout=60)
+    assert feed.returncode == 0, feed_err
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, f'{out}\n{err}'
+    document = reports(run_dir)
+    assert document['baud']['holds'] and document['erur']['holds'], document
+    # Every belief the bridge published was judged, decided and actuated.
+    published = len(json.loads(feed_out.strip().splitlines()[-1])['nav'])
+    assert published == 30
+    assert f'ghost: {published}/{published} cycles actuated' in out
