@@ -34,6 +34,8 @@ NOT_PSD = 'not_positive_semidefinite'
 # inconsistency an estimator could publish.
 _RELATIVE_TOLERANCE = 1e-9
 _ABSOLUTE_TOLERANCE = 1e-12
+#: Variances at or below this (m^2; sigma 1e-12 m) are zero for the definiteness check.
+_ZERO_VARIANCE = 1e-24
 # A Cholesky pivot must keep more than this fraction of its axis's own variance: below it the
 # axis is a linear combination of the others to within float64 rounding (~1e-16 relative on
 # the variance, squared errors ~1e-13 after a few operations).
@@ -74,8 +76,8 @@ def covariance_defect(m: Sequence[float]) -> str | None:
     tolerance; positive semi-definite. Symmetry and definiteness are judged on the
     correlation matrix c_ij = m_ij / sqrt(m_ii m_jj), i.e. on each pair of axes' own scale, so
     that a huge variance on one axis (1e6 for "not measured") cannot hide an impossible
-    correlation between the others. An axis with zero variance must have zero covariances
-    (to an absolute 1e-12). The remaining c must have every principal minor (the 2x2 ones and
+    correlation between the others. An axis with (numerically) zero variance, below 1e-24,
+    must have covariances within sigma_i sigma_j (plus an absolute 1e-12). The remaining c must have every principal minor (the 2x2 ones and
     the determinant) >= -1e-9; for a symmetric matrix that is positive semi-definiteness.
     """
     if len(m) != 9 or not all(math.isfinite(x) for x in m):
@@ -89,11 +91,16 @@ def covariance_defect(m: Sequence[float]) -> str | None:
         tolerance = _RELATIVE_TOLERANCE * roots[i] * roots[j] + _ABSOLUTE_TOLERANCE
         if abs(m[3 * i + j] - m[3 * j + i]) > tolerance:
             return ASYMMETRIC
-    live = [axis for axis in range(3) if diagonal[axis] > 0.0]
+    # An axis with (numerically) no variance: below 1e-24 m^2 (sigma 1e-12) its square root
+    # would be a subnormal without the precision to divide by.
+    live = [axis for axis in range(3) if diagonal[axis] > _ZERO_VARIANCE]
     for i, j in pairs:
-        if (i not in live or j not in live) and abs(m[3 * i + j]) > _ABSOLUTE_TOLERANCE:
-            # A zero variance with a non-zero covariance: not positive semi-definite.
-            return NOT_PSD
+        if i not in live or j not in live:
+            # Cauchy-Schwarz, |m_ij| <= sigma_i sigma_j, computed without dividing: a zero
+            # variance with a non-zero covariance is not positive semi-definite.
+            bound = roots[i] * roots[j] * (1.0 + _RELATIVE_TOLERANCE) + _ABSOLUTE_TOLERANCE
+            if abs(m[3 * i + j]) > bound:
+                return NOT_PSD
     c = {(i, j): (m[3 * i + j] + m[3 * j + i]) / 2.0 / (roots[i] * roots[j])
          for i in live for j in live}
     minors = [1.0 - c[i, j] ** 2 for i, j in pairs if i in live and j in live]

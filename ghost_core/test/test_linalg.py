@@ -147,3 +147,13 @@ def test_block3_extracts_row_major_blocks() -> None:
     matrix = tuple(float(i) for i in range(36))
     assert block3(matrix, 0, 0) == (0.0, 1.0, 2.0, 6.0, 7.0, 8.0, 12.0, 13.0, 14.0)
     assert block3(matrix, 3, 3) == (21.0, 22.0, 23.0, 27.0, 28.0, 29.0, 33.0, 34.0, 35.0)
+
+
+def test_a_subnormal_variance_is_zero_for_the_definiteness_check() -> None:
+    """Found by Hypothesis: v = (0, 1, 9.78e-160) gives m22 = 9.6e-319, a subnormal whose square
+    root has too few bits to divide by; sum(v v^T) is a covariance all the same.
+    """
+    v = (0.0, 1.0, 9.780451259791272e-160)
+    assert covariance_defect(outer(v)) is None
+    # A zero variance still cannot carry a covariance.
+    assert covariance_defect((0.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.0)) == NOT_PSD
