@@ -91,7 +91,9 @@ class OnlineMonitor:
             raise ValueError(f'timeout_ns must be > 0, got {timeout_ns}')
         self._timeout_ns = timeout_ns
         self._properties = tuple(properties)
-        self.parameters = ParameterTracker()
+        # Each cycle is judged with the M and K it was calibrated with: a valid
+        # `ros2 param set` mid-flight is not a violation.
+        self.parameters = ParameterTracker(per_cycle=True)
         self._cycles: dict[int, _Cycle] = {}
         self._latest_actuation_ns: int | None = None
         self._cycles_total = 0

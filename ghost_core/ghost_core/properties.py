@@ -314,16 +314,24 @@ PROPERTIES: tuple[CycleProperty, ...] = (BAUD_V1, ERUR_V1)
 class ParameterTracker:
     """Resolve the M and K to judge with, and remember every pair the stream recorded.
 
-    A value given by the user is used for every cycle; otherwise the value recorded in the
-    first calibrated assessment seen is. Every recorded pair is kept (with a cycle count and
-    the stamp it first appeared at) so that a change of M or K mid-stream is shown.
+    A value given by the user is used for every cycle. Otherwise, by default, the value
+    recorded in the first calibrated assessment seen is; with ``per_cycle`` each calibrated
+    assessment is judged with the value it records itself, so that a valid change of M or K
+    mid-run (``ros2 param set``) is not mistaken for a violation. Every recorded pair is kept
+    (with a cycle count and the stamp it first appeared at) so that a change is shown.
     """
 
     def __init__(
-        self, min_outcomes: int | None = None, downgrade_threshold: int | None = None
+        self,
+        min_outcomes: int | None = None,
+        downgrade_threshold: int | None = None,
+        *,
+        per_cycle: bool = False,
     ) -> None:
         self._given = (min_outcomes, downgrade_threshold)
+        self._per_cycle = per_cycle
         self._used: tuple[int, int] | None = None
+        self._first_used: tuple[int, int] | None = None
         # (M, K) -> [cycles, first cycle stamp]
         self._recorded: dict[tuple[int, int], list[int]] = {}
 
@@ -333,9 +341,22 @@ class ParameterTracker:
         return self._given
 
     @property
+    def per_cycle(self) -> bool:
+        """True when each cycle is judged with the M and K it records (unless given)."""
+        return self._per_cycle
+
+    @property
     def used(self) -> tuple[int | None, int | None]:
-        """The (M, K) judged with so far (the given ones until a calibrated assessment is seen)."""
+        """The (M, K) judged with so far (the given ones until a calibrated assessment is seen).
+
+        With ``per_cycle``, the pair of the latest calibrated assessment: the one in force.
+        """
         return self._used if self._used is not None else self._given
+
+    @property
+    def first_used(self) -> tuple[int | None, int | None]:
+        """The (M, K) the first calibrated assessment was judged with (the given ones before)."""
+        return self._first_used if self._first_used is not None else self._given
 
     def resolve(self, calibrated: CalibratedFacts) -> tuple[int, int]:
         """Record `calibrated`'s pair and return the (M, K) to judge it with."""
@@ -345,12 +366,14 @@ class ParameterTracker:
             self._recorded[pair] = [1, calibrated.stamp_ns]
         else:
             seen[0] += 1
-        if self._used is None:
+        if self._used is None or self._per_cycle:
             given_m, given_k = self._given
             self._used = (
                 pair[0] if given_m is None else given_m,
                 pair[1] if given_k is None else given_k,
             )
+            if self._first_used is None:
+                self._first_used = self._used
         return self._used
 
     def recorded(self) -> tuple[tuple[int, int, int, int], ...]:
@@ -363,7 +386,9 @@ class ParameterTracker:
     def notes(self, recorded_by: str = 'the bag recorded') -> tuple[str, ...]:
         """One line per parameter whose recorded values differ from the one used; else empty.
 
-        `recorded_by` names where the other values were seen (the verifier: the bag).
+        `recorded_by` names where the other values were seen (the verifier: the bag). With
+        ``per_cycle``, a recorded change is no mismatch (each cycle was judged with its own
+        pair): only a given value that differs from a recorded one is noted.
         """
         given_m, given_k = self._given
         used_m, used_k = self.used
@@ -372,6 +397,8 @@ class ParameterTracker:
             ('min_outcomes', used_m, given_m, {m for m, _ in self._recorded}),
             ('downgrade_threshold', used_k, given_k, {k for _, k in self._recorded}),
         ):
+            if self._per_cycle and given is None:
+                continue
             other = sorted(value for value in values if value != used)
             if other:
                 source = 'the command line' if given is not None else 'the first cycle'

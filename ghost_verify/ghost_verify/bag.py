@@ -141,6 +141,57 @@ def _files_without_metadata(bag: Path) -> tuple[Path, ...]:
         indexed, key=lambda pair: int(pair[0].group(2)) if pair[0] is not None else 0))
 
 
+#: rosbag2 compression modes (metadata.yaml `compression_mode`, any case) read as
+#: uncompressed. MCAP's own chunk compression (lz4, zstd, inside the .mcap file) is another
+#: thing, and is read.
+_UNCOMPRESSED_MODES = frozenset({'', 'none'})
+
+
+def _refuse_unhandled_storage_options(metadata: Path, info: dict[object, object]) -> None:
+    """Raise BagFormatError naming any rosbag2 storage option the reader does not handle.
+
+    Handled: the ``mcap`` storage plugin without rosbag2 compression. Refused, by name:
+    another storage plugin (``sqlite3``, ...); rosbag2 per-file compression (the .mcap files
+    are themselves compressed, e.g. ``.mcap.zstd``); rosbag2 per-message compression (each
+    message's CDR bytes compressed inside the MCAP file, which otherwise decode as garbage);
+    an unknown compression mode; a compression format without a mode.
+    """
+    storage = info.get('storage_identifier', 'mcap')
+    if storage != 'mcap':
+        raise BagFormatError(
+            f'{metadata}: storage {storage!r} is not supported; the verifier reads rosbag2 '
+            'mcap storage only (record with -s mcap)'
+        )
+    mode_value = info.get('compression_mode') or ''
+    format_value = info.get('compression_format') or ''
+    mode = mode_value.strip().lower() if isinstance(mode_value, str) else mode_value
+    fmt = format_value.strip() if isinstance(format_value, str) else format_value
+    named = f' (compression_format {fmt!r})' if fmt else ''
+    if mode == 'message':
+        raise BagFormatError(
+            f'{metadata}: compression_mode {mode_value!r}{named}: rosbag2 per-message '
+            'compression is not supported (every message payload is compressed, so it cannot '
+            'be decoded); record without --compression-mode, or decompress the bag first '
+            '(ros2 bag convert)'
+        )
+    if mode == 'file':
+        raise BagFormatError(
+            f'{metadata}: compression_mode {mode_value!r}{named}: rosbag2 per-file '
+            'compression (file-compressed bags) is not supported; decompress the files first '
+            '(ros2 bag convert)'
+        )
+    if mode not in _UNCOMPRESSED_MODES:
+        raise BagFormatError(
+            f'{metadata}: compression_mode {mode_value!r}{named} is not a rosbag2 '
+            "compression mode the verifier handles (only none or '' is read)"
+        )
+    if fmt:
+        raise BagFormatError(
+            f'{metadata}: compression_format {fmt!r} without a compression_mode is not '
+            'supported: the verifier cannot tell how the bag is compressed'
+        )
+
+
 def _files_from_metadata(
     bag: Path, metadata: Path
 ) -> tuple[tuple[Path, ...], tuple[str, ...], int | None]:
@@ -152,13 +203,7 @@ def _files_from_metadata(
     info = document.get('rosbag2_bagfile_information') if isinstance(document, dict) else None
     if not isinstance(info, dict):
         raise BagFormatError(f'{metadata}: no rosbag2_bagfile_information mapping')
-    storage = info.get('storage_identifier', 'mcap')
-    if storage != 'mcap':
-        raise BagFormatError(
-            f'{metadata}: storage {storage!r} is not supported; record with -s mcap'
-        )
-    if info.get('compression_mode') == 'FILE' or info.get('compression_mode') == 'file':
-        raise BagFormatError(f'{metadata}: file-compressed bags are not supported')
+    _refuse_unhandled_storage_options(metadata, info)
     relative = info.get('relative_file_paths')
     if (
         not isinstance(relative, list)

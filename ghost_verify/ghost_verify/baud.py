@@ -47,7 +47,9 @@ def verify_baud(
     min_outcomes: int | None = None,
     downgrade_threshold: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
+    strict: bool = False,
 ) -> BaudReport:
     """Read the bag once and return its BAUD-v1 report (M and K default to the bag's own)."""
-    checker = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
+    checker = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
+                          strict=strict)
     return run_checker(checker, bag, cycle_window)

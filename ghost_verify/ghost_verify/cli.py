@@ -36,7 +36,9 @@ EXIT_BAD_BAG = 3
 _EXIT_CODES = """\
 exit codes:
   0  everything checked holds over the whole bag (and, with --require-coverage, every
-     precondition held once)
+     precondition held once); cycles the recording cut at its start or end, and histories
+     whose evidence window starts before the bag, are listed as unverifiable, not failures
+     (with --strict they are failures: exit 1)
   1  a property is violated, a chain link is broken or missing, (verify_all) a cycle is
      incomplete, a recorded history differs from the recorded outcomes or a cycle does not
      conform to the policies it names (an unknown policy id is not checked: exit 1 too),
@@ -91,6 +93,11 @@ def _parser(prog: str, description: str) -> _Parser:
                         help='how many cycles may be open at once while streaming the bag '
                              f'(default {DEFAULT_CYCLE_WINDOW}); raise it if messages of one '
                              'cycle lie far apart in the bag')
+    parser.add_argument('--strict', action='store_true',
+                        help='judge as the first verifier did: cycles cut at the start or end '
+                             'of the recording, and histories counting outcomes recorded '
+                             'before the bag, are failures (not unverifiable), and every cycle '
+                             'is judged with the first recorded M and K')
     return parser
 
 
@@ -144,7 +151,7 @@ def _property_main(
     def run() -> int:
         report = verify(args.bag, min_outcomes=args.min_outcomes,
                         downgrade_threshold=args.downgrade_threshold,
-                        cycle_window=args.cycle_window)
+                        cycle_window=args.cycle_window, strict=args.strict)
         out: TextIO = sys.stderr if args.json == '-' else sys.stdout
         print(report.summary(), file=out)
         for note in report.parameter_notes:
@@ -205,7 +212,7 @@ def trace_decisions(argv: Sequence[str] | None = None) -> int:
     bag = args.bag if args.bag is not None else args.mcap
 
     def run() -> int:
-        report = run_trace(bag, cycle_window=args.cycle_window)
+        report = run_trace(bag, cycle_window=args.cycle_window, strict=args.strict)
         output = '-' if args.output is None else args.output
         failed = _write_json(prog, output, report.to_json())
         if failed is not None:
@@ -253,7 +260,8 @@ def verify_all(argv: Sequence[str] | None = None) -> int:
     def run() -> int:
         result = run_all(args.bag, min_outcomes=args.min_outcomes,
                          downgrade_threshold=args.downgrade_threshold,
-                         cycle_window=args.cycle_window, manifest=manifest)
+                         cycle_window=args.cycle_window, manifest=manifest,
+                         strict=args.strict)
         for line in result.summary_lines():
             print(line, file=out)
         if public_key is None:

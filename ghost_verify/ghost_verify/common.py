@@ -24,6 +24,7 @@ from ghost_core.properties import (
 )
 
 from .events import Actuation, BagFileDigest, BagInfo, Calibrated, CycleEvent, ReadError
+from .unverifiable import CycleCuts, unverifiable_to_json, UnverifiableCycle
 
 __all__ = [
     'CycleChecker',
@@ -113,9 +114,12 @@ class PreconditionRun:
 class PropertyReport:
     """The verdict of one property over one bag (SPEC section 6).
 
-    `cycles_total` counts the cycles that have a calibrated assessment;
+    `cycles_total` counts the cycles judged that have a calibrated assessment;
     `cycles_precondition_held` those among them where the precondition held (the cycles
-    evaluated). `holds` is True exactly when there is no violation.
+    evaluated). `unverifiable` lists the cycles cut by the recording (not judged, see
+    unverifiable.py; always empty when strict). `holds` is True exactly when there is no
+    violation. `min_outcomes`/`downgrade_threshold` are those the first cycle was judged with;
+    each cycle is judged with the pair it records (see `recorded_parameters`) unless given.
     """
 
     property_version: str
@@ -133,6 +137,8 @@ class PropertyReport:
     precondition_runs: tuple[PreconditionRun, ...]
     violations: tuple[Violation, ...]
     read_errors: tuple[ReadError, ...] = ()
+    unverifiable: tuple[UnverifiableCycle, ...] = ()
+    strict: bool = False
 
     @property
     def holds(self) -> bool:
@@ -174,11 +180,16 @@ class PropertyReport:
             'violations': [violation.to_json() for violation in self.violations],
             'incomplete_input': self.incomplete_input,
             'read_errors': read_errors_to_json(self.read_errors),
+            'strict': self.strict,
+            'cycles_unverifiable': len(self.unverifiable),
+            'unverifiable': unverifiable_to_json(self.unverifiable),
         }
 
     def summary(self) -> str:
         """Return the one-line human verdict, e.g. ``BAUD-v1: HOLDS (6 cycles evaluated)``."""
         evaluated = _cycles(self.cycles_precondition_held)
+        if self.unverifiable:
+            evaluated += f', {len(self.unverifiable)} unverifiable'
         if self.holds:
             return f'{self.property_version}: HOLDS ({evaluated} evaluated)'
         counts: dict[str, int] = {}
@@ -242,7 +253,7 @@ class _ParameterTracker(ParameterTracker):
 
     def resolved(self) -> _ResolvedParameters:
         given_m, given_k = self.given
-        used_m, used_k = self.used
+        used_m, used_k = self.first_used
         return _ResolvedParameters(
             min_outcomes=used_m,
             downgrade_threshold=used_k,
@@ -263,20 +274,31 @@ class PropertyChecker(ABC, Generic[_R]):
     """A property over the cycle stream: feed it with :meth:`update`, read :meth:`result`.
 
     Each calibrated assessment of a cycle is judged with every actuation of that cycle (on a
-    well-formed bag there is one of each).
+    well-formed bag there is one of each), with the M and K it records (or the given ones).
+    Unless `strict`, the cycles cut by the recording at the bag's start or end are not judged
+    but listed as unverifiable (see unverifiable.py); :meth:`result` then ends the stream.
     """
 
     property_version: str
     report_type: type[_R]
 
     def __init__(
-        self, *, min_outcomes: int | None = None, downgrade_threshold: int | None = None
+        self,
+        *,
+        min_outcomes: int | None = None,
+        downgrade_threshold: int | None = None,
+        strict: bool = False,
     ) -> None:
         for name, value in (('min_outcomes', min_outcomes),
                             ('downgrade_threshold', downgrade_threshold)):
             if value is not None and (isinstance(value, bool) or value < 0):
                 raise ValueError(f'{name} must be a non-negative integer, got {value!r}')
-        self._parameters = _ParameterTracker(min_outcomes, downgrade_threshold)
+        # Strict restores the verifier's first behaviour exactly: the first recorded pair for
+        # every cycle, and no cycle spared as cut.
+        self._strict = strict
+        self._parameters = _ParameterTracker(min_outcomes, downgrade_threshold,
+                                             per_cycle=not strict)
+        self._cuts = CycleCuts(strict=strict)
         self._cycles_total = 0
         self._held = 0
         self._first_held: int | None = None
@@ -296,6 +318,10 @@ class PropertyChecker(ABC, Generic[_R]):
 
     def update(self, cycle: CycleEvent) -> None:
         """Judge one cycle; cycles without a calibrated assessment are not evaluated."""
+        for ready in self._cuts.feed(cycle):
+            self._judge_cycle(ready)
+
+    def _judge_cycle(self, cycle: CycleEvent) -> None:
         if not cycle.calibrated:
             return
         self._cycles_total += 1
@@ -321,7 +347,9 @@ class PropertyChecker(ABC, Generic[_R]):
         self._run_open = held
 
     def result(self, info: BagInfo) -> _R:
-        """Return the frozen report for everything seen so far."""
+        """Return the frozen report for everything seen so far (this ends the stream)."""
+        for ready in self._cuts.finish():
+            self._judge_cycle(ready)
         parameters = self._parameters.resolved()
         return self.report_type(
             property_version=self.property_version,
@@ -339,6 +367,8 @@ class PropertyChecker(ABC, Generic[_R]):
             precondition_runs=tuple(self._runs),
             violations=tuple(self._violations),
             read_errors=info.read_errors,
+            unverifiable=self._cuts.unverifiable,
+            strict=self._strict,
         )
 
 

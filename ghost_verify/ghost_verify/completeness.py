@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from .common import JsonValue
 from .events import CycleEvent, GhostTopicKind
+from .unverifiable import CycleCuts, missing_kinds, REQUIRED_KINDS, UnverifiableCycle
 
 __all__ = [
     'REQUIRED_KINDS',
@@ -14,16 +15,7 @@ __all__ = [
     'IncompleteCycle',
 ]
 
-#: The messages every cycle must have once any ghost message carries its stamp: the four
-#: links of the SHA-256 chain (SPEC section 4). Predictions and outcomes are not required
-#: (a cycle's prediction or outcome may legitimately be absent, e.g. at the end of a run);
-#: a missing outcome shows up in the history check instead.
-REQUIRED_KINDS: tuple[GhostTopicKind, ...] = (
-    GhostTopicKind.RAW_ASSESSMENT,
-    GhostTopicKind.CALIBRATED,
-    GhostTopicKind.RATIONALE,
-    GhostTopicKind.ACTUATION,
-)
+# REQUIRED_KINDS (the four links of the chain) lives in unverifiable.py, which shares it.
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +41,14 @@ class CompletenessReport:
 
     `cycles_seen` counts every stamp that carries at least one ghost message. A cycle cut
     short by a restarted node, a dropped message or a deleted one is listed in
-    `incomplete_cycles`; none is tolerated, not even the last cycle of a bag.
+    `incomplete_cycles`. Unless strict, the incomplete cycles at the bag's start or end (cut
+    by the recording, see unverifiable.py) are listed in `unverifiable` instead; strict, none
+    is tolerated, not even the last cycle of a bag.
     """
 
     cycles_seen: int
     incomplete_cycles: tuple[IncompleteCycle, ...]
+    unverifiable: tuple[UnverifiableCycle, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -66,9 +61,10 @@ class CompletenessReport:
 
     def summary(self) -> str:
         """Return the one-line human verdict, e.g. ``cycles: 10/10 complete``."""
-        complete = self.cycles_seen - len(self.incomplete_cycles)
+        complete = self.cycles_seen - len(self.incomplete_cycles) - len(self.unverifiable)
         if self.holds:
-            return f'cycles: {complete}/{self.cycles_seen} complete'
+            cut = f', {len(self.unverifiable)} unverifiable' if self.unverifiable else ''
+            return f'cycles: {complete}/{self.cycles_seen} complete{cut}'
         first = self.incomplete_cycles[0]
         missing = ', '.join(kind.value for kind in first.missing)
         count = len(self.incomplete_cycles)
@@ -78,13 +74,25 @@ class CompletenessReport:
 
 @dataclass(slots=True)
 class CompletenessChecker:
-    """Completeness over a cycle stream: ``update(cycle)`` per cycle, then ``result()``."""
+    """Completeness over a cycle stream: ``update(cycle)`` per cycle, then ``result()``.
 
+    Unless `strict`, :meth:`result` ends the stream (the cycles still waiting are cut).
+    """
+
+    strict: bool = False
     _seen: int = 0
     _incomplete: list[IncompleteCycle] = field(default_factory=list)
+    _cuts: CycleCuts = field(default_factory=CycleCuts)
+
+    def __post_init__(self) -> None:
+        self._cuts = CycleCuts(strict=self.strict)
 
     def update(self, cycle: CycleEvent) -> None:
         """Check one cycle (every cycle the reader yields has at least one ghost message)."""
+        for ready in self._cuts.feed(cycle):
+            self._check(ready)
+
+    def _check(self, cycle: CycleEvent) -> None:
         counts = {
             GhostTopicKind.RAW_ASSESSMENT: len(cycle.raw_assessments),
             GhostTopicKind.PREDICTION: len(cycle.predictions),
@@ -97,10 +105,13 @@ class CompletenessChecker:
         if not present:
             return
         self._seen += 1
-        missing = tuple(kind for kind in REQUIRED_KINDS if not counts[kind])
+        missing = missing_kinds(cycle)
         if missing:
             self._incomplete.append(IncompleteCycle(cycle.stamp_ns, present, missing))
 
     def result(self) -> CompletenessReport:
         """Return the frozen report for everything seen so far."""
-        return CompletenessReport(self._seen, tuple(self._incomplete))
+        for ready in self._cuts.finish():
+            self._check(ready)
+        cut = self._cuts.unverifiable
+        return CompletenessReport(self._seen + len(cut), tuple(self._incomplete), cut)

@@ -47,7 +47,9 @@ def verify_erur(
     min_outcomes: int | None = None,
     downgrade_threshold: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
+    strict: bool = False,
 ) -> ErurReport:
     """Read the bag once and return its ERUR-v1 report (M and K default to the bag's own)."""
-    checker = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
+    checker = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
+                          strict=strict)
     return run_checker(checker, bag, cycle_window)

@@ -14,6 +14,7 @@ from ghost_core.wire import calibration_history_to_msg_dict, parse_prediction_ou
 
 from .common import JsonValue
 from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostTopicKind
+from .unverifiable import unverifiable_to_json, UnverifiableCycle, UnverifiableReason
 
 __all__ = [
     'HISTORY_FIELDS',
@@ -106,6 +107,9 @@ class HistoryReport:
     mismatches: tuple[HistoryMismatch, ...]
     invalid_outcomes: tuple[InvalidOutcome, ...]
     outcome_limit: int = HISTORY_OUTCOME_LIMIT
+    #: The calibrated assessments (counted in `cycles_checked`) whose recorded history counts
+    #: outcomes observed before the bag's first one: not compared (never when strict).
+    unverifiable: tuple[UnverifiableCycle, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -119,19 +123,26 @@ class HistoryReport:
             'skipped_reason': self.skipped_reason,
             'holds': self.holds,
             'cycles_checked': self.cycles_checked,
-            'cycles_consistent': self.cycles_checked - len(self.mismatches),
+            'cycles_consistent': (self.cycles_checked - len(self.mismatches)
+                                  - len(self.unverifiable)),
             'observed_outcomes': self.observed_outcomes,
             'outcome_limit': self.outcome_limit,
             'history_mismatch': [item.to_json() for item in self.mismatches],
             'invalid_outcomes': [item.to_json() for item in self.invalid_outcomes],
+            # Skipped, no history was examined: nothing can be unverifiable either.
+            **({'cycles_unverifiable': len(self.unverifiable),
+                'unverifiable': unverifiable_to_json(self.unverifiable)}
+               if self.checked else {}),
         }
 
     def summary(self) -> str | None:
         """Return the one-line verdict, e.g. ``history: 10/10 consistent``; None if skipped."""
         if not self.checked:
             return None
-        agreeing = self.cycles_checked - len(self.mismatches)
+        agreeing = self.cycles_checked - len(self.mismatches) - len(self.unverifiable)
         consistent = f'{agreeing}/{self.cycles_checked} consistent'
+        if self.unverifiable:
+            consistent += f', {len(self.unverifiable)} unverifiable'
         if self.holds:
             return f'history: {consistent}'
         parts = []
@@ -158,9 +169,18 @@ class HistoryChecker:
     outcomes join the window before its calibrated assessments are checked: SPEC section 5
     counts the outcome observed at t in H_t. The window rule is ghost_core's own
     (build_calibration_history over parse_prediction_outcome), so it exists once.
+
+    Unless `strict`, the first calibrated assessments whose history counts more outcomes than
+    the bag holds before them (a recording started after Ghost: their evidence window starts
+    before the bag) are unverifiable, not mismatches. That lead-in ends at the first history
+    the bag's outcomes can explain (as many outcomes as recorded, or a full window of W): from
+    there on every history must match.
     """
 
     outcome_limit: int = HISTORY_OUTCOME_LIMIT
+    strict: bool = False
+    _lead_in: bool = True
+    _unverifiable: list[UnverifiableCycle] = field(default_factory=list)
     _window: deque[PredictionOutcome] = field(default_factory=deque)
     _observed: int = 0
     _checked: int = 0
@@ -215,7 +235,18 @@ class HistoryChecker:
         differing = tuple(name for name in HISTORY_FIELDS
                           if not _same(recorded.get(name), expected[name]))
         if not differing:
+            self._lead_in = False
             return None
+        considered = recorded.get('outcomes_considered')
+        if (self._lead_in and not self.strict and len(eligible) < window_size
+                and isinstance(considered, int) and not isinstance(considered, bool)
+                and considered > len(eligible)):
+            self._unverifiable.append(UnverifiableCycle(
+                stamp_ns, UnverifiableReason.EVIDENCE_BEFORE_RECORDING,
+                f'the history counts {considered} outcomes, the bag holds {len(eligible)} '
+                'observed at or before this cycle'))
+            return None
+        self._lead_in = False
         return HistoryMismatch(stamp_ns, shown, _shown(expected), differing)
 
     def result(self, info: BagInfo) -> HistoryReport:
@@ -239,6 +270,7 @@ class HistoryChecker:
             mismatches=tuple(self._mismatches),
             invalid_outcomes=tuple(self._invalid),
             outcome_limit=self.outcome_limit,
+            unverifiable=tuple(self._unverifiable),
         )
 
 

@@ -12,6 +12,7 @@ from ghost_core.levels import DecisionKind
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .common import digests_to_json, JsonValue, kind_name, read_errors_to_json
 from .events import BagFileDigest, BagInfo, CycleEvent, GhostMessage, Rationale, ReadError
+from .unverifiable import CycleCuts, unverifiable_to_json, UnverifiableCycle
 
 __all__ = [
     'TRACE_ANALYSIS_VERSION',
@@ -147,6 +148,9 @@ class DecisionTraceReport:
     #: False when only the broken/missing links were kept (the combined verifier): `records`
     #: is then empty and `links` lists the problems only; the counts cover everything.
     records_kept: bool = True
+    #: The cycles cut by the recording at the bag's start or end (never strict): traced and
+    #: counted, but their broken or missing links are no problem.
+    unverifiable: tuple[UnverifiableCycle, ...] = ()
 
     def __post_init__(self) -> None:
         counted = (self.verified_count + self.broken_count + self.assessment_missing_count
@@ -184,7 +188,10 @@ class DecisionTraceReport:
     def problems(self) -> tuple[str, ...]:
         """Return one human line per broken or missing link (empty when the chain is intact)."""
         lines = []
+        cut = {cycle.cycle_stamp_ns for cycle in self.unverifiable}
         for record in self.links:
+            if record.timestamp_ns in cut:
+                continue
             if record.chain_status in (ChainStatus.BROKEN, ChainStatus.ASSESSMENT_MISSING):
                 detail = f' ({record.detail})' if record.detail else ''
                 lines.append(
@@ -220,11 +227,15 @@ class DecisionTraceReport:
             'links': [record.to_json() for record in self.links],
             'incomplete_input': self.incomplete_input,
             'read_errors': read_errors_to_json(self.read_errors),
+            'cycles_unverifiable': len(self.unverifiable),
+            'unverifiable': unverifiable_to_json(self.unverifiable),
         }
 
     def summary(self) -> str:
         """Return the one-line human verdict, e.g. ``chain: 10/10 verified``."""
         verified = f'{self.decisions_end_to_end_verified}/{self.total_decisions} verified'
+        if self.unverifiable:
+            verified += f', {len(self.unverifiable)} cycles unverifiable'
         others = [
             f'{self.status_total(status)} {status.value}'
             for status in ChainStatus
@@ -266,6 +277,10 @@ class DecisionTracer:
     """
 
     keep_records: bool = True
+    #: Unless strict, the links of the cycles cut by the recording are unverifiable, not
+    #: problems (see unverifiable.py); :meth:`result` then ends the stream.
+    strict: bool = False
+    _cuts: CycleCuts = field(default_factory=CycleCuts)
     _records: list[DecisionTraceRecord] = field(default_factory=list)
     _links: list[LinkRecord] = field(default_factory=list)
     _kinds: dict[str, int] = field(default_factory=dict)
@@ -284,8 +299,15 @@ class DecisionTracer:
                                                         ChainStatus.ASSESSMENT_MISSING):
             self._links.append(record)
 
+    def __post_init__(self) -> None:
+        self._cuts = CycleCuts(strict=self.strict)
+
     def update(self, cycle: CycleEvent) -> None:
         """Check every link whose source message carries this cycle's stamp."""
+        # Every cycle is traced (the counts cover every decision); the cuts only decide
+        # which cycles' broken or missing links are unverifiable rather than problems.
+        for _ in self._cuts.feed(cycle):
+            pass
         stamp_ns = cycle.stamp_ns
         raw = cycle.raw_assessments[-1].message if cycle.raw_assessments else None
         calibrated = cycle.calibrated[-1] if cycle.calibrated else None
@@ -392,6 +414,8 @@ class DecisionTracer:
 
     def result(self, info: BagInfo) -> DecisionTraceReport:
         """Return the frozen trace report for everything seen so far."""
+        for _ in self._cuts.finish():
+            pass
         first, last = self._first_ns, self._last_ns
         return DecisionTraceReport(
             bag_files=info.files,
@@ -413,6 +437,7 @@ class DecisionTracer:
             links=tuple(self._links),
             read_errors=info.read_errors,
             records_kept=self.keep_records,
+            unverifiable=self._cuts.unverifiable,
         )
 
 
@@ -421,10 +446,16 @@ def _sorted_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
 
 
 def trace_decisions(
-    bag: str | os.PathLike[str], *, cycle_window: int = DEFAULT_CYCLE_WINDOW
+    bag: str | os.PathLike[str],
+    *,
+    cycle_window: int = DEFAULT_CYCLE_WINDOW,
+    strict: bool = False,
 ) -> DecisionTraceReport:
-    """Read the bag once and return its decision trace with the status of every chain link."""
-    tracer = DecisionTracer()
+    """Read the bag once and return its decision trace with the status of every chain link.
+
+    Unless `strict`, the links of cycles cut by the recording are unverifiable, not problems.
+    """
+    tracer = DecisionTracer(strict=strict)
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for cycle in ghost_bag.cycles():
         tracer.update(cycle)

@@ -17,6 +17,7 @@ from .events import ReadError
 from .history import HistoryChecker, HistoryReport
 from .manifest import check_manifest, ManifestCheck
 from .trace import DecisionTracer, DecisionTraceReport
+from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
 __all__ = ['VerificationResult', 'verify_all']
 
@@ -34,6 +35,24 @@ class VerificationResult:
     read_errors: tuple[ReadError, ...] = ()
     #: The signed-manifest check (made first); ``None`` when it was not asked for.
     manifest: ManifestCheck | None = None
+    #: True when cut cycles and a recorded change of M or K were judged as the first
+    #: verifier did (``--strict``): then nothing is unverifiable.
+    strict: bool = False
+
+    @property
+    def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
+        """Every unverifiable cycle, by stamp: cut by the recording, or evidence before it.
+
+        A cycle may appear twice, once per reason.
+        """
+        return tuple(sorted(
+            (*self.completeness.unverifiable, *self.history.unverifiable),
+            key=lambda cycle: (cycle.cycle_stamp_ns, cycle.reason.value)))
+
+    @property
+    def cycles_unverifiable(self) -> int:
+        """How many distinct cycle stamps are unverifiable."""
+        return len({cycle.cycle_stamp_ns for cycle in self.unverifiable})
 
     @property
     def incomplete_input(self) -> bool:
@@ -67,6 +86,14 @@ class VerificationResult:
         if history is not None:
             lines.append(history)
         lines.append(self.conformance.summary())
+        unverifiable = self.unverifiable
+        if unverifiable:
+            reasons: dict[str, int] = {}
+            for cycle in unverifiable:
+                reasons[cycle.reason.value] = reasons.get(cycle.reason.value, 0) + 1
+            detail = ', '.join(f'{count} {reason}' for reason, count in sorted(reasons.items()))
+            lines.append(f'unverifiable: {self.cycles_unverifiable} cycles ({detail}; not '
+                         'violations, --strict makes them failures)')
         for report in (self.baud, self.erur):
             lines.extend(f'note: {report.property_version}: {note}'
                          for note in report.parameter_notes)
@@ -89,6 +116,9 @@ class VerificationResult:
             'history': self.history.to_json(),
             'conformance': self.conformance.to_json(),
             'manifest': None if self.manifest is None else self.manifest.to_json(),
+            'strict': self.strict,
+            'cycles_unverifiable': self.cycles_unverifiable,
+            'unverifiable': unverifiable_to_json(self.unverifiable),
         }
 
 
@@ -100,6 +130,7 @@ def verify_all(
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
     public_key: Ed25519PublicKey | None = None,
     manifest: ManifestCheck | None = None,
+    strict: bool = False,
 ) -> VerificationResult:
     """Read the bag once and return every report together.
 
@@ -112,14 +143,22 @@ def verify_all(
     lists what could not (`read_errors`). Raises a GhostVerifyError subclass when nothing
     ghost could be read, or the bag holds no ghost topics, or a ghost schema is not the one
     the verifier reads.
+
+    Each cycle is judged with the M and K it records. Cycles cut by the recording (a bag
+    started after Ghost, or stopped before it) and histories whose evidence window starts
+    before the bag are unverifiable: listed, not failures. `strict` restores the first
+    verifier's behaviour: the first recorded M and K for every cycle, and those cycles fail.
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
-    baud = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
-    erur = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold)
-    tracer = DecisionTracer(keep_records=False)  # bounded memory: counts + problems only
-    completeness = CompletenessChecker()
-    history = HistoryChecker()
+    baud = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
+                       strict=strict)
+    erur = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
+                       strict=strict)
+    # Bounded memory: counts + problems only.
+    tracer = DecisionTracer(keep_records=False, strict=strict)
+    completeness = CompletenessChecker(strict=strict)
+    history = HistoryChecker(strict=strict)
     conformance = ConformanceChecker()
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for cycle in ghost_bag.cycles():
@@ -132,4 +171,4 @@ def verify_all(
     info = ghost_bag.info
     return VerificationResult(baud.result(info), erur.result(info), tracer.result(info),
                               completeness.result(), history.result(info),
-                              conformance.result(info), info.read_errors, manifest)
+                              conformance.result(info), info.read_errors, manifest, strict)

@@ -26,8 +26,8 @@ from ghost_verify.verify import VerificationResult, verify_all
 SMOKE = scenario_traces('smoke')
 
 
-def _verify(tmp_path: Path, entries: list[Entry]) -> VerificationResult:
-    return verify_all(write_bag(tmp_path / 'bag', entries))
+def _verify(tmp_path: Path, entries: list[Entry], *, strict: bool = False) -> VerificationResult:
+    return verify_all(write_bag(tmp_path / 'bag', entries), strict=strict)
 
 
 def test_every_cycle_of_the_reference_run_is_complete(tmp_path: Path) -> None:
@@ -66,7 +66,7 @@ def test_the_last_cycle_of_a_bag_cut_short_is_not_excused(tmp_path: Path) -> Non
     entries = trace_entries(SMOKE)
     for topic in (CALIBRATED[0], RATIONALE[0], ACTUATION[0]):
         entries = edit(entries, topic, last, lambda m: None)
-    result = _verify(tmp_path, entries)
+    result = _verify(tmp_path, entries, strict=True)
     assert result.baud.holds and result.erur.holds and result.baud.cycles_total == 9
     (cycle,) = result.completeness.incomplete_cycles
     assert cycle.cycle_stamp_ns == last
@@ -84,7 +84,7 @@ def test_a_stamp_with_only_a_prediction_is_incomplete(tmp_path: Path) -> None:
                                   'frame_id': 'map'}}
 
     entries = edit(trace_entries(SMOKE), PREDICTION[0], SMOKE[-1].stamp_ns, move)
-    result = _verify(tmp_path, entries)
+    result = _verify(tmp_path, entries, strict=True)
     (cycle,) = result.completeness.incomplete_cycles
     assert cycle.cycle_stamp_ns == stray and cycle.present == (GhostTopicKind.PREDICTION,)
 
