@@ -77,8 +77,9 @@ def covariance_defect(m: Sequence[float]) -> str | None:
     correlation matrix c_ij = m_ij / sqrt(m_ii m_jj), i.e. on each pair of axes' own scale, so
     that a huge variance on one axis (1e6 for "not measured") cannot hide an impossible
     correlation between the others. An axis with (numerically) zero variance, below 1e-24,
-    must have covariances within sigma_i sigma_j (plus an absolute 1e-12). The remaining c must have every principal minor (the 2x2 ones and
-    the determinant) >= -1e-9; for a symmetric matrix that is positive semi-definiteness.
+    must have covariances within sigma_i sigma_j (plus an absolute 1e-12). The remaining c must
+    have every principal minor (the 2x2 ones and the determinant) >= -1e-9; for a symmetric
+    matrix that is positive semi-definiteness.
     """
     if len(m) != 9 or not all(math.isfinite(x) for x in m):
         return NON_FINITE

@@ -150,8 +150,10 @@ def test_block3_extracts_row_major_blocks() -> None:
 
 
 def test_a_subnormal_variance_is_zero_for_the_definiteness_check() -> None:
-    """Found by Hypothesis: v = (0, 1, 9.78e-160) gives m22 = 9.6e-319, a subnormal whose square
-    root has too few bits to divide by; sum(v v^T) is a covariance all the same.
+    """A subnormal variance is no reason to refuse a covariance (found by Hypothesis).
+
+    v = (0, 1, 9.78e-160) gives m22 = 9.6e-319, a subnormal whose square root has too few bits
+    to divide by; sum(v v^T) is a covariance all the same.
     """
     v = (0.0, 1.0, 9.780451259791272e-160)
     assert covariance_defect(outer(v)) is None
