@@ -38,24 +38,21 @@ def ros_env() -> dict[str, str]:
     return isolated_ros_env()
 
 
-@pytest.fixture(scope='session')
-def ros2_tools() -> dict[str, str]:
-    """scripts/env.sh's environment with the vendored ROS 2 tools' install space sourced.
+def _vendored_env(name: str, sources: Path, what: str) -> dict[str, str]:
+    """scripts/env.sh's environment with the install space of ../shared/vendor/<name> sourced.
 
-    ``ros2 launch``, ``ros2 run``, ``ros2 pkg`` and ``ros2 topic`` are then on PATH and the real
-    launch/launch_ros packages importable. Built once into build/ros2_tools/ by
-    scripts/ros2_tools.sh (cached by a hash of the sources; a lock serialises concurrent
-    builds). Skips when ../shared/vendor/ros2-jazzy (or $GHOST_ROS2_VENDOR) is missing (a
-    user's clone; CI refuses to run without it). Not isolated: tests take ``ros2_env``.
+    Built once by scripts/vendored.sh (cached by a hash of the sources; a lock serialises
+    concurrent builds). Skips, with one line, when the sources are missing (a user's clone;
+    CI refuses to run without them).
     """
-    vendor = Path(os.environ.get('GHOST_ROS2_VENDOR') or VENDORED_ROS2)
-    if not vendor.is_dir():
-        pytest.skip(f'no vendored ROS 2 tools at {vendor} (CI has them; see .ci/run)')
+    if not sources.is_dir():
+        pytest.skip(f'no {what} at {sources} (CI has them; see .ci/run)')
     build = subprocess.run(  # noqa: S603
-        ['bash', str(ROOT / 'scripts' / 'ros2_tools.sh')], text=True, capture_output=True,
-        timeout=900, check=False, env={**os.environ, 'GHOST_ROS2_VENDOR': str(vendor)})
+        ['bash', str(ROOT / 'scripts' / 'vendored.sh'), name, str(sources)], text=True,
+        capture_output=True, timeout=900, check=False)
     if build.returncode != 0:
-        pytest.fail(f'scripts/ros2_tools.sh failed (exit {build.returncode}):\n{build.stderr}')
+        pytest.fail(f'scripts/vendored.sh {name} failed (exit {build.returncode}):\n'
+                    f'{build.stderr}')
     install = build.stdout.strip().splitlines()[-1]
     # Source exactly what the vendor README says a user sources, and keep the result.
     script = 'source "$1/scripts/env.sh" && source "$2/local_setup.bash" && env -0'
@@ -66,10 +63,9 @@ def ros2_tools() -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith('PYTEST_')}
 
 
-@pytest.fixture
-def ros2_env(ros2_tools: dict[str, str]) -> dict[str, str]:
-    """``ros2_tools``' environment isolated as ``ros_env`` is (own domain, localhost only)."""
-    env = dict(ros2_tools)
+def _isolated(env: dict[str, str]) -> dict[str, str]:
+    """``env`` isolated as ``ros_env`` is (own domain, localhost only)."""
+    env = dict(env)
     env.pop('ROS_LOCALHOST_ONLY', None)
     isolated = isolated_ros_env()
     for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'PYTHONUNBUFFERED'):
@@ -78,45 +74,38 @@ def ros2_env(ros2_tools: dict[str, str]) -> dict[str, str]:
     return env
 
 
-def _sourced_env(install: str) -> dict[str, str]:
-    """scripts/env.sh's environment with ``install``'s local_setup.bash sourced on top."""
-    script = 'source "$1/scripts/env.sh" && source "$2/local_setup.bash" && env -0'
-    sourced = subprocess.run(  # noqa: S603
-        ['bash', '-c', script, 'bash', str(ROOT), install], capture_output=True, timeout=60,
-        check=True)
-    env = dict(item.split('=', 1) for item in sourced.stdout.decode().split('\0') if '=' in item)
-    return {k: v for k, v in env.items() if not k.startswith('PYTEST_')}
+@pytest.fixture(scope='session')
+def ros2_tools() -> dict[str, str]:
+    """The environment with the vendored ROS 2 tools (ros2 launch/run/pkg/topic) on PATH.
+
+    The real launch/launch_ros packages are importable too. ``$GHOST_ROS2_VENDOR`` overrides
+    ../shared/vendor/ros2-jazzy. Not isolated: tests take ``ros2_env``.
+    """
+    sources = Path(os.environ.get('GHOST_ROS2_VENDOR') or VENDORED_ROS2)
+    return _vendored_env('ros2-jazzy', sources, 'vendored ROS 2 tools')
+
+
+@pytest.fixture
+def ros2_env(ros2_tools: dict[str, str]) -> dict[str, str]:
+    """``ros2_tools``' environment isolated as ``ros_env`` is (own domain, localhost only)."""
+    return _isolated(ros2_tools)
 
 
 @pytest.fixture(scope='session')
 def px4_msgs_env() -> dict[str, str]:
-    """scripts/env.sh's environment with the vendored px4_msgs install space sourced.
+    """The environment with the vendored px4_msgs subset importable.
 
-    Built once into build/px4_msgs/ by scripts/px4_msgs.sh (cached by a hash of the sources; a
-    lock serialises concurrent builds). Skips when ../shared/vendor/px4_msgs (or
-    $GHOST_PX4_MSGS) is missing. Not isolated: tests take ``px4_env``.
+    ``$GHOST_PX4_MSGS`` overrides ../shared/vendor/px4_msgs. Not isolated: tests take
+    ``px4_env``.
     """
-    vendor = Path(os.environ.get('GHOST_PX4_MSGS') or VENDORED_PX4_MSGS)
-    if not (vendor / 'package.xml').is_file():
-        pytest.skip(f'no vendored px4_msgs at {vendor} (CI has it; see its README)')
-    build = subprocess.run(  # noqa: S603
-        ['bash', str(ROOT / 'scripts' / 'px4_msgs.sh')], text=True, capture_output=True,
-        timeout=900, check=False, env={**os.environ, 'GHOST_PX4_MSGS': str(vendor)})
-    if build.returncode != 0:
-        pytest.fail(f'scripts/px4_msgs.sh failed (exit {build.returncode}):\n{build.stderr}')
-    return _sourced_env(build.stdout.strip().splitlines()[-1])
+    sources = Path(os.environ.get('GHOST_PX4_MSGS') or VENDORED_PX4_MSGS)
+    return _vendored_env('px4_msgs', sources, 'vendored px4_msgs')
 
 
 @pytest.fixture
 def px4_env(px4_msgs_env: dict[str, str]) -> dict[str, str]:
     """``px4_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
-    env = dict(px4_msgs_env)
-    env.pop('ROS_LOCALHOST_ONLY', None)
-    isolated = isolated_ros_env()
-    for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'PYTHONUNBUFFERED'):
-        env[key] = isolated[key]
-    env.setdefault('RMW_IMPLEMENTATION', isolated['RMW_IMPLEMENTATION'])
-    return env
+    return _isolated(px4_msgs_env)
 
 
 class ProcessGroup:

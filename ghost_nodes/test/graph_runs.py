@@ -112,3 +112,41 @@ def wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> 
         if not got and proc.poll() is not None:
             raise AssertionError(f'feed exited: {proc.stderr.read()}')
     raise AssertionError(f'no {line!r} from the feed')
+
+
+def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],
+                  remaps: dict[str, str] | None = None) -> tuple[Path, dict[str, int | None]]:
+    """The graph without its scenario, fed ``cycles`` by feed.py publishing best-effort.
+
+    feed.py publishes as MAVROS and PX4's bridge do (sensor-data QoS), on the remapped input
+    topics, at 10 Hz once the graph has matched; the graph is then stopped. Returns the bag and
+    every process's exit code.
+    """
+    from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+    from ghost_nodes.launcher import GraphProcesses
+
+    remaps = remaps or {}
+    bag = tmp_path / 'bag'
+    config = Path(__file__).resolve().parents[2] / 'config'
+    specs = closed_loop_graph(config, bag_path=str(bag), with_scenario=False, remaps=remaps)
+    expect = [f'{remaps.get(t, t)}={n}' for t, n in expected_subscribers(specs).items()]
+    (tmp_path / 'cycles.json').write_text(json_safe(cycles))
+    graph = GraphProcesses(specs, tmp_path / 'logs', env)
+    graph.start()
+    try:
+        feed = subprocess.Popen(  # noqa: S603
+            [sys.executable, FEED, str(tmp_path / 'cycles.json'), '--best-effort',
+             '--state-topic', remaps.get('/state/nav', '/state/nav'),
+             '--observations-topic', remaps.get('/observations', '/observations'),
+             '--rate-hz', '10', '--expect', *expect], env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            wait_line(feed, 'done')
+            feed.wait(timeout=10)
+        finally:
+            feed.kill()
+        time.sleep(1.0)
+        codes = graph.stop()
+    finally:
+        graph.kill()
+    return bag, codes

@@ -8,15 +8,10 @@ PROCEED, and the bag verifies.
 """
 
 from pathlib import Path
-import subprocess
-import sys
-import time
 
-from graph_runs import FEED, feed_cycles, json_safe, wait_line
+from graph_runs import feed_cycles, run_fed_graph
 
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
-from ghost_nodes.graph import closed_loop_graph, expected_subscribers
-from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 from ghost_verify.bag import GhostBag
 
@@ -30,28 +25,8 @@ def test_mavros_odometry_without_covariance_never_proceeds(tmp_path, ros_env) ->
     for cycle in cycles:
         cycle['pose_covariance'] = [0.0] * 36
         cycle['twist_covariance'] = [0.0] * 36
-    bag = tmp_path / 'bag'
-    remaps = {'/state/nav': MAVROS_ODOM, '/observations': FIX}
-    specs = closed_loop_graph(CONFIG, bag_path=str(bag), with_scenario=False, remaps=remaps)
-    expect = [f'{remaps.get(t, t)}={n}' for t, n in expected_subscribers(specs).items()]
-    (tmp_path / 'cycles.json').write_text(json_safe(cycles))
-    graph = GraphProcesses(specs, tmp_path / 'logs', ros_env)
-    graph.start()
-    try:
-        feed = subprocess.Popen(
-            [sys.executable, FEED, str(tmp_path / 'cycles.json'), '--best-effort',
-             '--state-topic', MAVROS_ODOM, '--observations-topic', FIX, '--rate-hz', '10',
-             '--expect', *expect], env=ros_env, text=True, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            wait_line(feed, 'done')
-            feed.wait(timeout=10)
-        finally:
-            feed.kill()
-        time.sleep(1.0)
-        codes = graph.stop()
-    finally:
-        graph.kill()
+    bag, codes = run_fed_graph(tmp_path, ros_env, cycles,
+                               {'/state/nav': MAVROS_ODOM, '/observations': FIX})
     assert all(code == 0 for code in codes.values()), codes
     seen = list(GhostBag(bag).cycles())
     assert len(seen) == 20

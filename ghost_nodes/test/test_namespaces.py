@@ -5,27 +5,10 @@ verifies; inputs published best-effort (as PX4's bridge and MAVROS publish them)
 by the default input QoS and recorded.
 """
 
-from pathlib import Path
-import subprocess
-import sys
-import time
+from graph_runs import feed_cycles, GHOST_RUN, payloads_by_topic, reports, run_fed_graph
 
-from graph_runs import (
-    FEED,
-    feed_cycles,
-    GHOST_RUN,
-    json_safe,
-    payloads_by_topic,
-    reports,
-    wait_line,
-)
-
-from ghost_nodes.graph import closed_loop_graph, expected_subscribers
-from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 from ghost_verify.bag import GhostBag
-
-CONFIG = Path(__file__).resolve().parents[2] / 'config'
 
 
 def test_two_namespaced_graphs_share_one_domain_and_each_bag_verifies(tmp_path, ros_env,
@@ -57,26 +40,7 @@ def test_two_namespaced_graphs_share_one_domain_and_each_bag_verifies(tmp_path, 
 def test_best_effort_inputs_are_heard_and_recorded(tmp_path, ros_env) -> None:
     """Default input_qos (best_effort) matches a sensor-data publisher; nothing is lost."""
     cycles = feed_cycles(30)
-    bag = tmp_path / 'bag'
-    specs = closed_loop_graph(CONFIG, bag_path=str(bag), with_scenario=False)
-    graph = GraphProcesses(specs, tmp_path / 'logs', ros_env)
-    (tmp_path / 'cycles.json').write_text(json_safe(cycles))
-    expect = [f'{t}={n}' for t, n in expected_subscribers(specs).items()]
-    graph.start()
-    try:
-        feed = subprocess.Popen(
-            [sys.executable, FEED, str(tmp_path / 'cycles.json'), '--best-effort',
-             '--rate-hz', '10', '--expect', *expect], env=ros_env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            wait_line(feed, 'done')
-            feed.wait(timeout=10)
-        finally:
-            feed.kill()
-        time.sleep(1.0)
-        codes = graph.stop()
-    finally:
-        graph.kill()
+    bag, codes = run_fed_graph(tmp_path, ros_env, cycles)
     assert all(code == 0 for code in codes.values()), codes
     payloads = payloads_by_topic(bag)
     assert len(payloads['/state/nav']) == 30

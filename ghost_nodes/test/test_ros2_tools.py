@@ -1,6 +1,6 @@
 """Ghost through the real Jazzy ``ros2 launch``, ``ros2 run`` and ``ros2 topic``, as users run it.
 
-The tools are the vendored, unmodified Jazzy sources built by scripts/ros2_tools.sh
+The tools are the vendored, unmodified Jazzy sources built by scripts/vendored.sh ros2-jazzy
 (``ros2_env``: scripts/env.sh, then the tools' local_setup.bash, on a ROS domain of the test's
 own). Every command is a real process, started through ``processes`` so that its whole process
 group is stopped at the end. A launch is stopped as Ctrl-C stops it: SIGINT to its process

@@ -1,29 +1,39 @@
 #!/usr/bin/env bash
-# Build the ROS 2 Jazzy command-line tools vendored in ../shared/vendor/ros2-jazzy (ros2 launch,
-# ros2 run, ros2 pkg, ros2 topic and what they import) into a cached install space, and print
-# that install space's path on stdout. Test tools, not part of Ghost: the test suite runs the
-# launch file and the console scripts through them (ghost_nodes/test/test_ros2_tools.py).
+# Build a package set vendored in ../shared/vendor/ into a cached install space and print that
+# install space's path on stdout. Test dependencies, not part of Ghost:
+#   ros2-jazzy  the unmodified Jazzy sources of ros2 launch/run/pkg/topic and what they import:
+#               the tests run the launch file and the console scripts through them
+#               (ghost_nodes/test/test_ros2_tools.py, fixture `ros2_tools`);
+#   px4_msgs    a subset of PX4's message package (a rosidl CMake package, built like
+#               ghost_interfaces): the px4_bridge tests need its types (fixture `px4_msgs_env`);
+#               a PX4 user builds the whole package in their own workspace.
 #
 # Idempotent: the build is skipped when the vendored sources (and this script) hash as they did
 # at the last successful build. Concurrent callers (two pytest processes) wait on a lock. The
 # sources are read where they are, never copied into the repository; the install space lives in
-# build/ros2_tools/ (git-ignored; build/ is COLCON_IGNOREd, so the workspace build never
+# build/vendored/<name>/ (git-ignored; build/ is COLCON_IGNOREd, so the workspace build never
 # crawls it).
 #
-#   bash scripts/ros2_tools.sh            # -> <repo>/build/ros2_tools/install
-#   source scripts/env.sh && source "$(bash scripts/ros2_tools.sh)/local_setup.bash"
+#   bash scripts/vendored.sh ros2-jazzy            # -> <repo>/build/vendored/ros2-jazzy/install
+#   source scripts/env.sh && source "$(bash scripts/vendored.sh ros2-jazzy)/local_setup.bash"
 #
-# Environment: GHOST_ROS2_VENDOR (default: <repo>/../shared/vendor/ros2-jazzy).
-# Exit codes: 0 ready; 2 the vendored sources are missing; 1 the build failed.
+# Usage: vendored.sh NAME [SOURCES] (SOURCES default: <repo>/../shared/vendor/NAME).
+# Exit codes: 0 ready; 2 the vendored sources are missing (or a bad NAME); 1 the build failed.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-vendor=${GHOST_ROS2_VENDOR:-$root/../shared/vendor/ros2-jazzy}
-base=$root/build/ros2_tools
-say() { printf '[ros2_tools] %s\n' "$*" >&2; }
+name=${1:-}
+say() { printf '[vendored %s] %s\n' "$name" "$*" >&2; }
+case "$name" in
+  ros2-jazzy) what='the vendored ROS 2 tools'; expect=README.md; about='about 30 s' ;;
+  px4_msgs) what='the vendored px4_msgs'; expect=package.xml; about='about a minute' ;;
+  *) echo "usage: $0 ros2-jazzy|px4_msgs [SOURCES]" >&2; exit 2 ;;
+esac
+vendor=${2:-$root/../shared/vendor/$name}
+base=$root/build/vendored/$name
 
-if [ ! -d "$vendor" ]; then
-  say "no vendored ROS 2 tools at $vendor (see ../shared/vendor/ros2-jazzy/README.md)"
+if [ ! -f "$vendor/$expect" ]; then
+  say "no $what at $vendor (see ../shared/vendor/$name/README.md)"
   exit 2
 fi
 vendor=$(cd "$vendor" && pwd)
@@ -41,7 +51,7 @@ source "$root/scripts/env.sh" --no-install
 # the interpreter the packages are built for.
 src_hash=$( { cd "$vendor" && find . -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 \
                 | sort -z | xargs -0 sha256sum;
-              sha256sum "$root/scripts/ros2_tools.sh" | cut -d' ' -f1;
+              sha256sum "$root/scripts/vendored.sh" | cut -d' ' -f1;
               echo "$VIRTUAL_ENV"; } | sha256sum | cut -d' ' -f1)
 install=$base/install
 stamp=$install/.ghost-vendor.sha256
@@ -50,7 +60,7 @@ if [ -f "$install/local_setup.bash" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$src
   exit 0
 fi
 
-say "building the vendored ROS 2 tools from $vendor (about 30 s)"
+say "building $what from $vendor ($about)"
 # A clean build: a stale install space (a package removed or renamed) must not survive.
 rm -rf "$base/build" "$install" "$base/log"
 started=$(date +%s)
