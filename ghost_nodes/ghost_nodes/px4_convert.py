@@ -37,6 +37,7 @@ __all__ = [
     'frd_to_flu',
     'gnss_to_enu',
     'height_reference',
+    'pose_covariance',
     'horizontal_vertical_covariance',
     'ned_to_enu',
     'observation_pose_covariance',
@@ -462,6 +463,17 @@ def fix_covariance(eph: float, epv: float, vertical_measured: bool) -> Matrix3:
     if vertical_measured:
         return cov
     return (cov[0], cov[1], (0.0, 0.0, UNMEASURED_VARIANCE_M2))
+
+
+def pose_covariance(position: Matrix3, orientation: Matrix3 | None) -> tuple[float, ...]:
+    """The 6x6 of a belief's pose: `position` and `orientation` blocks, no cross terms.
+
+    ``orientation`` None leaves its block all zeros, which Ghost judges UNKNOWN.
+    """
+    blocks = {(0, 0): position}
+    if orientation is not None:
+        blocks[(3, 3)] = orientation
+    return _cov36(blocks)
 
 
 def observation_pose_covariance(position: Matrix3) -> tuple[float, ...]:

@@ -78,17 +78,6 @@ def _diag(values: Sequence[float]) -> px4.Matrix3:
             (0.0, 0.0, float(values[2])))
 
 
-def _pose_covariance(position: px4.Matrix3, orientation: px4.Matrix3 | None) -> tuple[float, ...]:
-    full = [0.0] * 36
-    for offset, block in ((0, position), (3, orientation)):
-        if block is None:
-            continue
-        for i in range(3):
-            for j in range(3):
-                full[(offset + i) * 6 + offset + j] = block[i][j]
-    return tuple(full)
-
-
 def _orientation_block(variance: Sequence[float]) -> px4.Matrix3 | None:
     """A diagonal orientation block, or None (all-zero: UNKNOWN) when PX4 does not state it.
 
@@ -125,7 +114,7 @@ def vehicle_odometry_sample(
         q_wxyz=(float(q[0]), float(q[1]), float(q[2]), float(q[3])),
         velocity=(float(velocity[0]), float(velocity[1]), float(velocity[2])),
         velocity_frame=VELOCITY_FRAMES.get(int(velocity_frame), px4.Px4Frame.OTHER),
-        pose_covariance=_pose_covariance(_diag(position_variance), orientation),
+        pose_covariance=px4.pose_covariance(_diag(position_variance), orientation),
         velocity_covariance=_diag(velocity_variance),
         angular_velocity_frd=((rates[0], rates[1], rates[2]) if _finite(*rates)
                               else (0.0, 0.0, 0.0)),
@@ -180,7 +169,7 @@ def local_position_odometry(
     sample = px4.Px4Odometry(
         position_ned=(x, y, z), q_wxyz=attitude.q_wxyz, velocity=(vx, vy, vz),
         velocity_frame=px4.Px4Frame.NED,
-        pose_covariance=_pose_covariance(px4.horizontal_vertical_covariance(eph, epv),
+        pose_covariance=px4.pose_covariance(px4.horizontal_vertical_covariance(eph, epv),
                                          orientation),
         velocity_covariance=px4.horizontal_vertical_covariance(evh, evv),
         angular_velocity_frd=attitude.angular_velocity_frd)

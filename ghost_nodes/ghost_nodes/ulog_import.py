@@ -368,18 +368,6 @@ class _Orientation:
         return cov
 
 
-def _pose_covariance_ned(position: px4.Matrix3,
-                         orientation: px4.Matrix3 | None) -> tuple[float, ...]:
-    full = [0.0] * 36
-    for offset, block in ((0, position), (3, orientation)):
-        if block is None:
-            continue
-        for i in range(3):
-            for j in range(3):
-                full[(offset + i) * 6 + offset + j] = block[i][j]
-    return tuple(full)
-
-
 def _finite(*values: float) -> bool:
     return all(math.isfinite(value) for value in values)
 
@@ -423,7 +411,7 @@ def _local_position_samples(
         yield stamp, int(log_times[i]), px4.Px4Odometry(
             position_ned=(v['x'], v['y'], v['z']), q_wxyz=(q[0], q[1], q[2], q[3]),
             velocity=(v['vx'], v['vy'], v['vz']), velocity_frame=px4.Px4Frame.NED,
-            pose_covariance=_pose_covariance_ned(
+            pose_covariance=px4.pose_covariance(
                 px4.horizontal_vertical_covariance(v['eph'], v['epv']),
                 None if isinstance(rotation, str) else rotation),
             velocity_covariance=px4.horizontal_vertical_covariance(v['evh'], v['evv']),
@@ -466,7 +454,7 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odomet
         velocity_frame = frame(_NEW_FRAMES, 'velocity_frame')
         if not _finite(*rot_var):
             rot_var = [0.0, 0.0, 0.0]
-        pose = _pose_covariance_ned(_diag3(pos_var), _diag3(rot_var))
+        pose = px4.pose_covariance(_diag3(pos_var), _diag3(rot_var))
         velocity_cov = _diag3(vel_var)
     else:  # PX4 1.10-1.13: x, y, z; 21-value upper-triangular covariances
         position = (get('x'), get('y'), get('z'))
