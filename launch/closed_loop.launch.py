@@ -5,6 +5,8 @@
         observations_topic:=/rtk/pose
     ros2 launch ghost closed_loop.launch.py namespace:=uav1 record:=true   # /uav1/actuations ...
     ros2 launch ghost closed_loop.launch.py px4:=true record:=true   # PX4 over uXRCE-DDS
+    ros2 launch ghost closed_loop.launch.py use_scenario:=false gate:=twist  # cmd_vel gate
+    ros2 launch ghost closed_loop.launch.py single_process:=true   # the agent in one process
     ros2 launch ghost closed_loop.launch.py use_scenario:=false params_file:=my_ghost.yaml
     ros2 launch ghost closed_loop.launch.py record:=true signing_key:=keys/ghost
     ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
@@ -27,12 +29,17 @@ from launch.event_handlers import OnShutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from ghost_nodes.agent_process import EXECUTORS, graph_document
 from ghost_nodes.graph import (
+    AGENT_PROCESS,
     closed_loop_graph,
+    GATE_MODES,
+    IN_PROCESS_NODES,
     INPUT_QOS_CHOICES,
     overrides_yaml,
     parameter_files,
     remap_rules,
+    ros_arguments,
     SCENARIOS,
 )
 
@@ -102,6 +109,7 @@ def _graph(context, *args, **kwargs):
         with_scenario=_flag(context, 'use_scenario'),
         monitor=_flag(context, 'monitor'),
         px4=_flag(context, 'px4'),
+        gate=LaunchConfiguration('gate').perform(context).strip(),
         remaps=remaps, overrides=overrides,
         namespace=LaunchConfiguration('namespace').perform(context),
         settings=_settings(context),
@@ -116,18 +124,34 @@ def _graph(context, *args, **kwargs):
     # SROS2: each node runs in its own enclave, <prefix>/<node> (docs/reliability.md).
     prefix = LaunchConfiguration('enclave_prefix').perform(context).rstrip('/')
     nodes = [cleanup]
+    single_process = _flag(context, 'single_process')
+    in_process = []
     for spec in specs:
         overrides_file = None
         if spec.parameters:
             overrides_file = os.path.join(folder, f'{spec.name}.params.yaml')
             with open(overrides_file, 'w', encoding='utf-8') as stream:
                 stream.write(overrides_yaml(spec))
+        if single_process and spec.name in IN_PROCESS_NODES:
+            in_process.append((spec.name, spec.executable, ros_arguments(spec, overrides_file)))
+            continue
         nodes.append(Node(
             package=spec.package, executable=spec.executable, name=spec.name,
             namespace=spec.namespace or None,
             parameters=parameter_files(spec, overrides_file),
             remappings=remap_rules(spec), output='screen',
             **({'ros_arguments': ['--enclave', f'{prefix}/{spec.name}']} if prefix else {})))
+    if in_process:
+        # One process, one executor (ghost_nodes.agent_process); each node keeps its own
+        # name, namespace, parameter files and remaps. One process is one enclave.
+        graph_file = os.path.join(folder, f'{AGENT_PROCESS}.graph.json')
+        with open(graph_file, 'w', encoding='utf-8') as stream:
+            stream.write(graph_document(in_process))
+        nodes.append(Node(
+            package='ghost_nodes', executable=AGENT_PROCESS, output='screen',
+            arguments=['--graph', graph_file, '--executor',
+                       LaunchConfiguration('executor').perform(context)],
+            **({'ros_arguments': ['--enclave', f'{prefix}/{AGENT_PROCESS}']} if prefix else {})))
     return nodes
 
 
@@ -151,6 +175,21 @@ def generate_launch_description() -> LaunchDescription:
                                           'uXRCE-DDS topics (fmu/out/vehicle_odometry, '
                                           'vehicle_local_position, vehicle_gps_position) become '
                                           'the inputs.'),
+        DeclareLaunchArgument('gate', default_value='', choices=['', *GATE_MODES],
+                              description="The command gate between the mission and the "
+                                          "vehicle: 'px4' (ghost/mission/trajectory_setpoint "
+                                          '-> fmu/in/trajectory_setpoint, offboard_control_mode, '
+                                          "vehicle_command), 'twist' (cmd_vel_in -> cmd_vel) or "
+                                          "'none'. '' = 'px4' with px4:=true, else 'none'."),
+        DeclareLaunchArgument('single_process', default_value='false',
+                              description='Run the agent, monitor, bridge and gate nodes in '
+                                          'one process on one executor (ghost_agent): the '
+                                          'same topics and bag, at less cost. The sources and '
+                                          'the recorder keep their own processes.'),
+        DeclareLaunchArgument('executor', default_value='single', choices=list(EXECUTORS),
+                              description="With single_process:=true: 'single' (rclpy's "
+                                          "SingleThreadedExecutor) or 'events' (rclpy's "
+                                          'experimental EventsExecutor).'),
         DeclareLaunchArgument('monitor', default_value='true',
                               description='Start the online monitor: /diagnostics at 1 Hz, '
                                           'each node OK/WARN/ERROR/STALE and BAUD-v1/ERUR-v1 '

@@ -28,6 +28,7 @@ __all__ = [
     'MAX_CHUNK_SIZE',
     'GhostBagWriter',
     'ghost_typestore',
+    'register_msg_package',
     'normalize_type_name',
 ]
 
@@ -56,12 +57,25 @@ def ghost_typestore(
     msg_dir: str | os.PathLike[str], *, package: str = 'ghost_interfaces'
 ) -> Typestore:
     """Return a ROS 2 Jazzy typestore with every ``*.msg`` of `msg_dir` registered in `package`."""
+    typestore = get_typestore(Stores.ROS2_JAZZY)
+    register_msg_package(typestore, msg_dir, package)
+    return typestore
+
+
+def register_msg_package(
+    typestore: Typestore, msg_dir: str | os.PathLike[str], package: str
+) -> None:
+    """Register every ``*.msg`` of `msg_dir` (a package's share/<package>/msg) in `typestore`.
+
+    How a bag records the messages of a package outside ROS 2 Jazzy's own (ghost_interfaces;
+    px4_msgs for the command gate's outputs): their definitions are parsed from the package's
+    installed ``.msg`` files, like rosbag2 reads them from the package's share directory.
+    """
     directory = Path(msg_dir)
     files = sorted(directory.glob('*.msg'))
     if not files:
-        raise BagWriteError(f'{directory}: no .msg files (expected the ghost_interfaces/msg '
+        raise BagWriteError(f'{directory}: no .msg files (expected the {package}/msg '
                             'directory)')
-    typestore = get_typestore(Stores.ROS2_JAZZY)
     types = {}
     for file in files:
         try:
@@ -70,7 +84,6 @@ def ghost_typestore(
         except Exception as err:  # noqa: BLE001 - the parser raises several types
             raise BagWriteError(f'{file}: cannot be parsed: {err}') from err
     typestore.register(types)
-    return typestore
 
 
 # Byte offset of uncompressed_crc in an MCAP chunk record: opcode (1), record length (8),

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from ghost_core.scenarios import SCENARIO_NAMES
 
-__all__ = ['GHOST_TOPICS', 'INPUT_QOS_CHOICES', 'INPUT_TOPICS', 'NodeSpec', 'SCENARIOS',
+__all__ = ['AGENT_PROCESS', 'CMD_VEL_IN_TOPIC', 'IN_PROCESS_NODES', 'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS', 'INPUT_QOS_CHOICES',
+           'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NodeSpec', 'PX4_IN_TOPICS',
+           'PX4_OUT_TOPICS', 'SCENARIOS',
            'closed_loop_graph', 'expected_subscribers', 'node_key', 'normalise_namespace',
            'overrides_yaml', 'parameter_files', 'relative_topic', 'remap_rules', 'ros_arguments',
            'topic_in_namespace']
@@ -33,8 +35,37 @@ GHOST_TOPICS: Mapping[str, str] = {
     '/actuations': 'ghost_interfaces/msg/ActionEmission',
 }
 
+#: The command gate's record of every output it sent (ghost_interfaces/GateEmission).
+GATE_TOPIC = '/ghost/gate'
+#: What the mission wants to send, into the gate: PX4 mode, and the generic (Twist) mode.
+MISSION_SETPOINT_TOPIC = '/ghost/mission/trajectory_setpoint'
+CMD_VEL_IN_TOPIC = '/cmd_vel_in'
+#: PX4's uXRCE-DDS topics (px4_msgs): what px4_bridge reads, and what the gate writes.
+PX4_OUT_TOPICS: Mapping[str, str] = {
+    '/fmu/out/vehicle_odometry': 'px4_msgs/msg/VehicleOdometry',
+    '/fmu/out/vehicle_local_position': 'px4_msgs/msg/VehicleLocalPosition',
+    '/fmu/out/vehicle_gps_position': 'px4_msgs/msg/SensorGps',
+    '/fmu/out/vehicle_status': 'px4_msgs/msg/VehicleStatus',
+}
+PX4_IN_TOPICS: Mapping[str, str] = {
+    '/fmu/in/trajectory_setpoint': 'px4_msgs/msg/TrajectorySetpoint',
+    '/fmu/in/offboard_control_mode': 'px4_msgs/msg/OffboardControlMode',
+    '/fmu/in/vehicle_command': 'px4_msgs/msg/VehicleCommand',
+}
+#: Values of ``closed_loop_graph(gate=...)`` (launch ``gate:=``, ``ghost_run --gate``).
+GATE_MODES = ('none', 'px4', 'twist')
+
+#: The nodes single-process mode runs in one process (ghost_nodes.agent_process): the agent,
+#: the monitor, the bridge and the gate. The sources stand for the vehicle and the mission, and
+#: the recorder for ``ros2 bag record``: they keep processes of their own.
+IN_PROCESS_NODES = frozenset({
+    'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator', 'decision_policy',
+    'action_emitter', 'monitor', 'px4_bridge', 'command_gate'})
+#: The name of that one process (its log, its entry in the launcher).
+AGENT_PROCESS = 'ghost_agent'
+
 #: The nodes that produce the inputs and wait for the whole graph before the first one.
-_SOURCES = frozenset({'scenario', 'input_player'})
+_SOURCES = frozenset({'scenario', 'input_player', 'px4_log_player'})
 
 #: The scenarios the scenario node can play (ghost_core's catalogue).
 SCENARIOS = SCENARIO_NAMES
@@ -135,6 +166,8 @@ def closed_loop_graph(
     params_file: str = '',
     monitor: bool = True,
     px4: bool = False,
+    gate: str = '',
+    px4_ulog: str = '',
 ) -> list[NodeSpec]:
     """The processes of the closed loop.
 
@@ -155,11 +188,29 @@ def closed_loop_graph(
     (``fmu/out/...``) into the two inputs; no scenario file is loaded then.
     ``monitor`` starts the online monitor (``/diagnostics``, BAUD-v1/ERUR-v1 on the live
     topics), which reads every topic of the graph.
+    ``gate`` starts the ``command_gate`` between the mission and the vehicle: ``'px4'``
+    (``ghost/mission/trajectory_setpoint`` -> ``fmu/in/...``), ``'twist'`` (``cmd_vel_in`` ->
+    ``cmd_vel``) or ``'none'``; ``''`` means ``'px4'`` with ``px4`` and ``'none'`` otherwise.
+    The recorder then records the gate's record (``ghost/gate``) and, in PX4 mode, the
+    setpoints and vehicle commands it sent.
+    ``px4_ulog`` plays that PX4 flight log as PX4 would (``px4_log_player`` on ``fmu/out/...``)
+    into ``px4_bridge`` and a PX4-mode gate fed by a stand-in mission (``mission_setpoints``).
     """
     if scenario not in SCENARIOS:
         raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
+    if px4_ulog and input_bag:
+        raise ValueError('px4_ulog and input_bag both replace the scenario: choose one')
+    if px4_ulog and not Path(px4_ulog).is_file():
+        raise ValueError(f'px4_ulog {px4_ulog!r} is not a file')
+    px4 = px4 or bool(px4_ulog)
     if px4 and input_bag:
         raise ValueError('px4 and input_bag both replace the scenario: choose one')
+    if gate not in ('', *GATE_MODES):
+        raise ValueError(f'gate must be one of {", ".join(GATE_MODES)}, got {gate!r}')
+    gate = gate or ('px4' if px4 else 'none')
+    if gate == 'px4' and not px4:
+        raise ValueError("gate 'px4' holds the vehicle at PX4's local position: it needs px4 "
+                         "(px4_bridge); use gate 'twist' for a stack without PX4")
     with_scenario = with_scenario and not px4
     namespace = normalise_namespace(namespace)
     config = Path(config_dir)
@@ -198,7 +249,35 @@ def closed_loop_graph(
             name='px4_bridge', executable='px4_bridge', namespace=namespace, param_files=files,
             parameters=dict(overrides.get('px4_bridge', {})), user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in INPUT_TOPICS),
-            publishes=tuple(INPUT_TOPICS)))
+            subscribes=tuple(PX4_OUT_TOPICS), publishes=tuple(INPUT_TOPICS)))
+    if px4_ulog:
+        player = {'log': str(Path(px4_ulog).resolve()), **overrides.get('px4_log_player', {})}
+        specs.insert(0, NodeSpec(
+            name='px4_log_player', executable='px4_log_player', namespace=namespace,
+            param_files=files, parameters=player, user_param_files=user_files,
+            publishes=tuple(PX4_OUT_TOPICS)))
+        specs.append(NodeSpec(
+            name='mission_setpoints', executable='mission_setpoints', namespace=namespace,
+            param_files=files, parameters=dict(overrides.get('mission_setpoints', {})),
+            user_param_files=user_files, subscribes=('/fmu/out/vehicle_local_position',),
+            publishes=(MISSION_SETPOINT_TOPIC,)))
+    recorded: dict[str, str] = {**INPUT_TOPICS, **GHOST_TOPICS}
+    if gate != 'none':
+        gate_params: dict[str, object] = {'mode': gate, **overrides.get('command_gate', {})}
+        if gate == 'px4':
+            gate_subs: tuple[str, ...] = ('/actuations', MISSION_SETPOINT_TOPIC,
+                                          '/fmu/out/vehicle_local_position')
+            gate_pubs: tuple[str, ...] = (*PX4_IN_TOPICS, GATE_TOPIC)
+            recorded.update({topic: PX4_IN_TOPICS[topic] for topic in (
+                '/fmu/in/trajectory_setpoint', '/fmu/in/vehicle_command')})
+        else:
+            gate_subs, gate_pubs = ('/actuations', CMD_VEL_IN_TOPIC), ('/cmd_vel', GATE_TOPIC)
+        recorded[GATE_TOPIC] = 'ghost_interfaces/msg/GateEmission'
+        specs.append(NodeSpec(
+            name='command_gate', executable='command_gate', namespace=namespace,
+            param_files=files, parameters=gate_params, user_param_files=user_files,
+            remaps=tuple(pair for pair in remap_pairs if pair[0] in GHOST_TOPICS),
+            subscribes=gate_subs, publishes=gate_pubs))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
     if monitor:
         specs.append(NodeSpec(
@@ -208,13 +287,16 @@ def closed_loop_graph(
             subscribes=topics))
     if record:
         params = {'output': bag_path, **overrides.get('recorder', {})}
+        if set(recorded) != set(topics):
+            params.setdefault('topics', [f'{relative_topic(topic)}={type_name}'
+                                         for topic, type_name in recorded.items()])
         if 'run_config' not in params:
             params['run_config'] = _run_config(specs)
         specs.append(NodeSpec(
             name='recorder', executable='recorder', namespace=namespace, param_files=files,
             parameters=params, user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in topics),
-            subscribes=topics))
+            subscribes=tuple(recorded)))
     counts = expected_subscribers(specs)
     for topic, extra in (extra_subscribers or {}).items():
         counts[topic] = counts.get(topic, 0) + extra

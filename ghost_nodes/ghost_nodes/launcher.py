@@ -14,7 +14,13 @@ import subprocess
 import time
 from typing import Any, IO
 
-from ghost_nodes.graph import NodeSpec, overrides_yaml, ros_arguments
+from ghost_nodes.graph import (
+    AGENT_PROCESS,
+    IN_PROCESS_NODES,
+    NodeSpec,
+    overrides_yaml,
+    ros_arguments,
+)
 
 __all__ = ['GraphProcesses', 'executable_path', 'signal_group', 'stop_groups']
 
@@ -69,10 +75,15 @@ class GraphProcesses:
     """The processes of one graph; stop() ends them, the recorder last so it loses nothing."""
 
     def __init__(self, specs: Sequence[NodeSpec], log_dir: Path,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, single_process: bool = False,
+                 executor: str = 'single') -> None:
+        """``single_process``: the nodes of ``IN_PROCESS_NODES`` run in one ``ghost_agent``
+        process (``procs['ghost_agent']``) on ``executor`` (ghost_nodes.agent_process)."""
         self.specs = list(specs)
         self.log_dir = log_dir
         self.env = dict(env if env is not None else os.environ)
+        self.single_process = single_process
+        self.executor = executor
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self._logs: list[IO[bytes]] = []
 
@@ -81,16 +92,38 @@ class GraphProcesses:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         ordered = sorted(self.specs, key=lambda s: (s.name != 'recorder',
                                                     s.name in ('scenario', 'input_player')))
+        together = [spec for spec in ordered
+                    if self.single_process and spec.name in IN_PROCESS_NODES]
         for spec in ordered:
-            self._start_one(spec)
+            if spec not in together:
+                self._start_one(spec)
+        if together:
+            self._start_agent(together)
 
-    def _start_one(self, spec: NodeSpec) -> None:
+    def _overrides_file(self, spec: NodeSpec) -> str:
         overrides = self.log_dir / f'{spec.name}.params.yaml'
         overrides.write_text(overrides_yaml(spec))
-        argv = [executable_path(spec), *ros_arguments(spec, str(overrides))]
-        log = (self.log_dir / f'{spec.name}.log').open('ab')
+        return str(overrides)
+
+    def _start_one(self, spec: NodeSpec) -> None:
+        argv = [executable_path(spec), *ros_arguments(spec, self._overrides_file(spec))]
+        self._popen(spec.name, argv)
+
+    def _start_agent(self, specs: Sequence[NodeSpec]) -> None:
+        from ghost_nodes.agent_process import graph_document
+
+        graph = self.log_dir / f'{AGENT_PROCESS}.graph.json'
+        graph.write_text(graph_document([
+            (spec.name, spec.executable, ros_arguments(spec, self._overrides_file(spec)))
+            for spec in specs]))
+        agent = NodeSpec(name=AGENT_PROCESS, executable=AGENT_PROCESS)
+        self._popen(AGENT_PROCESS, [executable_path(agent), '--graph', str(graph),
+                                    '--executor', self.executor])
+
+    def _popen(self, name: str, argv: list[str]) -> None:
+        log = (self.log_dir / f'{name}.log').open('ab')
         self._logs.append(log)
-        self.procs[spec.name] = subprocess.Popen(  # noqa: S603
+        self.procs[name] = subprocess.Popen(  # noqa: S603
             argv, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def kill_node(self, name: str, sig: int = signal.SIGKILL) -> None:
@@ -99,10 +132,14 @@ class GraphProcesses:
 
     def restart_node(self, name: str) -> None:
         """Start a node again (after kill_node), with the same arguments; its log goes on."""
-        spec = next(s for s in self.specs if s.name == name)
+        if name not in self.procs:
+            raise KeyError(f'{name} has no process of its own (single-process mode)')
         if self.procs[name].poll() is None:
             raise RuntimeError(f'{name} is still running')
-        self._start_one(spec)
+        if name == AGENT_PROCESS:
+            self._start_agent([spec for spec in self.specs if spec.name in IN_PROCESS_NODES])
+        else:
+            self._start_one(next(spec for spec in self.specs if spec.name == name))
 
     def failed(self) -> dict[str, int]:
         """Processes that have already exited, with their exit codes."""

@@ -17,7 +17,7 @@ from rcl_interfaces.msg import (
 )
 import rclpy
 from rclpy.exceptions import InvalidParameterValueException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -26,7 +26,7 @@ from rclpy.signals import SignalHandlerOptions
 from ghost_nodes.readiness import GraphStatusReporter
 
 __all__ = ['at_least', 'at_most', 'below', 'Bound', 'GhostNode', 'non_negative', 'one_of', 'OneOf',
-           'ParamSpec', 'positive', 'run']
+           'ParamSpec', 'positive', 'run', 'run_nodes']
 
 Check = Callable[[Any], str | None]
 
@@ -212,8 +212,10 @@ class GhostNode(Node):
     #: Seconds of processing after a shutdown request (see the class docstring).
     DRAIN_S = 0.5
 
-    def __init__(self, node_name: str, specs: Sequence[ParamSpec]) -> None:
-        super().__init__(node_name)
+    def __init__(self, node_name: str, specs: Sequence[ParamSpec], **options: Any) -> None:
+        # ``options`` go to rclpy's Node: in one process (ghost_nodes.agent_process) each node
+        # gets its own command line there (cli_args, use_global_arguments=False).
+        super().__init__(node_name, **options)
         self._specs = {spec.name: spec for spec in specs}
         for spec in specs:
             self._declare(spec)
@@ -314,13 +316,21 @@ SAME_REQUEST_S = 1.0
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
-    """Run one node until SIGINT/SIGTERM, then drain it and shut down.
+    """Run one node until SIGINT/SIGTERM, then drain it and shut down (see ``run_nodes``)."""
+    run_nodes([node_factory], args)
+
+
+def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | None = None,
+              executor_factory: Callable[[], Executor] = SingleThreadedExecutor) -> None:
+    """Run nodes on one executor until SIGINT/SIGTERM, then drain them and shut down.
 
     rclpy's own signal handler would shut the context down at once, dropping whatever is in
-    flight; this one only asks to stop: the node gets ``on_shutdown_requested()``, keeps
-    processing for its ``DRAIN_S``, and then exits. A second signal more than
+    flight; this one only asks to stop: each node gets ``on_shutdown_requested()``, they keep
+    processing for the longest ``DRAIN_S``, and then exit. A second signal more than
     ``SAME_REQUEST_S`` after the first exits at once; one sooner is the same request (Ctrl-C
     under ``ros2 launch`` delivers two: the terminal's to the process group, and launch's own).
+    Nodes are destroyed in reverse order of creation. One node per process is the usual graph;
+    several are ``ghost_agent``'s single-process mode.
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     requested: list[float] = []
@@ -334,31 +344,34 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
 
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
-    node: Node | None = None
+    nodes: list[Node] = []
     try:
-        node = node_factory()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
+        for factory in node_factories:
+            nodes.append(factory())
+        executor = executor_factory()
+        for node in nodes:
+            executor.add_node(node)
         while not requested and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
-        if isinstance(node, GhostNode):
+        ghost_nodes = [node for node in nodes if isinstance(node, GhostNode)]
+        for node in ghost_nodes:
             node.on_shutdown_requested()
-            deadline = time.monotonic() + node.DRAIN_S
-            while rclpy.ok() and time.monotonic() < deadline:
-                executor.spin_once(timeout_sec=min(0.05, node.DRAIN_S))
+        drain_s = max((node.DRAIN_S for node in ghost_nodes), default=0.0)
+        deadline = time.monotonic() + drain_s
+        while rclpy.ok() and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=min(0.05, drain_s))
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as err:
         # Bad configuration: one line, no traceback.
         print(f'error: {err}', file=sys.stderr)
-        if node is None:
-            rclpy.try_shutdown()
-            sys.exit(2)
+        if len(nodes) < len(node_factories):
+            sys.exit(2)  # a node refused its start-up values; the others go in finally
         raise
     finally:
         # Nothing cuts the teardown short any more: it is bounded, and SIGKILL still works.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        if node is not None:
+        for node in reversed(nodes):
             node.destroy_node()
         rclpy.try_shutdown()

@@ -3,6 +3,8 @@
     ghost_run --scenario drift_then_recovery        (or: make demo SCENARIO=...)
     ghost_run --input INPUT_BAG [--speed X]         (a recorded flight, played into the graph)
     ghost_run --scenario smoke --namespace uav1     (every node and topic under /uav1)
+    ghost_run --px4-ulog LOG.ulg [--speed X]        (a PX4 flight log played as PX4 would,
+                                                      through px4_bridge and the command gate)
 
 Exit code: 0 when the run completed and BAUD-v1, ERUR-v1 and the chain all hold; 1 when the
 verifier found a violation or a broken chain; 2 for a usage error; 3 when the run itself failed
@@ -21,6 +23,7 @@ from typing import Any
 
 from ghost_nodes.graph import (
     closed_loop_graph,
+    GATE_MODES,
     GHOST_TOPICS,
     INPUT_QOS_CHOICES,
     normalise_namespace,
@@ -62,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                         help='play this input bag (/state/nav + /observations, e.g. from '
                              'ghost_import_ulog) into the graph instead of a scenario')
     parser.add_argument('--speed', type=float, default=1.0,
-                        help='with --input: playback speed (default 1 = recorded pace)')
+                        help='with --input or --px4-ulog: playback speed (default 1 = '
+                             'recorded pace)')
     parser.add_argument('--state-topic', default='/state/nav',
                         help='with --input: the belief topic inside the bag')
     parser.add_argument('--observations-topic', default='/observations',
@@ -71,6 +75,15 @@ def _parser() -> argparse.ArgumentParser:
                         help="listen to PX4's uXRCE-DDS topics through px4_bridge instead of "
                              'a scenario; runs until --timeout or Ctrl-C, then verifies '
                              '(launch px4:=true)')
+    parser.add_argument('--px4-ulog', type=Path, default=None, metavar='LOG',
+                        help="play this PX4 flight log (ULog) as PX4's uXRCE-DDS bridge would "
+                             '(px4_log_player on fmu/out/...) into px4_bridge and the command '
+                             'gate, with a stand-in mission sending setpoints; record; verify '
+                             'BAUD, ERUR, the chain and GATE')
+    parser.add_argument('--gate', choices=GATE_MODES, default=None,
+                        help="the command gate between the mission and the vehicle: 'px4' "
+                             "(default with --px4 / --px4-ulog), 'twist' (cmd_vel_in -> "
+                             "cmd_vel) or 'none' (default otherwise); launch gate:=")
     parser.add_argument('--signing-key', type=Path, default=None, metavar='PATH',
                         help="Ed25519 private key (from ghost_keygen) that signs the bag's "
                              'manifest.json (default: unsigned)')
@@ -93,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
                             'matches best-effort and reliable publishers)')
     agent.add_argument('--params-file', type=Path, default=None, metavar='PATH',
                        help='your own parameter file, loaded after every other')
+    agent.add_argument('--single-process', action='store_true',
+                       help='run the agent, monitor, bridge and gate nodes in one process on '
+                            'one executor (ghost_agent; launch single_process:=true): the same '
+                            'topics, recorded and verified the same, at less cost')
+    agent.add_argument('--executor', choices=('single', 'events'), default='single',
+                       help="with --single-process: rclpy's SingleThreadedExecutor (default) "
+                            'or the EventsExecutor (rclpy.experimental)')
     agent.add_argument('--no-monitor', dest='monitor', action='store_false',
                        help='do not start the online monitor (/diagnostics; launch '
                             'monitor:=false)')
@@ -138,11 +158,18 @@ def _input_cycles(args: argparse.Namespace) -> tuple[int, float]:
     return cycles, (last_log - first_log) / 1e9
 
 
+#: After a played log ends (``--px4-ulog``), the loop is done once no actuation came for this
+#: long: the last samples' cycles have gone through the graph.
+SETTLE_S = 2.0
+
+
 def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s: float,
-                   namespace: str) -> int:
+                   namespace: str, source: str | None = None) -> int:
     """Count actuations on the graph's actuations until ``expected_cycles`` or timeout.
 
-    ``expected_cycles`` None (a live vehicle, ``--px4``): until the timeout or Ctrl-C.
+    ``expected_cycles`` None: until the ``source`` node (``px4_log_player``) has exited after
+    its last message and the actuations have settled (``SETTLE_S``), or, without a source (a
+    live vehicle, ``--px4``), until the timeout or Ctrl-C.
     """
     import rclpy
     from rclpy.executors import ExternalShutdownException
@@ -163,13 +190,19 @@ def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s
     # Report the matched /actuations reader: the scenario waits for it before its first cycle.
     GraphStatusReporter(node)
     deadline = time.monotonic() + timeout_s
+    last_change, last_count = time.monotonic(), 0
     try:
         while ((expected_cycles is None or len(seen) < expected_cycles)
                and time.monotonic() < deadline):
             rclpy.spin_once(node, timeout_sec=0.1)
-            dead = {n: c for n, c in graph.failed().items()}
+            if len(seen) != last_count:
+                last_change, last_count = time.monotonic(), len(seen)
+            exited = graph.failed()
+            dead = {n: c for n, c in exited.items() if not (n == source and c == 0)}
             if dead:
                 print(f'node(s) exited early: {dead} (logs in {graph.log_dir})', file=sys.stderr)
+                break
+            if source in exited and time.monotonic() - last_change > SETTLE_S:
                 break
     except (KeyboardInterrupt, ExternalShutdownException):
         # Ctrl-C: the graph (in sessions of its own) is stopped, recorded and verified next.
@@ -249,10 +282,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f'error: --speed must be > 0, got {args.speed}', file=sys.stderr)
         return 2
     expected: int | None
-    if args.px4 and args.input is not None:
-        print('error: --px4 and --input both replace the scenario: choose one', file=sys.stderr)
+    replacing = [flag for flag, given in (('--px4', args.px4), ('--input', args.input),
+                                          ('--px4-ulog', args.px4_ulog)) if given]
+    if len(replacing) > 1:
+        print(f'error: {" and ".join(replacing)} each replace the scenario: choose one',
+              file=sys.stderr)
         return 2
-    if args.px4:
+    source: str | None = None
+    if args.px4_ulog is not None:
+        from ghost_nodes.ulog_topics import UlogReadError, ulog_duration_s
+
+        try:
+            duration_s = ulog_duration_s(args.px4_ulog)
+        except UlogReadError as err:
+            print(f'error: --px4-ulog: {err}', file=sys.stderr)
+            return 2
+        # The log decides the number of cycles: until the player is done and the loop settled.
+        expected, source = None, 'px4_log_player'
+        label = f'PX4 log {args.px4_ulog} ({duration_s:.0f} s at {args.speed:g}x)'
+        name = 'px4-ulog'
+        timeout = duration_s / args.speed + 60.0
+    elif args.px4:
         # A live vehicle: no known number of cycles; run until --timeout or Ctrl-C.
         expected, label, name = None, "PX4's uXRCE-DDS topics (Ctrl-C to stop)", 'px4'
         timeout = float('inf')
@@ -292,6 +342,12 @@ def main(argv: list[str] | None = None) -> int:
         overrides = {'input_player': {
             'speed': float(args.speed), 'bag_state_topic': args.state_topic,
             'bag_observations_topic': args.observations_topic}}
+    if args.px4_ulog is not None:
+        from ghost_nodes.ulog_topics import bridge_parameters
+
+        # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
+        overrides = {'px4_log_player': {'speed': float(args.speed)},
+                     'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
     if args.signing_key is not None:
         from ghost_verify.manifest import load_private_key, ManifestError
 
@@ -306,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
             config_dir, scenario=args.scenario, record=True, bag_path=str(bag),
             overrides=overrides, extra_subscribers={'/actuations': 1},
             input_bag=str(args.input.resolve()) if args.input else '', px4=args.px4,
-            namespace=namespace,
+            px4_ulog=str(args.px4_ulog.resolve()) if args.px4_ulog else '',
+            gate=args.gate or '', namespace=namespace,
             settings=_agent_settings(args),
             params_file=str(args.params_file) if args.params_file else '',
             monitor=args.monitor)
@@ -323,12 +380,13 @@ def main(argv: list[str] | None = None) -> int:
     except DomainClaimError as err:
         print(f'error: {err}', file=sys.stderr)
         return 3
-    graph = GraphProcesses(specs, run_dir / 'logs', env)
+    graph = GraphProcesses(specs, run_dir / 'logs', env, single_process=args.single_process,
+                           executor=args.executor)
     print(f'ghost: {label} ({expected if expected is not None else "open-ended"} cycles)'
           f' -> {run_dir}', flush=True)
     graph.start()
     try:
-        got = _wait_for_loop(expected, graph, timeout, namespace)
+        got = _wait_for_loop(expected, graph, timeout, namespace, source)
     finally:
         codes = graph.stop()
         # The graph is gone: the domain is free for the next run.

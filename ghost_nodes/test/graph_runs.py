@@ -1,6 +1,7 @@
 """Helpers for the real-process tests: run the graph, read what the bag holds."""
 
 from collections import defaultdict
+from collections.abc import Sequence
 import json
 import math
 from pathlib import Path
@@ -23,9 +24,11 @@ GHOST_RUN = [sys.executable, '-c',
 
 
 def run_main_job(scenario: str, run_dir: Path, env: dict[str, str],
-                 timeout: float = 150.0) -> subprocess.CompletedProcess[str]:
+                 timeout: float = 150.0,
+                 extra: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
     """Run ghost_run (the README's main job) and return its completed process."""
-    return subprocess.run([*GHOST_RUN, '--scenario', scenario, '--run-dir', str(run_dir)],
+    return subprocess.run([*GHOST_RUN, '--scenario', scenario, '--run-dir', str(run_dir),
+                           *extra],
                           env=env, text=True, capture_output=True, timeout=timeout,
                           check=False)
 

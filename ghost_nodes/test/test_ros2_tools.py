@@ -295,3 +295,25 @@ def test_namespaced_launch_publishes_diagnostics_and_its_bag_verifies(tmp_path, 
                                      'self_assessment/calibrated', 'decisions', 'actuations')}
     # The launch's own parameter files are gone with it.
     assert not list((tmp_path / 'tmp').glob('ghost_launch_*'))
+
+
+def test_single_process_launch_runs_the_agent_in_one_process_and_its_bag_verifies(
+        tmp_path, ros2_env, processes) -> None:
+    """single_process:=true: one ghost_agent process instead of the agent's nodes; same bag.
+
+    The scenario and the recorder keep their own processes; the launch's Ctrl-C stops all.
+    """
+    bag = tmp_path / 'bag'
+    launch, log = _start_launch(
+        processes, ['scenario:=smoke', 'record:=true', f'bag:={bag}', 'single_process:=true',
+                    'executor:=events'], ros2_env, tmp_path)
+    _wait_for(log, r'\[scenario\]: scenario complete', [launch], timeout=120)
+    time.sleep(1.0)
+    output = _interrupt(launch, log)
+    started = set(re.findall(r'\[INFO\] \[(\w+)-\d+\]: process started', output))
+    assert started == {'scenario', 'recorder', 'ghost_agent'}, output[-4000:]
+    _bag_at(bag, tmp_path, output)
+    code, verdict = _call(processes, ['ros2', 'run', 'ghost_verify', 'verify_all', str(bag)],
+                          ros2_env, timeout=120)
+    assert code == 0 and 'chain: 10/10 verified' in verdict, verdict
+    assert launch.returncode == 0 and 'Traceback' not in output, output[-4000:]

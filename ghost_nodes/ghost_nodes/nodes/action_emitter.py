@@ -1,5 +1,7 @@
 """Action emitter node: the reference emission contract (/decisions -> /actuations)."""
 
+from typing import Any
+
 from ghost_core.loop import emit
 from ghost_core.wire import parse_decision_rationale, to_msg_dict
 from ghost_interfaces.msg import ActionEmission, DecisionRationale
@@ -14,8 +16,8 @@ __all__ = ['ActionEmitterNode', 'main']
 class ActionEmitterNode(GhostNode):
     """For each decision, publishes the actuation that executes it, citing it by hash."""
 
-    def __init__(self) -> None:
-        super().__init__('action_emitter', ())
+    def __init__(self, **options: Any) -> None:
+        super().__init__('action_emitter', (), **options)
         self._pub = self.create_publisher(ActionEmission, 'actuations', GHOST_QOS)
         self.create_subscription(DecisionRationale, 'decisions', self._on_decision, GHOST_QOS)
 

@@ -1,5 +1,7 @@
 """Calibrator node: adjusts each raw assessment by the agent's own prediction errors."""
 
+from typing import Any
+
 from ghost_core.loop import calibrate
 from ghost_core.sequencing import CalibrationJoiner, StampedOutcome
 from ghost_core.wire import parse_belief_self_assessment, parse_prediction_outcome, to_msg_dict
@@ -25,8 +27,8 @@ PARAMS = (
 class CalibratorNode(GhostNode):
     """Publishes C_t once both the raw assessment of t and the outcome of t are known."""
 
-    def __init__(self) -> None:
-        super().__init__('calibrator', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('calibrator', PARAMS, **options)
         self.on_parameters_changed()
         self._joiner: CalibrationJoiner[object, object] = CalibrationJoiner(
             self.param('max_history'))

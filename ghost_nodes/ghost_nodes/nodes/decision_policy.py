@@ -1,5 +1,7 @@
 """Decision policy node: the reference policy on the adjusted level (/decisions)."""
 
+from typing import Any
+
 from ghost_core.loop import decide
 from ghost_core.wire import parse_calibrated, to_msg_dict
 from ghost_interfaces.msg import CalibratedSelfAssessment, DecisionRationale
@@ -14,8 +16,8 @@ __all__ = ['DecisionPolicyNode', 'main']
 class DecisionPolicyNode(GhostNode):
     """For each calibrated assessment, publishes a DecisionRationale citing it by hash."""
 
-    def __init__(self) -> None:
-        super().__init__('decision_policy', ())
+    def __init__(self, **options: Any) -> None:
+        super().__init__('decision_policy', (), **options)
         self._pub = self.create_publisher(DecisionRationale, 'decisions', GHOST_QOS)
         self.create_subscription(CalibratedSelfAssessment, 'self_assessment/calibrated',
                                  self._on_calibrated, GHOST_QOS)

@@ -1,5 +1,7 @@
 """Forward predictor node: constant-velocity prediction of the next cycle (/predictions)."""
 
+from typing import Any
+
 from nav_msgs.msg import Odometry
 
 from ghost_core.prediction import prediction_from_belief
@@ -28,8 +30,8 @@ PARAMS = (
 class ForwardPredictorNode(GhostNode):
     """For each belief at t, publishes the predicted position at t + period_s."""
 
-    def __init__(self) -> None:
-        super().__init__('forward_predictor', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('forward_predictor', PARAMS, **options)
         self._stamps = StampGuard(self.get_logger(), 'belief')
         self._pub = self.create_publisher(ForwardPrediction, 'predictions', GHOST_QOS)
         self.create_subscription(Odometry, 'state/nav', self._on_belief,

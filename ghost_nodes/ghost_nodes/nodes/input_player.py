@@ -8,6 +8,8 @@ the graph has matched before the first message, so nothing is lost to discovery.
 
 import time
 
+from typing import Any
+
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
@@ -41,8 +43,8 @@ _BATCH = 50
 class InputPlayerNode(SourceNode):
     """Publishes a bag's beliefs and fixes on /state/nav and /observations, as recorded."""
 
-    def __init__(self) -> None:
-        super().__init__('input_player', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('input_player', PARAMS, **options)
         path = self.param('input')
         if not path:
             raise ValueError("parameter 'input' must name the input bag to play")

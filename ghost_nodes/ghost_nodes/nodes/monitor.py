@@ -152,8 +152,8 @@ def to_diagnostic_status(status: Status) -> DiagnosticStatus:
 class MonitorNode(GhostNode):
     """Watches the Ghost graph; publishes its health and the property verdicts."""
 
-    def __init__(self) -> None:
-        super().__init__('monitor', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('monitor', PARAMS, **options)
         stale_ns = round(self.param('stale_cycles') * self.param('period_s') * 1e9)
         self._health = GraphHealth(stale_ns)
         self._monitor = OnlineMonitor(stale_ns)

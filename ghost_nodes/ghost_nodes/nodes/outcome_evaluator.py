@@ -2,6 +2,8 @@
 
 import time
 
+from typing import Any
+
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
@@ -64,8 +66,8 @@ PARAMS = (
 class OutcomeEvaluatorNode(GhostNode):
     """Publishes exactly one PredictionOutcome per cycle, in cycle order."""
 
-    def __init__(self) -> None:
-        super().__init__('outcome_evaluator', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('outcome_evaluator', PARAMS, **options)
         self._config = evaluator_config(self.param)
         self._sequencer: OutcomeSequencer[ForwardPredictionContract, Observation] = \
             OutcomeSequencer(grace_cycles=self.param('grace_cycles'),

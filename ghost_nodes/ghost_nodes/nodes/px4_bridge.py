@@ -73,8 +73,8 @@ def _time(stamp_ns: int) -> tuple[int, int]:
 class Px4BridgeNode(GhostNode):
     """Converts PX4's EKF2 output and GNSS fixes to nav_msgs/Odometry and fixes in its frame."""
 
-    def __init__(self) -> None:
-        super().__init__('px4_bridge', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('px4_bridge', PARAMS, **options)
         from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
 
         self._source = self.param('source')

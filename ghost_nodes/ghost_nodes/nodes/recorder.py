@@ -33,7 +33,12 @@ from rosbags.interfaces import (
     QosTime,
 )
 
-from ghost_nodes.bagwrite import GhostBagWriter, MAX_CHUNK_SIZE
+from ghost_nodes.bagwrite import (
+    GhostBagWriter,
+    MAX_CHUNK_SIZE,
+    normalize_type_name,
+    register_msg_package,
+)
 from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
 from ghost_nodes.node_base import at_least, at_most, GhostNode, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
@@ -62,7 +67,8 @@ PARAMS = (
               'and every ghost topic, by their default names, relative to the namespace; '
               'remaps apply).', read_only=True),
     ParamSpec('input_qos', 'best_effort', "Reliability of the subscriptions to the inputs "
-              "(state/nav, observations): 'best_effort' records best-effort and reliable "
+              "(state/nav, observations) and to topics of other packages' types (the command "
+              "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "
               "publishers alike, 'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
               read_only=True),
     ParamSpec('chunk_size', 262144, f'Largest MCAP chunk in bytes (1..{MAX_CHUNK_SIZE}).',
@@ -117,8 +123,8 @@ class RecorderNode(GhostNode):
     #: Longer than the other nodes' drain: it records what they finish while draining.
     DRAIN_S = 1.0
 
-    def __init__(self) -> None:
-        super().__init__('recorder', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('recorder', PARAMS, **options)
         # Load the key and the configuration before the bag directory is created, so that a
         # bad value fails start-up without leaving an empty bag behind.
         self._key = None
@@ -133,18 +139,26 @@ class RecorderNode(GhostNode):
             'ghost_bag_%Y%m%dT%H%M%SZ')
         msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
         self._writer = GhostBagWriter(output, msg_dir, chunk_size=self.param('chunk_size'))
-        self._writer.open()
-        self._bag_dir = Path(output)
-        self._received = 0
-        self._topics: dict[str, str] = {}
+        # Every topic=type checked (and its type made recordable) before the bag exists.
+        wanted: list[tuple[str, str]] = []
         for item in self.param('topics'):
             topic, sep, type_name = item.partition('=')
             if not sep or not type_name:
                 raise ValueError(f'parameter topics: {item!r} is not topic=pkg/msg/Type')
+            self._register_package_of(type_name)
+            wanted.append((topic, type_name))
+        self._writer.open()
+        self._bag_dir = Path(output)
+        self._received = 0
+        self._topics: dict[str, str] = {}
+        for topic, type_name in wanted:
             resolved = self.resolve_topic_name(topic)
             self._topics[resolved] = type_name
-            qos = (input_qos(self.param('input_qos')) if relative_topic(topic) in _INPUT_NAMES
-                   else GHOST_QOS)
+            # Ghost's own topics are reliable (SPEC section 2); the inputs, and the other
+            # stacks' topics (the gate's px4_msgs outputs), as input_qos says.
+            qos = (GHOST_QOS if type_name.startswith('ghost_interfaces/')
+                   and relative_topic(topic) not in _INPUT_NAMES
+                   else input_qos(self.param('input_qos')))
             self.create_subscription(_message_class(type_name), resolved,
                                      self._callback(resolved, type_name), qos, raw=True)
         self._declared: set[str] = set()
@@ -154,6 +168,21 @@ class RecorderNode(GhostNode):
         signed = ('unsigned' if self._key is None else 'manifest signed by the key with '
                   f'public sha256 {public_key_sha256(self._key.public_key())}')
         self.get_logger().info(f'recording {len(self._topics)} topics to {output} ({signed})')
+
+    def _register_package_of(self, type_name: str) -> None:
+        """Make a type outside ROS 2 Jazzy and ghost_interfaces recordable (e.g. px4_msgs).
+
+        Its package's installed ``.msg`` files give the bag its schema, as rosbag2 does.
+        """
+        if normalize_type_name(type_name) in self._writer.typestore.fielddefs:
+            return
+        package = type_name.split('/')[0]
+        try:
+            share = Path(get_package_share_directory(package))
+        except LookupError:
+            raise ValueError(f'parameter topics: type {type_name!r}: package {package!r} is '
+                             'not installed (source its workspace)') from None
+        register_msg_package(self._writer.typestore, share / 'msg', package)
 
     def _callback(self, topic: str, type_name: str) -> Any:
         def on_message(data: bytes) -> None:

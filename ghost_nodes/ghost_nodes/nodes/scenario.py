@@ -1,5 +1,7 @@
 """Scenario node: publishes a seeded simulated flight on /state/nav and /observations."""
 
+from typing import Any
+
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
@@ -39,8 +41,8 @@ PARAMS = (
 class ScenarioNode(SourceNode):
     """Plays one scenario: per cycle, an Odometry belief and (maybe) an observation."""
 
-    def __init__(self) -> None:
-        super().__init__('scenario', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('scenario', PARAMS, **options)
         cycles = self.param('cycles')
         self._scenario = generate_scenario(self.param('scenario'), seed=self.param('seed'),
                                            **({'cycles': cycles} if cycles else {}))

@@ -1,5 +1,7 @@
 """Self-assessor node: judges each belief's covariance (/state/nav -> /self_assessment)."""
 
+from typing import Any
+
 from nav_msgs.msg import Odometry
 
 from ghost_core.assessment import SelfAssessor, ThresholdsConfig
@@ -50,8 +52,8 @@ PARAMS = (
 class SelfAssessorNode(GhostNode):
     """Publishes one BeliefSelfAssessment per belief, with the thresholds' content address."""
 
-    def __init__(self) -> None:
-        super().__init__('self_assessor', PARAMS)
+    def __init__(self, **options: Any) -> None:
+        super().__init__('self_assessor', PARAMS, **options)
         self.on_parameters_changed()
         self._stamps = StampGuard(self.get_logger(), 'belief')
         self._pub = self.create_publisher(BeliefSelfAssessment, 'self_assessment', GHOST_QOS)

@@ -1,0 +1,123 @@
+"""Single-process mode: Ghost's nodes in one process, on one executor (``ghost_agent``).
+
+    ghost_agent --graph GRAPH.json [--executor single|events] [--ros-args ...]
+
+``GRAPH.json`` (written by ``ghost_nodes.launcher`` for ``ghost_run --single-process`` and by
+the launch file for ``single_process:=true``) lists the nodes: ``{"nodes": [{"name": ...,
+"executable": ..., "ros_arguments": [...]}]}``, each node's ``ros_arguments`` exactly what
+its own process would get (``ghost_nodes.graph.ros_arguments``: name, namespace, parameter
+files, remaps). Each node is the same class as in its own process, built with those
+arguments as its own command line (``use_global_arguments=False``), so it has the same name,
+parameters and topics: the graph publishes the same messages, and records and verifies the
+same. What changes is the cost: one Python interpreter, one DDS participant's worth of
+processes' scheduling, one executor, instead of one of each per node (docs/performance.md).
+
+Which nodes go in: ``ghost_nodes.graph.IN_PROCESS_NODES`` (the agent's six, the monitor, the
+bridge and the gate). The sources (scenario, players, the stand-in mission) stand for the
+vehicle and the mission, and the recorder for ``ros2 bag record``: they keep processes of
+their own, so the bag survives the agent's process.
+
+``--executor events`` uses rclpy's ``EventsExecutor`` (``rclpy.experimental``, Jazzy): the
+same callbacks, dispatched from middleware events instead of a wait set rebuilt on every
+spin.
+"""
+
+import argparse
+from collections.abc import Callable, Sequence
+import importlib
+import inspect
+import json
+import os
+from pathlib import Path
+import sys
+
+from rclpy.executors import Executor, SingleThreadedExecutor
+from rclpy.node import Node
+
+from ghost_nodes.node_base import GhostNode, run_nodes
+
+__all__ = ['EXECUTORS', 'graph_document', 'main', 'node_class']
+
+#: ``--executor`` choices.
+EXECUTORS = ('single', 'events')
+
+
+def node_class(executable: str) -> Callable[..., GhostNode]:
+    """The node class an executable of ghost_nodes runs (``ghost_nodes.nodes.<executable>``)."""
+    try:
+        module = importlib.import_module(f'ghost_nodes.nodes.{executable}')
+    except ModuleNotFoundError as err:
+        if err.name == f'ghost_nodes.nodes.{executable}':
+            raise ValueError(f'{executable!r} is not a ghost_nodes node') from None
+        raise
+    classes = [cls for _name, cls in inspect.getmembers(module, inspect.isclass)
+               if issubclass(cls, GhostNode) and cls.__module__ == module.__name__]
+    if len(classes) != 1:
+        raise ValueError(f'ghost_nodes.nodes.{executable} defines {len(classes)} node classes, '
+                         'expected 1')
+    node: Callable[..., GhostNode] = classes[0]  # each takes rclpy's Node options
+    return node
+
+
+def graph_document(nodes: Sequence[tuple[str, str, Sequence[str]]]) -> str:
+    """The ``--graph`` file for (name, executable, ros_arguments) of each node."""
+    return json.dumps({'nodes': [
+        {'name': name, 'executable': executable, 'ros_arguments': list(arguments)}
+        for name, executable, arguments in nodes]}, indent=2) + '\n'
+
+
+def _factories(path: Path) -> list[Callable[[], Node]]:
+    try:
+        document = json.loads(path.read_text(encoding='utf-8'))
+    except (OSError, ValueError) as err:
+        raise ValueError(f'--graph {path}: {err}') from None
+    entries = document.get('nodes') if isinstance(document, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f'--graph {path}: expected {{"nodes": [...]}} with at least one node')
+    factories: list[Callable[[], Node]] = []
+    for index, entry in enumerate(entries):
+        where = f'--graph {path}: nodes[{index}]'
+        if not isinstance(entry, dict) or not isinstance(entry.get('executable'), str) or \
+                not isinstance(entry.get('ros_arguments'), list) or not all(
+                    isinstance(a, str) for a in entry['ros_arguments']):
+            raise ValueError(f'{where}: needs "executable" (str) and "ros_arguments" (list of '
+                             'str)')
+        cls = node_class(entry['executable'])
+        arguments = list(entry['ros_arguments'])
+
+        def factory(cls: Callable[..., GhostNode] = cls, arguments: list[str] = arguments
+                    ) -> Node:
+            return cls(cli_args=arguments, use_global_arguments=False)
+        factories.append(factory)
+    return factories
+
+
+def _executor(name: str) -> Callable[[], Executor]:
+    if name == 'events':
+        from rclpy.experimental.events_executor import EventsExecutor
+
+        return EventsExecutor
+    return SingleThreadedExecutor
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``ghost_agent``."""
+    os.environ.setdefault('PYTHONUNBUFFERED', '1')
+    args = sys.argv[1:] if argv is None else argv
+    ros_args: list[str] = []
+    if '--ros-args' in args:
+        split = args.index('--ros-args')
+        args, ros_args = args[:split], args[split:]
+    parser = argparse.ArgumentParser(prog='ghost_agent', description=__doc__.split('\n\n')[0])
+    parser.add_argument('--graph', type=Path, required=True,
+                        help='JSON file listing the nodes and their ROS arguments')
+    parser.add_argument('--executor', choices=EXECUTORS, default='single',
+                        help="'single' (rclpy's SingleThreadedExecutor, the default) or "
+                             "'events' (rclpy.experimental.EventsExecutor)")
+    options = parser.parse_args(args)
+    try:
+        factories = _factories(options.graph)
+    except ValueError as err:
+        print(f'ghost_agent: error: {err}', file=sys.stderr)
+        sys.exit(2)
+    run_nodes(factories, ['ghost_agent', *ros_args], _executor(options.executor))
