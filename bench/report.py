@@ -30,37 +30,48 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def closed_loop_table(result: Mapping[str, Any]) -> str:
-    """Latency, loss and CPU per rate for ghost and floor, with the ghost/floor ratios."""
+    """Latency, loss and CPU per rate for the floor and each ghost graph, with the ratios.
+
+    ghost: a process per node; ghost_single / ghost_events: single-process mode (one
+    ghost_agent process) on rclpy's SingleThreadedExecutor / EventsExecutor.
+    """
     header = ['rate Hz', 'graph', 'lost', 'p50 ms', 'p99 ms', 'max ms', 'served Hz',
               'CPU s', 'CPU % (nodes)', 'p50 ratio', 'p99 ratio']
+    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events')
     rows = []
     for row in result['rates']:
-        for system in ('floor', 'ghost'):
-            stats = row[system]
+        for system in systems:
+            stats = row.get(system, {'error': 'not run'})
             first = system == 'floor'
+            if stats.get('error') == 'not run':
+                continue
             if 'error' in stats:
                 rows.append([f'{row["rate_hz"]:g}' if first else '', system, 'ERROR',
                              stats['error'][:40], '', '', '', '', '', '', ''])
                 continue
             lat = stats['latency_ms']
             cpu = stats['cpu_percent']
-            per_node = ' '.join(f'{_num(cpu.get(r), 0)}' for r in ROLES)
+            if 'ghost_agent' in cpu:  # single-process mode: the six nodes share one process
+                per_node = f'{_num(cpu["ghost_agent"], 0)} (one process)'
+            else:
+                per_node = ' '.join(f'{_num(cpu.get(r), 0)}' for r in ROLES)
+            ratios = row.get('ratios', {}).get(system, {})
             rows.append([
                 f'{row["rate_hz"]:g}' if first else '', system,
                 f'{stats["lost"]}/{stats["cycles"]}', _num(lat['p50']), _num(lat['p99']),
                 _num(lat['max']), _served(stats),
                 _num(stats['cpu_total_nodes_s']), per_node,
-                '' if first else _num(row.get('ratio_p50')),
-                '' if first else _num(row.get('ratio_p99')),
+                '' if system == 'floor' else _num(ratios.get('p50', row.get('ratio_p50'))),
+                '' if system == 'floor' else _num(ratios.get('p99', row.get('ratio_p99'))),
             ])
     best = result['highest_zero_loss_rate_hz']
-    footer = (f'CPU % per node, in order: {" ".join(_SHORT[r] for r in ROLES)} (100 = one core);'
-              ' served Hz: cycles actuated per second (* = saturated: fed faster than it serves)'
-              f'\nhighest rate with zero loss (and none below): ghost '
-              f'{_rate(best.get("ghost"))}, floor {_rate(best.get("floor"))}')
     sustained = result.get('highest_sustained_rate_hz', {})
-    footer += ('\nhighest rate served without saturation (and none below): ghost '
-               f'{_rate(sustained.get("ghost"))}, floor {_rate(sustained.get("floor"))}')
+    footer = (f'CPU % per node, in order: {" ".join(_SHORT[r] for r in ROLES)} (100 = one core);'
+              ' served Hz: cycles actuated per second (* = saturated: fed faster than it serves)')
+    footer += '\nhighest rate with zero loss (and none below): ' + ', '.join(
+        f'{system} {_rate(best.get(system))}' for system in systems)
+    footer += '\nhighest rate served without saturation (and none below): ' + ', '.join(
+        f'{system} {_rate(sustained.get(system))}' for system in systems)
     return _table(header, rows) + '\n' + footer
 
 
