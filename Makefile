@@ -4,11 +4,16 @@ SHELL := /bin/bash
 SCENARIO ?= drift_then_recovery
 ARGS ?=
 
-.PHONY: demo test bootstrap lint typecheck bench clean
+.PHONY: demo demo-px4 test bootstrap lint typecheck bench clean
 
 ## The main job: set up if needed, run the closed loop as separate processes, record, verify.
 demo: bootstrap
 	@source scripts/env.sh && ghost_run --scenario $(SCENARIO) $(ARGS)
+
+## Real PX4 flight logs (../shared/realdata/*.ulg, or PX4_LOGS=...) played as PX4 would, through
+## px4_bridge, the agent and the command gate; recorded and verified (scripts/demo_px4.sh).
+demo-px4: bootstrap
+	@bash scripts/demo_px4.sh
 
 ## The whole test suite: lint, strict typing, then every package's tests (unit, bag, real DDS).
 test: bootstrap

@@ -10,7 +10,8 @@ from ghost_nodes.node_base import ParamSpec
 __all__ = ['NODES', 'render']
 
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-         'decision_policy', 'action_emitter', 'recorder', 'monitor', 'px4_bridge')
+         'decision_policy', 'action_emitter', 'recorder', 'monitor', 'px4_bridge',
+         'command_gate', 'px4_log_player', 'mission_setpoints')
 
 _HEADER = """\
 # Node parameters

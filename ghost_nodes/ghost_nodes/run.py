@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         from ghost_nodes.ulog_topics import bridge_parameters
 
         # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
-        overrides = {'px4_log_player': {'speed': float(args.speed)},
+        overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},
                      'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
     if args.signing_key is not None:
         from ghost_verify.manifest import load_private_key, ManifestError

@@ -25,8 +25,8 @@ class SourceNode(GhostNode):
     #: A source stops at once on shutdown: nothing new is published.
     DRAIN_S = 0.0
 
-    def __init__(self, node_name: str, specs: tuple[ParamSpec, ...]) -> None:
-        super().__init__(node_name, specs)
+    def __init__(self, node_name: str, specs: tuple[ParamSpec, ...], **options: Any) -> None:
+        super().__init__(node_name, specs, **options)
         self._timer: Any = None
 
     def wait_for_graph(self, settle_s: float = 0.0) -> None:

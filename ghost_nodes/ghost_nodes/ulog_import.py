@@ -17,19 +17,25 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-import contextlib
 from dataclasses import dataclass, field
-import io
 import math
 from pathlib import Path
 import shutil
-import struct
 import sys
 from typing import Any, TextIO
 
 import numpy
 
 from ghost_nodes import px4_convert as px4
+from ghost_nodes import ulog_topics
+from ghost_nodes.ulog_topics import (
+    ATTITUDE_MAX_AGE_NS,
+    Damage,
+    ESTIMATOR_STATUS_MAX_AGE_NS,
+    load_ulog,
+    Orientation,
+    UlogReadError,
+)
 
 __all__ = [
     'ATTITUDE_MAX_AGE_NS',
@@ -51,13 +57,6 @@ POSE_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
 #: REP 105: the EKF's local origin (ENU world) and the vehicle body (FLU).
 FRAME_ID = 'odom'
 CHILD_FRAME_ID = 'base_link'
-#: The attitude used for a belief is the latest vehicle_attitude at or before its stamp, at most
-#: this old (vehicle_attitude is logged at 25-100 Hz).
-ATTITUDE_MAX_AGE_NS = 100_000_000
-#: The attitude uncertainty is the latest estimator_status at or before the stamp, at most this
-#: old: estimator_status is logged at ~5 Hz, and the FMUv3 log has logger gaps of up to 1.4 s in
-#: it; quaternion variances change over seconds, so a 2 s old one is still the EKF's claim.
-ESTIMATOR_STATUS_MAX_AGE_NS = 2_000_000_000
 #: --rate HZ keeps a belief when its stamp is >= the last kept one + RATE_TOLERANCE / HZ.
 RATE_TOLERANCE = 0.9
 
@@ -66,14 +65,14 @@ _BELIEF_TOPICS = ('vehicle_odometry', 'vehicle_local_position')
 # vehicle_gps_position is the (blended) receiver EKF2 fuses; sensor_gps is the per-receiver topic.
 _GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
 _LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, 'vehicle_attitude', 'estimator_status')
-_ULOG_MAGIC = b'ULog\x01\x12\x35'
-# ULog message types of the definitions section, and those that start the data section.
-_DEFINITION_TYPES = frozenset(b'BFIMPQ')
-_DATA_START_TYPES = frozenset(b'ALC')
 
-
-class UlogImportError(ValueError):
-    """The log cannot be imported (exit code 3); the message names the file and the problem."""
+#: The log cannot be imported (exit code 3); the message names the file and the problem.
+UlogImportError = UlogReadError
+# The log reading and lookups shared with the log player, under the names used here.
+_column, _dataset, _has, _finite = (ulog_topics.column, ulog_topics.dataset, ulog_topics.has,
+                                    ulog_topics.finite)
+_ns, _log_times_ns, _stamps_ns = ulog_topics.ns, ulog_topics.log_times_ns, ulog_topics.stamps_ns
+_MAX_TIME_NS = ulog_topics.MAX_TIME_NS
 
 
 class _UsageError(ValueError):
@@ -82,123 +81,12 @@ class _UsageError(ValueError):
 
 # --- reading the log ---
 
-@dataclass(frozen=True, slots=True)
-class _Damage:
-    """What is wrong with a log that pyulog still read."""
-
-    truncated_at_byte: int | None
-    file_size: int
-    corrupt: bool
-    pyulog_said: str
+def _load_ulog(path: Path) -> tuple[Any, Damage]:
+    return load_ulog(path, _LOADED_TOPICS)
 
 
-def _incomplete_tail(data: bytes) -> int | None:
-    """Byte offset of a last message cut short by the end of the file, or None.
-
-    pyulog stops silently at a message longer than what is left of the file; it does not flag
-    it. Walking the message framing (16-byte file header, then uint16 size + uint8 type +
-    payload per message) finds it. A log cut exactly between two messages cannot be told from
-    a log that ended there.
-    """
-    offset = 16
-    size = len(data)
-    while offset < size:
-        if offset + 3 > size:
-            return offset
-        msg_size, = struct.unpack_from('<H', data, offset)
-        if offset + 3 + msg_size > size:
-            return offset
-        offset += 3 + msg_size
-    return None
-
-
-def _definitions_problem(data: bytes) -> str | None:
-    """Where the definitions section is corrupt in a way pyulog 1.3 cannot survive, or None.
-
-    pyulog's definitions reader steps back over a message it judges corrupt (unknown type with
-    type 0, size 0 or size > 10000) to resynchronise byte by byte; near the end of the file
-    that step goes backwards and never ends (random bytes after a valid header hang it).
-    Such a message before the data section means the definitions cannot be trusted anyway.
-    """
-    offset = 16
-    while offset + 3 <= len(data):
-        size, kind = struct.unpack_from('<HB', data, offset)
-        if kind in _DATA_START_TYPES:
-            return None
-        if kind not in _DEFINITION_TYPES and (kind == 0 or size == 0 or size > 10000):
-            return f'byte {offset}: unknown message type {kind} of {size} bytes'
-        offset += 3 + size
-    return None
-
-
-def _load_ulog(path: Path) -> tuple[Any, _Damage]:
-    try:
-        if path.is_dir():
-            raise UlogImportError(f'{path}: is a directory, not a ULog file')
-        data = path.read_bytes()
-    except FileNotFoundError as err:
-        raise UlogImportError(f'{path}: no such file') from err
-    except OSError as err:
-        raise UlogImportError(f'{path}: cannot be read: {err.strerror or err}') from err
-    if not data:
-        raise UlogImportError(f'{path}: empty file, not a ULog log')
-    if len(data) < 16 or not data.startswith(_ULOG_MAGIC):
-        raise UlogImportError(f'{path}: not a ULog file (no ULog header: the file starts '
-                              f'with {data[:8]!r})')
-    problem = _definitions_problem(data)
-    if problem is not None:
-        raise UlogImportError(f'{path}: corrupt ULog definitions section ({problem}): the log '
-                              'cannot be read')
-    from pyulog import ULog  # type: ignore[import-untyped]
-    from pyulog.exceptions import ULogException  # type: ignore[import-untyped]
-
-    chatter = io.StringIO()
-    try:
-        # pyulog prints its findings on stdout; they are kept and reported as one warning.
-        with contextlib.redirect_stdout(chatter):
-            ulog = ULog(io.BytesIO(data), list(_LOADED_TOPICS))
-    except ULogException as err:
-        raise UlogImportError(f'{path}: not a readable ULog file: {err}') from err
-    except (struct.error, ValueError, IndexError, KeyError, OverflowError, UnicodeError,
-            TypeError, MemoryError) as err:
-        raise UlogImportError(f'{path}: the ULog file cannot be parsed (corrupt): '
-                              f'{type(err).__name__}: {err}') from err
-    truncated = None if ulog.has_data_appended else _incomplete_tail(data)
-    said = ' '.join(chatter.getvalue().split())
-    return ulog, _Damage(truncated, len(data), bool(ulog.file_corruption), said)
-
-
-def _dataset(ulog: Any, name: str) -> dict[str, numpy.ndarray] | None:
-    for item in ulog.data_list:
-        if item.name == name and item.multi_id == 0:
-            return dict(item.data)
-    return None
-
-
-# builtin_interfaces/Time has an int32 sec: a later PX4 time (us) can only be a corrupt one.
-_MAX_TIME_US = (2**31 - 1) * 10**6
-_MAX_TIME_NS = _MAX_TIME_US * 1000
 _OUT_OF_RANGE = 'timestamp out of range (corrupt)'
 _OUT_OF_ORDER = 'timestamp not strictly increasing'
-
-
-def _ns(values: numpy.ndarray) -> numpy.ndarray:
-    """PX4 microseconds (uint64) as int64 nanoseconds, capped at _MAX_TIME_NS."""
-    micros = numpy.minimum(numpy.asarray(values, dtype=numpy.uint64), numpy.uint64(_MAX_TIME_US))
-    return micros.astype(numpy.int64) * 1000
-
-
-def _log_times_ns(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
-    """When PX4 logged each sample (its timestamp), in nanoseconds."""
-    return _ns(data['timestamp'])
-
-
-def _stamps_ns(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
-    """timestamp_sample when logged (the time the estimate refers to), else timestamp (ns)."""
-    sample = data.get('timestamp_sample')
-    if sample is not None and numpy.all(sample > 0):
-        return _ns(sample)
-    return _log_times_ns(data)
 
 
 def _in_order(times: Sequence[int]) -> list[bool]:
@@ -236,14 +124,6 @@ def _usable_indices(stream: _Stream, times: numpy.ndarray,
             stream.drop(_OUT_OF_ORDER)
         else:
             yield i
-
-
-def _column(data: Mapping[str, numpy.ndarray], name: str) -> numpy.ndarray:
-    return numpy.asarray(data[name], dtype=numpy.float64)
-
-
-def _has(data: Mapping[str, numpy.ndarray], *names: str) -> bool:
-    return all(name in data for name in names)
 
 
 # --- what the import produces ---
@@ -296,13 +176,6 @@ def _observation_dict(stamp_ns: int, position: px4.Vector3,
     }
 
 
-def _latest_at_or_before(times: numpy.ndarray, stamp: int, max_age: int) -> int | None:
-    index = int(numpy.searchsorted(times, stamp, side='right')) - 1
-    if index < 0 or stamp - int(times[index]) > max_age:
-        return None
-    return index
-
-
 def _nearest(times: numpy.ndarray, stamp: int) -> int | None:
     if len(times) == 0:
         return None
@@ -314,62 +187,10 @@ def _nearest(times: numpy.ndarray, stamp: int) -> int | None:
 # --- beliefs ---
 
 @dataclass(slots=True)
-class _Orientation:
-    """Attitude and its uncertainty, looked up per belief stamp."""
+class _Orientation(Orientation):
+    """Attitude and its uncertainty, looked up per belief stamp; the variances written."""
 
-    attitude: dict[str, numpy.ndarray] | None
-    attitude_times: numpy.ndarray
-    status: dict[str, numpy.ndarray] | None
-    status_times: numpy.ndarray
     variances: list[tuple[float, float, float]] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, ulog: Any) -> _Orientation:
-        attitude = _dataset(ulog, 'vehicle_attitude')
-        status = _dataset(ulog, 'estimator_status')
-        if status is not None and not _has(status, *(f'covariances[{i}]' for i in range(4))):
-            status = None
-        empty = numpy.zeros(0, dtype=numpy.int64)
-        return cls(attitude, _stamps_ns(attitude) if attitude else empty,
-                   status, _stamps_ns(status) if status else empty)
-
-    def quaternion(self, stamp_ns: int) -> tuple[tuple[float, ...], px4.Vector3] | None:
-        """PX4 q [w, x, y, z] and body rates (FRD) of the latest attitude, or None."""
-        if self.attitude is None:
-            return None
-        index = _latest_at_or_before(self.attitude_times, stamp_ns, ATTITUDE_MAX_AGE_NS)
-        if index is None:
-            return None
-        a = self.attitude
-        q = tuple(float(a[f'q[{i}]'][index]) for i in range(4))
-        rates: px4.Vector3 = (0.0, 0.0, 0.0)
-        if _has(a, 'rollspeed', 'pitchspeed', 'yawspeed'):
-            logged = (float(a['rollspeed'][index]), float(a['pitchspeed'][index]),
-                      float(a['yawspeed'][index]))
-            if _finite(*logged):  # the rates are not judged: a NaN one is simply not carried
-                rates = logged
-        return q, rates
-
-    def covariance(self, stamp_ns: int, q_wxyz: Sequence[float]) -> px4.Matrix3 | str:
-        """Rotation covariance (NED axes) from estimator_status, or why there is none."""
-        if self.status is None:
-            return 'estimator_status.covariances not logged'
-        index = _latest_at_or_before(self.status_times, stamp_ns, ESTIMATOR_STATUS_MAX_AGE_NS)
-        if index is None:
-            return (f'no estimator_status within {ESTIMATOR_STATUS_MAX_AGE_NS // 10**9} s '
-                    'before')
-        variances = [float(self.status[f'covariances[{i}]'][index]) for i in range(4)]
-        try:
-            cov = px4.attitude_covariance_ned(q_wxyz, variances)
-        except ValueError:
-            return 'quaternion variances not finite or negative'
-        if cov is None:
-            return 'quaternion variances all zero (EKF not initialised)'
-        return cov
-
-
-def _finite(*values: float) -> bool:
-    return all(math.isfinite(value) for value in values)
 
 
 _Sample = tuple[int, int, px4.Px4Odometry, str | None]

@@ -1,0 +1,114 @@
+"""A real PX4 flight played as PX4 would, through px4_bridge and the command gate, verified.
+
+``ghost_run --px4-ulog LOG --speed X`` (what ``make demo-px4`` runs): px4_log_player plays the
+FMUv3 log of ../shared/realdata on fmu/out/... with PX4's QoS; px4_bridge, the agent, the
+stand-in mission and the PX4-mode command gate run as real processes over real DDS; the
+recorder's bag holds the gate's records and the setpoints it sent; verify_all checks BAUD,
+ERUR, the chain and GATE-v1. The same graph with a deliberately leaky gate (the real node,
+its verdict always PASSED) is caught by GATE-v1.
+"""
+
+import collections
+from dataclasses import replace
+from pathlib import Path
+import subprocess
+import sys
+import time
+
+from graph_runs import payloads_by_topic
+import pytest
+
+from ghost_core.levels import DecisionKind
+from ghost_nodes.graph import closed_loop_graph
+from ghost_nodes.launcher import GraphProcesses
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+CONFIG = REPO / 'config'
+LOG = REPO.parent / 'shared' / 'realdata' / 'esc_status_log.ulg'
+LEAKY_GATE = HERE / 'leaky_gate.py'
+SPEED = '8'
+
+pytestmark = pytest.mark.skipif(not LOG.is_file(),
+                                reason=f'{LOG} not found (../shared/realdata beside the clone)')
+
+PASSED, HELD = 0, 1
+
+
+def _gate_records(bag: Path) -> tuple[list[dict], dict[int, dict]]:
+    payloads = payloads_by_topic(bag)
+    actuations = {a['header']['stamp']['sec'] * 10**9 + a['header']['stamp']['nanosec']: a
+                  for a in payloads['/actuations']}
+    assert len(payloads['/fmu/in/trajectory_setpoint']) == len(payloads['/ghost/gate'])
+    return payloads['/ghost/gate'], actuations
+
+
+def test_ghost_run_px4_ulog_passes_on_proceed_holds_otherwise_and_verifies(
+        tmp_path, px4_env) -> None:
+    run = tmp_path / 'run'
+    result = subprocess.run(
+        [sys.executable, '-m', 'ghost_nodes.run', '--px4-ulog', str(LOG), '--speed', SPEED,
+         '--run-dir', str(run)], env=px4_env, text=True, capture_output=True, timeout=240,
+        check=False)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    for line in ('BAUD-v1: HOLDS', 'ERUR-v1: HOLDS', 'GATE-v1: HOLDS', 'conformance:'):
+        assert line in out, out
+    assert "'px4_log_player': 0" in out, out
+    gate, actuations = _gate_records(run / 'bag')
+    by = collections.Counter((g['action'], g['reason']) for g in gate)
+    # The gate let the mission through while Ghost proceeded, and held before the first
+    # actuation, during the flight's ABSTAIN cycles and once the log (and so the actuations)
+    # ended: fail closed.
+    assert by[(PASSED, 'proceed')] > 50, by
+    assert by[(HELD, 'no_actuation')] > 0 and by[(HELD, 'actuation_stale')] > 0, by
+    assert by[(HELD, 'decision_not_proceed')] > 0, by
+    for record in gate:
+        if record['action'] == PASSED:
+            stamp = record['actuation_stamp']
+            cited = actuations[stamp['sec'] * 10**9 + stamp['nanosec']]
+            assert cited['decision']['kind'] == DecisionKind.PROCEED
+            assert cited['rationale_sha256'] == record['rationale_sha256']
+        else:
+            assert list(record['velocity']) == [0.0, 0.0, 0.0], record
+
+
+def _wait_until_played(graph: GraphProcesses, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        exited = graph.failed()
+        died = {name: code for name, code in exited.items()
+                if not (name == 'px4_log_player' and code == 0)}
+        assert not died, f'{died} exited (logs in {graph.log_dir})'
+        if 'px4_log_player' in exited:
+            time.sleep(2.0)  # the last cycles through the graph
+            return
+        time.sleep(0.2)
+    pytest.fail(f'the log was not played within {timeout_s} s (logs in {graph.log_dir})')
+
+
+def test_a_leaky_gate_in_the_same_run_violates_gate_v1(tmp_path, px4_env) -> None:
+    bag = tmp_path / 'bag'
+    specs = closed_loop_graph(
+        CONFIG, record=True, bag_path=str(bag), px4_ulog=str(LOG),
+        overrides={'px4_log_player': {'speed': float(SPEED), 'exit_when_done': True}})
+    leaky = tmp_path / 'leaky_gate'
+    leaky.write_text(f'#!/bin/sh\nexec {sys.executable} {LEAKY_GATE} "$@"\n')
+    leaky.chmod(0o755)
+    specs = [replace(spec, executable=str(leaky)) if spec.name == 'command_gate' else spec
+             for spec in specs]
+    graph = GraphProcesses(specs, tmp_path / 'logs', px4_env)
+    graph.start()
+    try:
+        _wait_until_played(graph, 180)
+    finally:
+        graph.stop()
+    verdict = subprocess.run([sys.executable, '-m', 'ghost_verify', str(bag)], env=px4_env,
+                             text=True, capture_output=True, timeout=120, check=False)
+    assert verdict.returncode == 1, verdict.stdout + verdict.stderr
+    assert 'GATE-v1: VIOLATED' in verdict.stdout, verdict.stdout
+    # BAUD/ERUR and the chain still hold: only the gate leaked.
+    assert 'ERUR-v1: HOLDS' in verdict.stdout and 'BAUD-v1: HOLDS' in verdict.stdout
+    gate, actuations = _gate_records(bag)
+    leaked = [g for g in gate if g['action'] == PASSED and g['decision_kind'] != 0]
+    assert leaked, 'the leaky gate passed nothing during a non-PROCEED cycle'
