@@ -33,8 +33,10 @@ from ghost_nodes.agent_process import EXECUTORS, graph_document
 from ghost_nodes.graph import (
     AGENT_PROCESS,
     closed_loop_graph,
+    CMD_VEL_IN_TOPIC,
     GATE_MODES,
     IN_PROCESS_NODES,
+    MISSION_SETPOINT_TOPIC,
     INPUT_QOS_CHOICES,
     overrides_yaml,
     parameter_files,
@@ -91,7 +93,9 @@ def _graph(context, *args, **kwargs):
     config_dir = LaunchConfiguration('config_dir').perform(context) or os.path.join(
         get_package_share_directory('ghost'), 'config')
     remaps = {}
-    for default, arg in (('/state/nav', 'state_topic'), ('/observations', 'observations_topic')):
+    for default, arg in (('/state/nav', 'state_topic'), ('/observations', 'observations_topic'),
+                         (CMD_VEL_IN_TOPIC, 'cmd_vel_in_topic'), ('/cmd_vel', 'cmd_vel_topic'),
+                         (MISSION_SETPOINT_TOPIC, 'mission_setpoint_topic')):
         value = LaunchConfiguration(arg).perform(context)
         if value and value.lstrip('/') != default.lstrip('/'):
             remaps[default] = value
@@ -181,6 +185,17 @@ def generate_launch_description() -> LaunchDescription:
                                           '-> fmu/in/trajectory_setpoint, offboard_control_mode, '
                                           "vehicle_command), 'twist' (cmd_vel_in -> cmd_vel) or "
                                           "'none'. '' = 'px4' with px4:=true, else 'none'."),
+        DeclareLaunchArgument('mission_setpoint_topic',
+                              default_value='ghost/mission/trajectory_setpoint',
+                              description="gate:=px4: where your mission publishes its "
+                                          'px4_msgs/TrajectorySetpoint (the gate forwards it to '
+                                          'fmu/in/trajectory_setpoint only on PROCEED).'),
+        DeclareLaunchArgument('cmd_vel_in_topic', default_value='cmd_vel_in',
+                              description="gate:=twist: where your mission publishes its "
+                                          'Twist / TwistStamped.'),
+        DeclareLaunchArgument('cmd_vel_topic', default_value='cmd_vel',
+                              description="gate:=twist: where the gated twist goes, e.g. "
+                                          '/mavros/setpoint_velocity/cmd_vel_unstamped.'),
         DeclareLaunchArgument('single_process', default_value='false',
                               description='Run the agent, monitor, bridge and gate nodes in '
                                           'one process on one executor (ghost_agent): the '

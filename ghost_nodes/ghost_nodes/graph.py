@@ -273,10 +273,11 @@ def closed_loop_graph(
         else:
             gate_subs, gate_pubs = ('/actuations', CMD_VEL_IN_TOPIC), ('/cmd_vel', GATE_TOPIC)
         recorded[GATE_TOPIC] = 'ghost_interfaces/msg/GateEmission'
+        gate_topics = {*gate_subs, *gate_pubs}
         specs.append(NodeSpec(
             name='command_gate', executable='command_gate', namespace=namespace,
             param_files=files, parameters=gate_params, user_param_files=user_files,
-            remaps=tuple(pair for pair in remap_pairs if pair[0] in GHOST_TOPICS),
+            remaps=tuple(pair for pair in remap_pairs if pair[0] in gate_topics),
             subscribes=gate_subs, publishes=gate_pubs))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
     if monitor:
@@ -291,7 +292,9 @@ def closed_loop_graph(
             params.setdefault('topics', [f'{relative_topic(topic)}={type_name}'
                                          for topic, type_name in recorded.items()])
         if 'run_config' not in params:
-            params['run_config'] = _run_config(specs)
+            params['run_config'] = _run_config(specs, {
+                role: _resolved(topic, dict(remap_pairs), namespace)
+                for role, topic in (('state', '/state/nav'), ('observations', '/observations'))})
         specs.append(NodeSpec(
             name='recorder', executable='recorder', namespace=namespace, param_files=files,
             parameters=params, user_param_files=user_files,
@@ -323,16 +326,28 @@ def _with_settings(overrides: Mapping[str, Mapping[str, object]],
     return merged
 
 
-def _run_config(specs: list[NodeSpec]) -> str:
+def _resolved(topic: str, remaps: Mapping[str, str], namespace: str) -> str:
+    """The name the recorder records a default topic under (its remap, in its namespace)."""
+    if topic not in remaps:
+        return topic_in_namespace(topic, namespace)
+    target = remaps[topic]
+    return target if target.startswith('/') else topic_in_namespace(target, namespace)
+
+
+def _run_config(specs: list[NodeSpec], input_topics: Mapping[str, str]) -> str:
     """The agent's configuration as its nodes get it, as JSON (for the run manifest).
 
-    Read from each node's parameter files and overrides, in the order rclpy applies them.
+    Read from each node's parameter files and overrides, in the order rclpy applies them
+    (``PipelineConfig.to_dict``: every number the agent judges with and the ids of what it
+    runs), and ``input_topics``: the names the recorder records the two inputs under, so that
+    ``verify_all --replay`` re-runs the agent from them without guessing.
     """
     # Imported here: it loads the node modules (rclpy message types) to know their defaults;
     # the graph is only built where rclpy is installed (ghost_run, the launch file).
     from ghost_nodes.agent_config import pipeline_config_from_graph
 
-    return json.dumps(pipeline_config_from_graph(specs).to_dict(), sort_keys=True)
+    return json.dumps({**pipeline_config_from_graph(specs).to_dict(),
+                       'input_topics': dict(input_topics)}, sort_keys=True)
 
 
 def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:

@@ -159,6 +159,37 @@ def test_agent_settings_reach_the_nodes_that_take_them(tmp_path, ros2_env, proce
     _same_both_ways(result, tmp_path)
 
 
+def test_gate_arguments_start_the_gate_with_its_remaps(tmp_path, ros2_env, processes) -> None:
+    """gate:=twist with MAVROS's setpoint topic; px4:=true starts a PX4-mode gate by default.
+
+    The recorder then records the gate's record (and, in PX4 mode, what it sent).
+    """
+    mavros = '/mavros/setpoint_velocity/cmd_vel_unstamped'
+    twist, px4 = _evaluate([
+        {'arguments': {'use_scenario': 'false', 'gate': 'twist', 'record': 'true',
+                       'cmd_vel_topic': mavros, 'cmd_vel_in_topic': '/mission/cmd_vel'},
+         'graph': {'with_scenario': False, 'gate': 'twist', 'record': True,
+                   'remaps': {'/cmd_vel': mavros, '/cmd_vel_in': '/mission/cmd_vel'}}},
+        {'arguments': {'px4': 'true', 'record': 'true',
+                       'mission_setpoint_topic': '/mission/setpoint'},
+         'graph': {'px4': True, 'record': True,
+                   'remaps': {'/ghost/mission/trajectory_setpoint': '/mission/setpoint'}}},
+    ], tmp_path, ros2_env, processes)
+    launched = _same_both_ways(twist, tmp_path)
+    assert _value(launched, '/command_gate', 'mode') == 'twist'
+    assert sorted(launched['/command_gate']['remaps']) == sorted(
+        [f'cmd_vel:={mavros}', 'cmd_vel_in:=/mission/cmd_vel'])
+    assert 'ghost/gate=ghost_interfaces/msg/GateEmission' in _value(
+        launched, '/recorder', 'topics')
+    launched = _same_both_ways(px4, tmp_path)
+    assert _value(launched, '/command_gate', 'mode') == 'px4'
+    assert launched['/command_gate']['remaps'] == [
+        'ghost/mission/trajectory_setpoint:=/mission/setpoint']
+    assert {'ghost/gate=ghost_interfaces/msg/GateEmission',
+            'fmu/in/trajectory_setpoint=px4_msgs/msg/TrajectorySetpoint'} <= set(
+        _value(launched, '/recorder', 'topics'))
+
+
 def test_namespace_changes_names_not_values(tmp_path, ros2_env, processes) -> None:
     """namespace:=uav1: every node is /uav1/<node>, with the values of the root-namespace launch.
 
@@ -176,7 +207,16 @@ def test_namespace_changes_names_not_values(tmp_path, ros2_env, processes) -> No
     launched = _same_both_ways(spaced, tmp_path)
     assert sorted(launched) == sorted(f'/uav1{name}' for name in in_root)
     for name, node in in_root.items():
-        assert launched[f'/uav1{name}']['parameters'] == node['parameters'], name
+        parameters = dict(launched[f'/uav1{name}']['parameters'])
+        if 'run_config' in parameters:
+            # The recorded input topics are names: in the namespace; every value is the same.
+            spaced_config = json.loads(parameters.pop('run_config')[1])
+            root_config = json.loads(node['parameters']['run_config'][1])
+            assert spaced_config.pop('input_topics') == {
+                role: f'/uav1{topic}' for role, topic in root_config.pop('input_topics').items()}
+            assert spaced_config == root_config
+            parameters['run_config'] = node['parameters']['run_config']
+        assert parameters == node['parameters'], name
 
 
 @pytest.mark.parametrize(('section', 'node', 'param', 'value'), [

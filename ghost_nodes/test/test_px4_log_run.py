@@ -112,3 +112,21 @@ def test_a_leaky_gate_in_the_same_run_violates_gate_v1(tmp_path, px4_env) -> Non
     gate, actuations = _gate_records(bag)
     leaked = [g for g in gate if g['action'] == PASSED and g['decision_kind'] != 0]
     assert leaked, 'the leaky gate passed nothing during a non-PROCEED cycle'
+
+
+def test_demo_px4_script_runs_both_real_logs_and_says_what_the_gate_did(tmp_path,
+                                                                       px4_env) -> None:
+    """What ``make demo-px4`` runs (after the bootstrap): scripts/demo_px4.sh on both logs."""
+    logs = sorted(LOG.parent.glob('*.ulg'))
+    assert len(logs) == 2
+    result = subprocess.run(
+        ['bash', str(REPO / 'scripts' / 'demo_px4.sh')],
+        env={**px4_env, 'PX4_SPEED': SPEED, 'RUNS': str(tmp_path / 'runs')}, text=True,
+        capture_output=True, timeout=400, check=False, cwd=REPO)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    for log in logs:
+        line = next((line for line in result.stderr.splitlines() + result.stdout.splitlines()
+                     if line.strip().startswith(f'{log.name}:')), None)
+        assert line is not None and 'verified;' in line and 'passed/proceed' in line, (
+            result.stdout[-3000:] + result.stderr[-3000:])
+    assert len(list((tmp_path / 'runs').glob('px4-*/bag/metadata.yaml'))) == 2
