@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+import math
+import numbers
+import struct
 from typing import Protocol
 
 from ghost_core import _checks as check
 from ghost_core.distances import MAX_AXES, normalised_distance
+from ghost_core.gate import (
+    GateAction,
+    GateReason,
+    VEHICLE_CMD_NAV_LAND,
+    VEHICLE_CMD_NAV_RETURN_TO_LAUNCH,
+)
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
 
 __all__ = [
@@ -29,8 +39,11 @@ __all__ = [
     'DecisionContext',
     'DecisionRationale',
     'ForwardPrediction',
+    'GATE_MODES',
+    'GateEmission',
     'Mat3',
     'PredictionOutcome',
+    'SetpointVec3',
     'Vec3',
 ]
 
@@ -42,6 +55,9 @@ Vec3 = tuple[float, float, float]
 Mat3 = tuple[float, ...]
 
 ZERO3: Vec3 = (0.0, 0.0, 0.0)
+#: A PX4 setpoint 3-vector (GateEmission.position, velocity): float32 values, None where the
+#: axis is not controlled (NaN on the wire).
+SetpointVec3 = tuple[float | None, float | None, float | None]
 
 #: PredictionOutcome.status values (closed): only `paired` outcomes are observed.
 STATUS_PAIRED = 'paired'
@@ -517,6 +533,156 @@ class ActionEmission:
              check.sha256(owner, 'rationale_sha256', self.rationale_sha256))
         check.instance(owner, 'command', self.command, ActuatorCommand)
         _set(self, 'contract_id', check.taxonomy(owner, 'contract_id', self.contract_id))
+        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
+
+
+#: GateEmission.mode values: PX4 trajectory setpoints, or a twist (cmd_vel).
+GATE_MODES = ('px4', 'twist')
+_GATE_VEHICLE_COMMANDS = frozenset({VEHICLE_CMD_NAV_LAND, VEHICLE_CMD_NAV_RETURN_TO_LAUNCH})
+_UINT8_MAX = 255
+_FLOAT32 = struct.Struct('<f')
+_SETPOINT_VALUE = 'a finite float32 value, or None or NaN (not controlled)'
+
+
+def _setpoint_value(owner: str, name: str, value: object) -> float | None:
+    """Return a float32 setpoint value, or None for NaN / None (not controlled)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise check.failure(owner, name, _SETPOINT_VALUE, value)
+    number = float(value)
+    if math.isnan(number):
+        return None
+    # Exactly a float32: what the contract holds is what the message carries, bit for bit.
+    try:
+        exact = math.isfinite(number) and _FLOAT32.unpack(_FLOAT32.pack(number))[0] == number
+    except OverflowError:
+        exact = False
+    if not exact:
+        raise check.failure(owner, name, _SETPOINT_VALUE, value)
+    return number
+
+
+def _setpoint_vector(owner: str, name: str, value: object) -> SetpointVec3:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 3:
+        raise check.failure(owner, name, f'3 values, each {_SETPOINT_VALUE}', value)
+    x, y, z = (_setpoint_value(owner, f'{name}[{index}]', item)
+               for index, item in enumerate(value))
+    return x, y, z
+
+
+def _gate_reason(owner: str, value: object) -> GateReason:
+    if isinstance(value, str) and value in {reason.value for reason in GateReason}:
+        return GateReason(value)
+    raise check.failure(owner, 'reason', f'one of GateReason ({", ".join(GateReason)})', value)
+
+
+@dataclass(frozen=True, slots=True)
+class GateEmission:
+    """What the command gate sent to the vehicle, one record per output (GATE-v1).
+
+    stamp_ns is when the gate sent it; the actuation fields describe the latest actuation it
+    had received, and are zero / empty exactly when has_actuation is False. Invariants:
+    `action` is a GateAction and `reason` a GateReason (the record does not tie one to the
+    other: that is GATE-v1's to judge); `mode` is one of GATE_MODES; stamps fit
+    builtin_interfaces/Time; with an actuation, `rationale_sha256` is a content address;
+    decision_kind and command_kind are any uint8 (the gate records what it received, and
+    holds on a kind outside the catalogue); timeout_s is finite and > 0; position, velocity
+    and yaw are float32 values, None where not controlled (NaN given is stored as None, and
+    is NaN on the wire); the twist is finite; the fields of the other mode are zero (PX4: the
+    twist; twist: position, velocity and yaw); vehicle_command is 21 (land) or 20 (return to
+    launch) for a VEHICLE_COMMAND and 0 otherwise; `schema_version` is 1.
+    """
+
+    stamp_ns: int
+    frame_id: str
+    action: GateAction
+    reason: GateReason
+    mode: str
+    output_topic: str
+    timeout_s: float
+    has_actuation: bool = False
+    actuation_stamp_ns: int = 0
+    rationale_sha256: str = ''
+    decision_kind: int = 0
+    command_kind: int = 0
+    actuation_received_ns: int = 0
+    position: SetpointVec3 = ZERO3
+    velocity: SetpointVec3 = ZERO3
+    yaw: float | None = 0.0
+    twist_linear: Vec3 = ZERO3
+    twist_angular: Vec3 = ZERO3
+    vehicle_command: int = 0
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        """Enforce the invariants above, normalising field types."""
+        owner = 'GateEmission'
+        _header(self, owner)
+        action = check.enum_member(owner, 'action', self.action, GateAction)
+        _set(self, 'action', action)
+        _set(self, 'reason', _gate_reason(owner, self.reason))
+        mode = check.text(owner, 'mode', self.mode)
+        if mode not in GATE_MODES:
+            raise check.failure(owner, 'mode', f'one of {list(GATE_MODES)}', mode)
+        _set(self, 'output_topic', check.text(owner, 'output_topic', self.output_topic))
+        timeout_s = check.finite_float(owner, 'timeout_s', self.timeout_s)
+        if timeout_s <= 0.0:
+            raise check.failure(owner, 'timeout_s', 'a finite number > 0', timeout_s)
+        _set(self, 'timeout_s', timeout_s)
+        has_actuation = check.boolean(owner, 'has_actuation', self.has_actuation)
+        actuation = {
+            'actuation_stamp_ns': check.stamp(owner, 'actuation_stamp_ns',
+                                              self.actuation_stamp_ns),
+            'decision_kind': check.integer(owner, 'decision_kind', self.decision_kind, 0,
+                                           _UINT8_MAX),
+            'command_kind': check.integer(owner, 'command_kind', self.command_kind, 0,
+                                          _UINT8_MAX),
+            'actuation_received_ns': check.stamp(owner, 'actuation_received_ns',
+                                                 self.actuation_received_ns),
+        }
+        if has_actuation:
+            _set(self, 'rationale_sha256',
+                 check.sha256(owner, 'rationale_sha256', self.rationale_sha256))
+        else:
+            if self.rationale_sha256 != '':
+                raise check.failure(owner, 'rationale_sha256',
+                                    "'' when has_actuation is False", self.rationale_sha256)
+            for name, value in actuation.items():
+                if value != 0:
+                    raise check.failure(owner, name, '0 when has_actuation is False', value)
+        for name, value in actuation.items():
+            _set(self, name, value)
+        position = _setpoint_vector(owner, 'position', self.position)
+        velocity = _setpoint_vector(owner, 'velocity', self.velocity)
+        yaw = _setpoint_value(owner, 'yaw', self.yaw)
+        linear = check.vector(owner, 'twist_linear', self.twist_linear, 3)
+        angular = check.vector(owner, 'twist_angular', self.twist_angular, 3)
+        if mode == 'px4':
+            for name, twist in (('twist_linear', linear), ('twist_angular', angular)):
+                if twist != ZERO3:
+                    raise check.failure(owner, name, 'zero in px4 mode', twist)
+        else:
+            for name, vector in (('position', position), ('velocity', velocity)):
+                if vector != ZERO3:
+                    raise check.failure(owner, name, 'zero in twist mode', vector)
+            if yaw != 0.0:
+                raise check.failure(owner, 'yaw', 'zero in twist mode', yaw)
+        _set(self, 'position', position)
+        _set(self, 'velocity', velocity)
+        _set(self, 'yaw', yaw)
+        _set(self, 'twist_linear', linear)
+        _set(self, 'twist_angular', angular)
+        command = check.integer(owner, 'vehicle_command', self.vehicle_command)
+        if action is GateAction.VEHICLE_COMMAND:
+            if command not in _GATE_VEHICLE_COMMANDS:
+                raise check.failure(owner, 'vehicle_command',
+                                    f'one of {sorted(_GATE_VEHICLE_COMMANDS)} for a '
+                                    'VEHICLE_COMMAND', command)
+        elif command != 0:
+            raise check.failure(owner, 'vehicle_command', f'0 for action {action.name}',
+                                command)
+        _set(self, 'vehicle_command', command)
         _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
 
 

@@ -2,7 +2,7 @@
 
 One pure function, ``gate_verdict``, used by the ``command_gate`` node (which applies it to
 every mission output and on its keep-alive timer) and by the GATE-v1 judge
-(``ghost_core.properties``), which checks a recorded gate output against it. Times are
+(``ghost_core.gate_property``), which checks a recorded gate output against it. Times are
 nanoseconds on the gate's clock.
 
 The rule (docs/properties.md, GATE-v1; docs/integration.md):
@@ -58,6 +58,12 @@ class GateReason(StrEnum):
     NO_ACTUATION = 'no_actuation'
     LAND = 'land'
     RETURN_TO_LAUNCH = 'return_to_launch'
+    #: The node's own hold, never a ``gate_verdict``: the actuations' last publisher has gone
+    #: (Ghost stopped), so the gate holds at once, before the timeout would.
+    ACTUATION_SOURCE_GONE = 'actuation_source_gone'
+    #: The node's own hold: the mission's output could not be recorded truthfully (a non-finite
+    #: setpoint or twist), so it is held rather than sent unrecorded.
+    INVALID_MISSION_OUTPUT = 'invalid_mission_output'
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Protocol
 
-from ghost_core.assessment import SelfAssessor, ThresholdsConfig
+from ghost_core.actions import REFERENCE_EMISSION_CONTRACT_ID
+from ghost_core.assessment import (
+    ASSESSOR_ID,
+    BlockThresholds,
+    HysteresisConfig,
+    SelfAssessor,
+    ThresholdsConfig,
+)
+from ghost_core.calibration import DOWNGRADE_POLICY_ID
 from ghost_core.contracts import (
     ActionEmission,
     BeliefSelfAssessment,
@@ -15,14 +25,34 @@ from ghost_core.contracts import (
     ForwardPrediction,
     PredictionOutcome,
 )
+from ghost_core.decisions import REFERENCE_POLICY_ID
 from ghost_core.errors import ConfigError
+from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import closed_loop_step, CycleResult, LoopConfig
-from ghost_core.prediction import EvaluatorConfig, outcome_for_cycle, prediction_from_belief
+from ghost_core.prediction import (
+    EvaluatorConfig,
+    MODEL_ID,
+    outcome_for_cycle,
+    prediction_from_belief,
+)
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.sequencing import CycleInputs, OutcomeSequencer
 
-__all__ = ['AgentInput', 'CycleTrace', 'Pipeline', 'PipelineConfig', 'iter_pipeline',
-           'run_pipeline']
+__all__ = ['REFERENCE_POLICY_IDS', 'AgentInput', 'CycleParameters', 'CycleTrace', 'Pipeline',
+           'PipelineConfig', 'iter_pipeline', 'run_pipeline']
+
+#: The implementation each stage of the pipeline runs, by the id it records on its messages:
+#: part of the recorded configuration, so that a replay knows what it re-runs.
+REFERENCE_POLICY_IDS: Mapping[str, str] = MappingProxyType({
+    'assessor_id': ASSESSOR_ID,
+    'model_id': MODEL_ID,
+    'adjustment_policy_id': DOWNGRADE_POLICY_ID,
+    'policy_id': REFERENCE_POLICY_ID,
+    'contract_id': REFERENCE_EMISSION_CONTRACT_ID,
+})
+#: How long the outcome evaluator waits without any input before it resolves its pending
+#: cycles with what has arrived (its ``idle_flush_s``, 1 s by default).
+DEFAULT_IDLE_FLUSH_NS = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +60,10 @@ class PipelineConfig:
     """Everything the agent is configured with: period, Q, thresholds, evaluator, M/K/W.
 
     `grace_cycles` bounds the wait for a prediction that never comes (a non-finite belief
-    predicts nothing), as the outcome evaluator node does.
+    predicts nothing), as the outcome evaluator node does. `idle_flush_ns` is the outcome
+    evaluator's wall-clock flush of pending cycles when no input arrives for that long (0 =
+    never): the pipeline has no clock, so only a replay driven by a run's own receipt times
+    (``ghost_core.rederive.Replay``) applies it.
     """
 
     period_ns: int = 100_000_000
@@ -39,6 +72,7 @@ class PipelineConfig:
     thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
     grace_cycles: int = 3
+    idle_flush_ns: int = DEFAULT_IDLE_FLUSH_NS
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""
@@ -54,19 +88,134 @@ class PipelineConfig:
         if isinstance(grace, bool) or not isinstance(grace, int) or grace < 1:
             raise ConfigError(f'PipelineConfig.grace_cycles must be an integer >= 1, '
                               f'got {grace!r}')
+        idle = self.idle_flush_ns
+        if isinstance(idle, bool) or not isinstance(idle, int) or idle < 0:
+            raise ConfigError(f'PipelineConfig.idle_flush_ns must be an integer >= 0, '
+                              f'got {idle!r}')
 
     def to_dict(self) -> dict[str, object]:
-        """Return the whole configuration as a plain dict (what a replay needs to re-run)."""
+        """Return the whole configuration as a plain dict (what a replay needs to re-run).
+
+        With the ids of the implementations the pipeline runs (``policies``), so that the
+        recorded configuration says what would be re-run; ``from_dict`` reads it back.
+        """
         return {
             'evaluator': self.evaluator.to_dict(),
             'grace_cycles': self.grace_cycles,
+            'idle_flush_ns': self.idle_flush_ns,
             'loop': {'downgrade_threshold': self.loop.downgrade_threshold,
                      'max_history': self.loop.max_history,
                      'min_outcomes': self.loop.min_outcomes},
             'period_ns': self.period_ns,
+            'policies': dict(REFERENCE_POLICY_IDS),
             'process_noise_q': float(self.process_noise_q),
             'thresholds': self.thresholds.to_dict(),
         }
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, object]) -> PipelineConfig:
+        """The configuration ``to_dict`` wrote, exactly; ConfigError naming what is wrong.
+
+        Strict, so that a replay never guesses: every key must be present with its type
+        (integers as integers, floats as numbers), none may be unknown, and ``policies`` must
+        name the implementations this pipeline runs (``REFERENCE_POLICY_IDS``).
+        """
+        d = _Fields(document, 'run configuration')
+        d.keys({'evaluator', 'grace_cycles', 'idle_flush_ns', 'loop', 'period_ns', 'policies',
+                'process_noise_q', 'thresholds'})
+        policies = d.mapping('policies')
+        policies.keys(set(REFERENCE_POLICY_IDS))
+        for name, reference in REFERENCE_POLICY_IDS.items():
+            recorded = policies.text(name)
+            if recorded != reference:
+                raise ConfigError(f'run configuration: policies.{name} is {recorded!r}, which '
+                                  f'has no reference implementation here (this pipeline '
+                                  f'runs {reference!r})')
+        loop = d.mapping('loop')
+        loop.keys({'downgrade_threshold', 'max_history', 'min_outcomes'})
+        evaluator = d.mapping('evaluator')
+        evaluator.keys({'max_observation_lag_ns', 'unmeasured_variance_m2'})
+        thresholds = d.mapping('thresholds')
+        thresholds.keys({'hysteresis', 'no_covariance_level', 'orientation', 'position',
+                         'velocity'})
+        hysteresis = thresholds.mapping('hysteresis')
+        hysteresis.keys({'min_level_interval_ns', 'recovery_dwell_ns', 'recovery_margin'})
+        level = thresholds.text('no_covariance_level')
+        levels = {lvl.name.lower(): lvl for lvl in SelfAssessmentLevel}
+        if level not in levels:
+            raise ConfigError(f'run configuration: thresholds.no_covariance_level {level!r} '
+                              f'is not one of {sorted(levels)}')
+
+        def block(name: str) -> BlockThresholds:
+            entry = thresholds.mapping(name)
+            entry.keys({'known_max_std', 'uncertain_max_std'})
+            return BlockThresholds(entry.number('known_max_std'),
+                                   entry.number('uncertain_max_std'))
+
+        return cls(
+            period_ns=d.integer('period_ns'),
+            process_noise_q=d.number('process_noise_q'),
+            loop=LoopConfig(min_outcomes=loop.integer('min_outcomes'),
+                            downgrade_threshold=loop.integer('downgrade_threshold'),
+                            max_history=loop.integer('max_history')),
+            thresholds=ThresholdsConfig(
+                position=block('position'), velocity=block('velocity'),
+                orientation=block('orientation'), no_covariance_level=levels[level],
+                hysteresis=HysteresisConfig(
+                    recovery_margin=hysteresis.number('recovery_margin'),
+                    recovery_dwell_ns=hysteresis.integer('recovery_dwell_ns'),
+                    min_level_interval_ns=hysteresis.integer('min_level_interval_ns'))),
+            evaluator=EvaluatorConfig(
+                unmeasured_variance_m2=evaluator.number('unmeasured_variance_m2'),
+                max_observation_lag_ns=evaluator.integer('max_observation_lag_ns')),
+            grace_cycles=d.integer('grace_cycles'),
+            idle_flush_ns=d.integer('idle_flush_ns'),
+        )
+
+
+class _Fields:
+    """Typed, named access to one mapping of a recorded configuration (for from_dict)."""
+
+    def __init__(self, value: object, path: str) -> None:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f'{path} must be a mapping, got {type(value).__name__}')
+        self._value = value
+        self._path = path
+
+    def keys(self, expected: set[str]) -> None:
+        present = set(self._value)
+        missing = sorted(expected - present)
+        if missing:
+            raise ConfigError(f'{self._path} lacks {", ".join(missing)} (recorded by another '
+                              'Ghost version?)')
+        unknown = sorted(str(key) for key in present - expected)
+        if unknown:
+            raise ConfigError(f'{self._path} has keys this pipeline does not know: '
+                              f'{", ".join(unknown)}')
+
+    def _get(self, name: str) -> object:
+        return self._value[name]
+
+    def mapping(self, name: str) -> _Fields:
+        return _Fields(self._get(name), f'{self._path}.{name}')
+
+    def integer(self, name: str) -> int:
+        value = self._get(name)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f'{self._path}.{name} must be an integer, got {value!r}')
+        return value
+
+    def number(self, name: str) -> float:
+        value = self._get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f'{self._path}.{name} must be a number, got {value!r}')
+        return float(value)
+
+    def text(self, name: str) -> str:
+        value = self._get(name)
+        if not isinstance(value, str):
+            raise ConfigError(f'{self._path}.{name} must be a string, got {value!r}')
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +251,22 @@ class CycleTrace:
 AgentInput = BeliefSample | Observation
 
 
+class CycleParameters(Protocol):
+    """The values a running node may be given mid-run (``ros2 param set``), per cycle.
+
+    A live run records them on its messages (M and K on each calibrated assessment, Q on each
+    prediction); a replay that follows a recording gives the pipeline these values cycle by
+    cycle (``ghost_core.rederive.RecordedParameters``). Without one, the configuration's
+    values hold for every cycle.
+    """
+
+    def loop_parameters(self, stamp_ns: int) -> tuple[int, int]:
+        """M and K the calibrator applied to the cycle stamped ``stamp_ns``."""
+
+    def process_noise_q(self, stamp_ns: int) -> float:
+        """Q the forward predictor used for the prediction made at ``stamp_ns``."""
+
+
 class Pipeline:
     """The whole agent as one pure, incremental object: feed inputs, get finished cycles.
 
@@ -112,10 +277,20 @@ class Pipeline:
     with the outcomes up to and including t, decided and emitted. `late_observations` and
     `superseded_observations` count fixes that were not used. Pure: same inputs in the same
     order, same outputs.
+
+    `parameters` gives M, K and Q per cycle (a replay following a recording's mid-run
+    changes); W, the period and everything else are the configuration's. The three components
+    are methods (``assess``, ``predict``, ``evaluate``) so that a test can substitute one (a
+    lying assessor, say) and still run everything else as the nodes do.
     """
 
-    def __init__(self, config: PipelineConfig | None = None) -> None:
+    def __init__(self, config: PipelineConfig | None = None,
+                 parameters: CycleParameters | None = None) -> None:
         self.config = PipelineConfig() if config is None else config
+        self._parameters = parameters
+        self._loops: dict[tuple[int, int], LoopConfig] = {
+            (self.config.loop.min_outcomes, self.config.loop.downgrade_threshold):
+                self.config.loop}
         self._assessor = SelfAssessor(self.config.thresholds)
         self._sequencer: OutcomeSequencer[ForwardPrediction, Observation] = OutcomeSequencer(
             self.config.grace_cycles, self.config.evaluator.max_observation_lag_ns)
@@ -135,6 +310,25 @@ class Pipeline:
         """Fixes replaced by a later fix of the same cycle (not used)."""
         return self._sequencer.superseded
 
+    @property
+    def pending_cycles(self) -> int:
+        """Beliefs whose cycle is not finished yet (waiting for its outcome's inputs)."""
+        return self._sequencer.pending_cycles
+
+    def assess(self, belief: BeliefSample) -> BeliefSelfAssessment:
+        """The self-assessor's raw assessment of a new belief (stateful: hysteresis)."""
+        return self._assessor.assess(belief)
+
+    def predict(self, belief: BeliefSample, process_noise_q: float) -> ForwardPrediction | None:
+        """The forward predictor's prediction from a belief (None when it is not finite)."""
+        return prediction_from_belief(belief, self.config.period_ns, process_noise_q)
+
+    def evaluate(self, stamp_ns: int, frame_id: str, prediction: ForwardPrediction | None,
+                 observation: Observation | None) -> PredictionOutcome:
+        """The outcome evaluator's outcome of one resolved cycle."""
+        return outcome_for_cycle(stamp_ns, frame_id, prediction, observation,
+                                 self.config.evaluator)
+
     def feed(self, item: AgentInput) -> list[CycleTrace]:
         """Take one input; return the cycles it finishes, in cycle order."""
         if isinstance(item, Observation):
@@ -145,9 +339,10 @@ class Pipeline:
         if self._last_belief_ns is not None and item.stamp_ns <= self._last_belief_ns:
             return []  # an old or repeated belief is not a new cycle (as the nodes do)
         self._last_belief_ns = item.stamp_ns
-        raw = self._assessor.assess(item)
-        prediction = prediction_from_belief(item, self.config.period_ns,
-                                            self.config.process_noise_q)
+        raw = self.assess(item)
+        q = (self.config.process_noise_q if self._parameters is None
+             else self._parameters.process_noise_q(item.stamp_ns))
+        prediction = self.predict(item, q)
         self._cycles[item.stamp_ns] = (item, raw, prediction)
         done = self._sequencer.on_belief(item.stamp_ns)
         if prediction is not None:
@@ -155,19 +350,31 @@ class Pipeline:
         return self._finish(done)
 
     def finish(self) -> list[CycleTrace]:
-        """End of input: finish every pending cycle with what has arrived."""
+        """Finish every pending cycle with what has arrived; feeding may go on afterwards.
+
+        The end of the input, or the outcome evaluator's idle flush in a replay.
+        """
         return self._finish(self._sequencer.flush())
+
+    def _loop_config(self, stamp_ns: int) -> LoopConfig:
+        if self._parameters is None:
+            return self.config.loop
+        key = self._parameters.loop_parameters(stamp_ns)
+        loop = self._loops.get(key)
+        if loop is None:
+            loop = self._loops[key] = LoopConfig(key[0], key[1], self.config.loop.max_history)
+        return loop
 
     def _finish(self, resolved: list[CycleInputs[ForwardPrediction, Observation]]
                 ) -> list[CycleTrace]:
         traces: list[CycleTrace] = []
         for cycle in resolved:
             belief, raw, prediction = self._cycles.pop(cycle.stamp_ns)
-            outcome = outcome_for_cycle(cycle.stamp_ns, belief.frame_id, cycle.prediction,
-                                        cycle.observation, self.config.evaluator)
+            outcome = self.evaluate(cycle.stamp_ns, belief.frame_id, cycle.prediction,
+                                    cycle.observation)
             if outcome.observed:
                 self._observed.append(outcome)
-            result = closed_loop_step(raw, self._observed, self.config.loop)
+            result = closed_loop_step(raw, self._observed, self._loop_config(cycle.stamp_ns))
             traces.append(CycleTrace(cycle.stamp_ns, raw, prediction, outcome, result))
         return traces
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 import functools
+import math
 import numbers
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -20,11 +21,14 @@ from ghost_core.contracts import (
     Decision,
     DecisionRationale,
     ForwardPrediction,
+    GateEmission,
     Mat3,
     PredictionOutcome,
+    SetpointVec3,
     Vec3,
 )
 from ghost_core.errors import MessageFormatError
+from ghost_core.gate import GateAction, GateReason
 from ghost_core.hashing import content_address
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
 
@@ -40,6 +44,7 @@ __all__ = [
     'decision_rationale_to_msg_dict',
     'decision_to_msg_dict',
     'forward_prediction_to_msg_dict',
+    'gate_emission_to_msg_dict',
     'message_address',
     'ns_to_stamp',
     'parse_action_emission',
@@ -52,6 +57,7 @@ __all__ = [
     'parse_decision',
     'parse_decision_rationale',
     'parse_forward_prediction',
+    'parse_gate_emission',
     'parse_prediction_outcome',
     'prediction_outcome_to_msg_dict',
     'stamp_to_ns',
@@ -63,6 +69,7 @@ MsgDict = dict[str, Any]
 
 _NS_PER_S = 10**9
 EnumT = TypeVar('EnumT', bound=IntEnum)
+StrEnumT = TypeVar('StrEnumT', bound=StrEnum)
 
 
 # --- time -------------------------------------------------------------------------------------
@@ -244,6 +251,39 @@ def action_emission_to_msg_dict(contract: ActionEmission) -> MsgDict:
     }
 
 
+def _setpoint(value: float | None) -> float:
+    # Not controlled (None) is NaN on the wire, as PX4 reads it; canonical JSON keeps NaN.
+    return math.nan if value is None else value
+
+
+@to_msg_dict.register
+def gate_emission_to_msg_dict(contract: GateEmission) -> MsgDict:
+    """Return the GateEmission message dict (a setpoint axis not controlled is NaN)."""
+    return {
+        'header': _header(contract.stamp_ns, contract.frame_id),
+        'action': int(contract.action),
+        'reason': contract.reason.value,
+        'mode': contract.mode,
+        'output_topic': contract.output_topic,
+        'has_actuation': contract.has_actuation,
+        'actuation_stamp': ns_to_stamp(contract.actuation_stamp_ns),
+        'rationale_sha256': contract.rationale_sha256,
+        'decision_kind': contract.decision_kind,
+        'command_kind': contract.command_kind,
+        'actuation_received': ns_to_stamp(contract.actuation_received_ns),
+        'timeout_s': contract.timeout_s,
+        'position': [_setpoint(value) for value in contract.position],
+        'velocity': [_setpoint(value) for value in contract.velocity],
+        'yaw': _setpoint(contract.yaw),
+        'twist': {
+            'linear': _point(contract.twist_linear),
+            'angular': _point(contract.twist_angular),
+        },
+        'vehicle_command': contract.vehicle_command,
+        'schema_version': contract.schema_version,
+    }
+
+
 def message_address(contract: object) -> str:
     """Return H(msg) of a ghost message contract: content_address(to_msg_dict(contract))."""
     return content_address(to_msg_dict(contract))
@@ -282,6 +322,13 @@ def _float(d: Mapping[str, Any], key: str, path: str) -> float:
 
 def _enum(d: Mapping[str, Any], key: str, path: str, enum: type[EnumT]) -> EnumT:
     return check.enum_member(path, key, _int(d, key, path), enum)
+
+
+def _str_enum(d: Mapping[str, Any], key: str, path: str, enum: type[StrEnumT]) -> StrEnumT:
+    value = _str(d, key, path)
+    if value not in {member.value for member in enum}:
+        raise check.failure(path, key, f'one of {enum.__name__} ({", ".join(enum)})', value)
+    return enum(value)
 
 
 def _bool(d: Mapping[str, Any], key: str, path: str) -> bool:
@@ -330,6 +377,11 @@ def _floats(d: Mapping[str, Any], key: str, path: str, length: int) -> Mat3:
     ):
         raise MessageFormatError(f'{path}.{key} must be {length} numbers, got {value!r}')
     return tuple(float(item) for item in items)
+
+
+def _float_triple(d: Mapping[str, Any], key: str, path: str) -> SetpointVec3:
+    x, y, z = _floats(d, key, path, 3)
+    return x, y, z
 
 
 def _sha(d: Mapping[str, Any], key: str, path: str) -> str | None:
@@ -509,6 +561,34 @@ def parse_action_emission(d: Mapping[str, Any], path: str = 'ActionEmission') ->
     )
 
 
+def parse_gate_emission(d: Mapping[str, Any], path: str = 'GateEmission') -> GateEmission:
+    """Return the GateEmission of a message dict (NaN setpoint axes become None)."""
+    stamp_ns, frame_id = _header_fields(d, path)
+    twist = _sub(d, 'twist', path)
+    return GateEmission(
+        stamp_ns=stamp_ns,
+        frame_id=frame_id,
+        action=_enum(d, 'action', path, GateAction),
+        reason=_str_enum(d, 'reason', path, GateReason),
+        mode=_str(d, 'mode', path),
+        output_topic=_str(d, 'output_topic', path),
+        timeout_s=_float(d, 'timeout_s', path),
+        has_actuation=_bool(d, 'has_actuation', path),
+        actuation_stamp_ns=_time(d, 'actuation_stamp', path),
+        rationale_sha256=_str(d, 'rationale_sha256', path),
+        decision_kind=_int(d, 'decision_kind', path),
+        command_kind=_int(d, 'command_kind', path),
+        actuation_received_ns=_time(d, 'actuation_received', path),
+        position=_float_triple(d, 'position', path),
+        velocity=_float_triple(d, 'velocity', path),
+        yaw=_float(d, 'yaw', path),
+        twist_linear=_vec3(twist, 'linear', f'{path}.twist'),
+        twist_angular=_vec3(twist, 'angular', f'{path}.twist'),
+        vehicle_command=_int(d, 'vehicle_command', path),
+        schema_version=_int(d, 'schema_version', path),
+    )
+
+
 #: Every ghost message: its .msg name -> (contract type, parser).
 MESSAGE_TYPES: Mapping[str, tuple[type, Callable[..., object]]] = MappingProxyType({
     'ActionEmission': (ActionEmission, parse_action_emission),
@@ -520,5 +600,6 @@ MESSAGE_TYPES: Mapping[str, tuple[type, Callable[..., object]]] = MappingProxyTy
     'Decision': (Decision, parse_decision),
     'DecisionRationale': (DecisionRationale, parse_decision_rationale),
     'ForwardPrediction': (ForwardPrediction, parse_forward_prediction),
+    'GateEmission': (GateEmission, parse_gate_emission),
     'PredictionOutcome': (PredictionOutcome, parse_prediction_outcome),
 })

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 import math
 
 from hypothesis import strategies as st
@@ -17,6 +18,8 @@ from ghost_core.contracts import (
     Decision,
     DecisionRationale,
     ForwardPrediction,
+    GATE_MODES,
+    GateEmission,
     PredictionOutcome,
     STATUS_INVALID_OBSERVATION,
     STATUS_NO_OBSERVATION,
@@ -24,6 +27,15 @@ from ghost_core.contracts import (
     STATUS_PAIRED,
 )
 from ghost_core.distances import normalised_distance
+from ghost_core.gate import (
+    gate_verdict,
+    GateAction,
+    GateReason,
+    LatestActuation,
+    VEHICLE_CMD_NAV_LAND,
+    VEHICLE_CMD_NAV_RETURN_TO_LAUNCH,
+)
+from ghost_core.gate_property import CitedActuationView, GateRecordView
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
 from ghost_core.properties import ActuationView, CalibratedView
 
@@ -240,6 +252,61 @@ def action_emissions(draw: st.DrawFn) -> ActionEmission:
     )
 
 
+#: A PX4 setpoint value: a float32, or not controlled (given as None or NaN, stored as None).
+setpoint_values = st.one_of(
+    st.sampled_from([None, math.nan, 0.0, -0.0]),
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False, width=32),
+)
+
+
+@st.composite
+def gate_emissions(draw: st.DrawFn) -> GateEmission:
+    """Draw a GateEmission: any action and reason, with or without an actuation, either mode.
+
+    The other mode's fields are zero; without an actuation its fields are zero / empty; the
+    kinds are any uint8 (the gate records what it received).
+    """
+    action = draw(st.sampled_from(list(GateAction)))
+    mode = draw(st.sampled_from(GATE_MODES))
+    position = velocity = linear = angular = ZERO3
+    yaw: float | None = 0.0
+    if mode == 'px4':
+        position = draw(st.tuples(setpoint_values, setpoint_values, setpoint_values))
+        velocity = draw(st.tuples(setpoint_values, setpoint_values, setpoint_values))
+        yaw = draw(setpoint_values)
+    else:
+        linear, angular = draw(vec3s), draw(vec3s)
+    emission = GateEmission(
+        stamp_ns=draw(stamps),
+        frame_id=draw(frame_ids),
+        action=action,
+        reason=draw(st.sampled_from(list(GateReason))),
+        mode=mode,
+        output_topic=draw(st.sampled_from(['/fmu/in/trajectory_setpoint',
+                                           '/fmu/in/vehicle_command', '/cmd_vel', '/a/cmd_vel'])),
+        timeout_s=draw(st.floats(min_value=1e-9, max_value=3600.0)),
+        position=position,
+        velocity=velocity,
+        yaw=yaw,
+        twist_linear=linear,
+        twist_angular=angular,
+        vehicle_command=draw(st.sampled_from([VEHICLE_CMD_NAV_LAND,
+                                              VEHICLE_CMD_NAV_RETURN_TO_LAUNCH]))
+        if action is GateAction.VEHICLE_COMMAND else 0,
+    )
+    if not draw(st.booleans()):
+        return emission
+    return replace(
+        emission,
+        has_actuation=True,
+        actuation_stamp_ns=draw(stamps),
+        rationale_sha256=draw(shas),
+        decision_kind=draw(st.one_of(decision_kinds, st.integers(0, 255))),
+        command_kind=draw(st.one_of(command_kinds, st.integers(0, 255))),
+        actuation_received_ns=draw(stamps),
+    )
+
+
 #: Every ghost message type name -> a strategy drawing its contract.
 MESSAGE_STRATEGIES = {
     'ActionEmission': action_emissions(),
@@ -251,6 +318,7 @@ MESSAGE_STRATEGIES = {
     'Decision': decisions(),
     'DecisionRationale': decision_rationales(),
     'ForwardPrediction': forward_predictions(),
+    'GateEmission': gate_emissions(),
     'PredictionOutcome': prediction_outcomes(),
 }
 
@@ -302,3 +370,60 @@ def live_streams(draw: st.DrawFn, max_cycles: int = 12) -> tuple[
         take_calibrated = bool(calibrated) and (not actuations or draw(st.booleans()))
         order.append(calibrated.pop(0) if take_calibrated else actuations.pop(0))
     return cycles, order
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """A command gate's run: the actuations it received and the records of what it sent."""
+
+    #: cycle stamp -> the actuation recorded for it (one per cycle)
+    actuations: dict[int, tuple[CitedActuationView, ...]]
+    records: list[GateRecordView]
+    timeout_ns: int
+
+
+@st.composite
+def gate_runs(draw: st.DrawFn, max_actuations: int = 8, max_outputs: int = 24) -> GateRun:
+    """A gate that applies ``ghost_core.gate.gate_verdict`` to every output it sends.
+
+    Actuations (any decision, any command) arrive in cycle order, each a little after its
+    cycle; outputs happen at drawn times, from before the first actuation to long after the
+    last (stale). Holds are zero velocity (NaN on some axes: not controlled) or a zero twist;
+    passed outputs carry any mission velocity.
+    """
+    timeout_ns = draw(st.integers(10_000_000, 1_000_000_000))
+    mode = draw(st.sampled_from(['px4', 'twist']))
+    actuations: dict[int, tuple[CitedActuationView, ...]] = {}
+    received: list[tuple[int, int, LatestActuation, str]] = []
+    for index in range(draw(st.integers(0, max_actuations))):
+        stamp = 1_000_000_000 + index * 100_000_000
+        decision, command = draw(decision_kinds), draw(command_kinds)
+        sha = f'{index + 1:064x}'
+        actuations[stamp] = (CitedActuationView(decision, command, sha),)
+        arrival = stamp + draw(st.integers(0, 50_000_000))
+        received.append((arrival, stamp, LatestActuation(decision, command, arrival), sha))
+    end = 1_000_000_000 + (max_actuations + 1) * 100_000_000 + 2 * timeout_ns
+    times = sorted(draw(st.lists(st.integers(900_000_000, end), max_size=max_outputs)))
+    speeds = st.floats(-20.0, 20.0, allow_nan=False)
+    records = []
+    for now in times:
+        latest = [item for item in received if item[0] <= now]
+        verdict = gate_verdict(latest[-1][2] if latest else None, now, timeout_ns)
+        velocity = twist = ZERO3
+        if verdict.action is GateAction.PASSED:
+            moving = draw(st.tuples(speeds, speeds, speeds))
+            velocity, twist = (moving, ZERO3) if mode == 'px4' else (ZERO3, moving)
+        elif verdict.action is GateAction.HELD and mode == 'px4':
+            velocity = draw(st.tuples(*[st.sampled_from([0.0, math.nan])] * 3))
+        record = GateRecordView(
+            gate='/ghost/gate', stamp_ns=now, action=verdict.action, reason=verdict.reason,
+            mode=mode, timeout_s=timeout_ns / 1e9, velocity=velocity, twist_linear=twist,
+            vehicle_command=verdict.vehicle_command)
+        if latest:
+            _, stamp, actuation, sha = latest[-1]
+            record = replace(record, has_actuation=True, actuation_stamp_ns=stamp,
+                             rationale_sha256=sha, decision_kind=actuation.decision_kind,
+                             command_kind=actuation.command_kind,
+                             actuation_received_ns=actuation.received_ns)
+        records.append(record)
+    return GateRun(actuations, records, timeout_ns)

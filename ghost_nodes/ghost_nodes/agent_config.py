@@ -174,4 +174,5 @@ def _pipeline_config(files_of: Callable[[str], Sequence[Path | str]],
         thresholds=thresholds_config(of(self_assessor, 'self_assessor')),
         evaluator=evaluator_config(evaluator),
         grace_cycles=int(evaluator('grace_cycles')),
+        idle_flush_ns=round(float(evaluator('idle_flush_s')) * 1e9),
     )

@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 import os
 from pathlib import Path
-from typing import Any
 
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
+from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
-from ghost_nodes.frames import belief_sample
 from ghost_verify.bag import resolve_bag
 from ghost_verify.errors import GhostVerifyError
 
@@ -42,16 +41,6 @@ class InputMessage:
     type_name: str
     data: bytes
     sample: BeliefSample | Observation
-
-
-def observation_of(msg: Any) -> Observation:
-    """The core's Observation of a PoseWithCovarianceStamped (rclpy or decoded message)."""
-    header = msg.header
-    p = msg.pose.pose.position
-    cov = [float(v) for v in msg.pose.covariance]
-    stamp = int(header.stamp.sec) * 1_000_000_000 + int(header.stamp.nanosec)
-    return Observation(stamp, str(header.frame_id), (float(p.x), float(p.y), float(p.z)),
-                       tuple(cov[r * 6 + c] for r in range(3) for c in range(3)))
 
 
 def read_inputs(

@@ -22,7 +22,8 @@ from pathlib import Path
 import sys
 
 from ghost_core.errors import GhostError
-from ghost_core.pipeline import CycleTrace, Pipeline, PipelineConfig
+from ghost_core.pipeline import CycleTrace, PipelineConfig
+from ghost_core.rederive import Replay, TimedInput, trace_contracts, TYPE_NAMES
 from ghost_core.summary import judgement_of, JudgementSummary, summarize_judgement
 from ghost_core.wire import to_msg_dict
 from ghost_nodes.agent_config import pipeline_config_from_files
@@ -59,16 +60,8 @@ def default_params_files() -> list[Path]:
 
 
 def _ghost_messages(trace: CycleTrace) -> list[tuple[str, str, dict[str, object]]]:
-    contracts: list[tuple[str, object | None]] = [
-        ('ghost_interfaces/msg/BeliefSelfAssessment', trace.raw),
-        ('ghost_interfaces/msg/ForwardPrediction', trace.prediction),
-        ('ghost_interfaces/msg/PredictionOutcome', trace.outcome),
-        ('ghost_interfaces/msg/CalibratedSelfAssessment', trace.calibrated),
-        ('ghost_interfaces/msg/DecisionRationale', trace.rationale),
-        ('ghost_interfaces/msg/ActionEmission', trace.emission),
-    ]
-    return [(_TOPIC_OF[kind], kind, to_msg_dict(contract)) for kind, contract in contracts
-            if contract is not None]
+    return [(_TOPIC_OF[TYPE_NAMES[kind]], TYPE_NAMES[kind], to_msg_dict(contract))
+            for kind, contract in trace_contracts(trace) if contract is not None]
 
 
 def replay_bag(
@@ -80,10 +73,13 @@ def replay_bag(
 ) -> ReplayResult:
     """Run the pure agent over the bag's inputs; write the Ghost bag when `output_bag` is set.
 
-    Raises InputBagError when the input cannot be read, BagWriteError when the output cannot
-    be written (e.g. it exists).
+    The inputs are fed by ``ghost_core.rederive.Replay`` (what ``verify_all --replay`` runs),
+    without the outcome evaluator's idle flush: an input bag's log times are not a run's
+    wall clock. Raises InputBagError when the input cannot be read, BagWriteError when the
+    output cannot be written (e.g. it exists).
     """
-    pipeline = Pipeline(config)
+    replay = Replay(PipelineConfig() if config is None else config)
+    pipeline = replay.pipeline
     traces: list[CycleTrace] = []
     counts = {state_topic: 0, observations_topic: 0}
     writer = None
@@ -103,13 +99,13 @@ def replay_bag(
             if writer is not None:
                 name = _STATE if message.topic == state_topic else _OBSERVATIONS
                 writer.write(name, message.type_name, message.data, message.log_time_ns)
-            done = pipeline.feed(message.sample)
+            done = replay.feed(TimedInput(message.log_time_ns, message.sample))
             traces += done
             if writer is not None:
                 for trace in done:
                     for topic, kind, msg in _ghost_messages(trace):
                         writer.write(topic, kind, msg, message.log_time_ns)
-        done = pipeline.finish()
+        done = replay.finish()
         traces += done
         if writer is not None:
             for trace in done:

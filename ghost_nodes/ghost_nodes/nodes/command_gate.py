@@ -22,12 +22,16 @@ Modes (parameter ``mode``):
 Fail closed: no actuation yet, or the latest older than ``timeout_s``, is a hold
 (``gate_verdict``); the timer makes it happen without mission traffic. When the actuations'
 last publisher is gone (Ghost's processes stopped: DDS unmatches their writer), the gate holds
-at once, before the timeout, with reason ``actuation_stale``: rclpy's subscription ``matched``
-event (Jazzy) triggers the check, and the timer repeats it (``get_publisher_count``), which is
-the only check on an rmw without matched events. A new actuation ends it. Such a hold is more
-conservative than the rule (which would still pass until the timeout): GATE-v1 forbids passing,
-never holding. A process killed outright is unmatched only when its DDS lease expires (Fast DDS:
-20 s): there the timeout holds first.
+at once, before the timeout, with reason ``actuation_source_gone``: rclpy's subscription
+``matched`` event (Jazzy) triggers the check, and the timer repeats it
+(``get_publisher_count``), which is the only check on an rmw without matched events. A new
+actuation ends it. Such a hold is more conservative than the rule (which would still pass
+until the timeout): GATE-v1 forbids passing, never holding. A process killed outright is
+unmatched only when its DDS lease expires (Fast DDS: 20 s): there the timeout holds first.
+
+The record: every output's GateEmission is built as a ``ghost_core.contracts.GateEmission``
+(validated) before the output is sent, then published once the output is, so no output leaves
+without its record.
 
 The hold (PX4): the vehicle's position (fmu/out/vehicle_local_position, NED) when the hold
 began, with zero velocity and its heading then; an axis (x/y, z, heading) that was not valid
@@ -53,9 +57,12 @@ from geometry_msgs.msg import Twist, TwistStamped
 from rclpy.event_handler import SubscriptionEventCallbacks, UnsupportedEventTypeError
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
+from ghost_core.contracts import GateEmission as GateEmissionContract
 from ghost_core.gate import gate_verdict, GateAction, GateReason, GateVerdict, LatestActuation
+from ghost_core.hashing import is_sha256_hex
+from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import ActionEmission, GateEmission
-from ghost_nodes.convert import stamp_ns
+from ghost_nodes.convert import from_msg_dict, stamp_ns
 from ghost_nodes.node_base import (
     at_least,
     at_most,
@@ -116,7 +123,7 @@ PARAMS = (
 )
 
 _NAN = float('nan')
-_SCHEMA_VERSION = 1
+_ZERO3 = (0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,10 @@ class _Actuation:
     rationale_sha256: str
 
 
+#: What a record cites before the first actuation (has_actuation False, every field zero).
+_NO_ACTUATION = _Actuation(LatestActuation(0, 0, 0), 0, '')
+
+
 def _time(msg: Any, ns: int) -> None:
     msg.sec, msg.nanosec = divmod(ns, 1_000_000_000)
 
@@ -135,6 +146,10 @@ def _time(msg: Any, ns: int) -> None:
 def _floats(values: Any) -> tuple[float, float, float]:
     x, y, z = (float(v) for v in values)
     return x, y, z
+
+
+def _xyz(vector: Any) -> tuple[float, float, float]:
+    return float(vector.x), float(vector.y), float(vector.z)
 
 
 class CommandGateNode(GhostNode):
@@ -146,6 +161,8 @@ class CommandGateNode(GhostNode):
         self.on_parameters_changed()
         self._actuation: _Actuation | None = None
         self._source_gone = False
+        self._ignored_actuations = 0  # invalid actuations ignored (logged: 1st, every 100th)
+        self._invalid_outputs = 0     # invalid mission outputs held (logged: the same)
         self._commanded = 0        # the VehicleCommand sent for the current command, or 0
         self._passing = False      # the last verdict was PASSED
         self._reason: GateReason | None = None  # the last verdict's (logged when it changes)
@@ -222,20 +239,18 @@ class CommandGateNode(GhostNode):
         The one place the gate decides (the GATE-v1 tests' leaky gate overrides it).
         """
         if self._actuation is not None and self._source_gone:
-            return GateVerdict(GateAction.HELD, GateReason.ACTUATION_STALE)
+            return GateVerdict(GateAction.HELD, GateReason.ACTUATION_SOURCE_GONE)
         latest = self._actuation.latest if self._actuation is not None else None
         return gate_verdict(latest, now_ns, self._timeout_ns)
 
     def _decide(self, now_ns: int) -> GateVerdict:
-        """The verdict, with what follows from it: the vehicle command, the hold's release."""
+        """The verdict, with what follows from it: the vehicle command."""
         verdict = self._verdict(now_ns)
         wanted = verdict.vehicle_command if verdict.action is GateAction.VEHICLE_COMMAND else 0
         if wanted and wanted != self._commanded and self._mode == 'px4':
             self._send_vehicle_command(verdict, now_ns)
         self._commanded = wanted
         self._passing = verdict.action is GateAction.PASSED
-        if self._passing:
-            self._hold_at = [_NAN, _NAN, _NAN, _NAN]
         if verdict.reason != self._reason:
             self._reason = verdict.reason
             self.get_logger().info(f'{"passing" if self._passing else "holding"}: '
@@ -246,6 +261,15 @@ class CommandGateNode(GhostNode):
 
     def _on_actuation(self, msg: Any) -> None:
         now = self._now_ns()
+        if not is_sha256_hex(str(msg.rationale_sha256)):
+            # Not one of Ghost's actuations (a foreign publisher?): it cannot justify anything,
+            # and the gate keeps acting on the last valid one (which goes stale in time).
+            self._ignored_actuations += 1
+            if self._ignored_actuations == 1 or self._ignored_actuations % 100 == 0:
+                self.get_logger().warning(
+                    f'ignored actuation #{self._ignored_actuations}: rationale_sha256 '
+                    f'{str(msg.rationale_sha256)[:70]!r} is not a SHA-256')
+            return
         self._actuation = _Actuation(
             LatestActuation(int(msg.decision.kind), int(msg.command.kind), now),
             stamp_ns(msg.header.stamp), str(msg.rationale_sha256))
@@ -289,10 +313,17 @@ class CommandGateNode(GhostNode):
         if msg.timestamp == 0:
             msg.timestamp = now // 1000
         position = _floats(msg.position)
+        try:
+            record = self._record(now, verdict, self._out_topic, 'ned', position=position,
+                                  velocity=_floats(msg.velocity), yaw=float(msg.yaw))
+        except ValueError as err:
+            self._hold_invalid_output(err, now)
+            return
         self._mission_position_mode = any(map(math.isfinite, position))
+        # Only a setpoint sent releases the hold: one held as invalid keeps the point latched.
+        self._hold_at = [_NAN, _NAN, _NAN, _NAN]
         self._out_pub.publish(msg)
-        self._record(now, verdict, self._out_topic, 'ned', position=position,
-                     velocity=_floats(msg.velocity), yaw=float(msg.yaw))
+        self._record_pub.publish(record)
 
     def _on_twist(self, msg: Any) -> None:
         now = self._now_ns()
@@ -305,9 +336,14 @@ class CommandGateNode(GhostNode):
                 zero.header = msg.header
             self._send_zero_twist(zero, verdict, now)
             return
+        try:
+            record = self._record(now, verdict, self._out_topic, self._frame_id,
+                                  twist=msg.twist if self._twist_type is TwistStamped else msg)
+        except ValueError as err:
+            self._hold_invalid_output(err, now)
+            return
         self._out_pub.publish(msg)
-        self._record(now, verdict, self._out_topic, self._frame_id,
-                     twist=msg.twist if self._twist_type is TwistStamped else msg)
+        self._record_pub.publish(record)
 
     def _on_timer(self) -> None:
         self._source_lost()
@@ -317,6 +353,14 @@ class CommandGateNode(GhostNode):
             self._publish_hold(verdict, now)
         elif self._mode == 'px4':
             self._publish_offboard_mode(now, self._mission_position_mode)
+
+    def _hold_invalid_output(self, err: ValueError, now_ns: int) -> None:
+        """Hold instead of a mission output that cannot be recorded truthfully (e.g. inf)."""
+        self._invalid_outputs += 1
+        if self._invalid_outputs == 1 or self._invalid_outputs % 100 == 0:
+            self.get_logger().warning(f'held mission output #{self._invalid_outputs}: {err}')
+        self._publish_hold(GateVerdict(GateAction.HELD, GateReason.INVALID_MISSION_OUTPUT),
+                           now_ns)
 
     # --- outputs ---
 
@@ -338,15 +382,16 @@ class CommandGateNode(GhostNode):
         hold.velocity = [0.0, 0.0, 0.0]
         hold.yaw = yaw
         at_position = not (math.isnan(x) and math.isnan(y) and math.isnan(z))
+        record = self._record(now_ns, self._as_held(verdict), self._out_topic, 'ned',
+                              position=(x, y, z), velocity=_ZERO3, yaw=yaw)
         self._publish_offboard_mode(now_ns, at_position)
         self._out_pub.publish(hold)
-        self._record(now_ns, self._as_held(verdict), self._out_topic, 'ned',
-                     position=(x, y, z), velocity=(0.0, 0.0, 0.0), yaw=yaw)
+        self._record_pub.publish(record)
 
     def _send_zero_twist(self, zero: Any, verdict: GateVerdict, now_ns: int) -> None:
+        record = self._record(now_ns, self._as_held(verdict), self._out_topic, self._frame_id)
         self._out_pub.publish(zero)
-        self._record(now_ns, self._as_held(verdict), self._out_topic, self._frame_id,
-                     twist=Twist())
+        self._record_pub.publish(record)
 
     def _publish_offboard_mode(self, now_ns: int, position: bool) -> None:
         mode = self._offboard_type()
@@ -364,9 +409,10 @@ class CommandGateNode(GhostNode):
         command.source_system = self.param('source_system')
         command.source_component = self.param('source_component')
         command.from_external = True
+        record = self._record(now_ns, verdict, self._command_topic, '',
+                              vehicle_command=verdict.vehicle_command)
         self._command_pub.publish(command)
-        self._record(now_ns, verdict, self._command_topic, '',
-                     vehicle_command=verdict.vehicle_command)
+        self._record_pub.publish(record)
         self.get_logger().info(f'sent VehicleCommand {verdict.vehicle_command} '
                                f'({verdict.reason})')
 
@@ -376,33 +422,33 @@ class CommandGateNode(GhostNode):
         return GateVerdict(GateAction.HELD, verdict.reason)
 
     def _record(self, now_ns: int, verdict: GateVerdict, topic: str, frame_id: str, *,
-                position: tuple[float, float, float] = (0.0, 0.0, 0.0),
-                velocity: tuple[float, float, float] = (0.0, 0.0, 0.0), yaw: float = 0.0,
-                twist: Any = None, vehicle_command: int = 0) -> None:
-        record = GateEmission()
-        _time(record.header.stamp, now_ns)
-        record.header.frame_id = frame_id
-        record.action = int(verdict.action)
-        record.reason = str(verdict.reason)
-        record.mode = self._mode
-        record.output_topic = topic
-        actuation = self._actuation
-        record.has_actuation = actuation is not None
-        if actuation is not None:
-            _time(record.actuation_stamp, actuation.stamp_ns)
-            record.rationale_sha256 = actuation.rationale_sha256
-            record.decision_kind = actuation.latest.decision_kind
-            record.command_kind = actuation.latest.command_kind
-            _time(record.actuation_received, actuation.latest.received_ns)
-        record.timeout_s = self._timeout_ns / 1e9
-        record.position = list(position)
-        record.velocity = list(velocity)
-        record.yaw = yaw
-        if twist is not None:
-            record.twist = twist
-        record.vehicle_command = vehicle_command
-        record.schema_version = _SCHEMA_VERSION
-        self._record_pub.publish(record)
+                position: tuple[float, float, float] = _ZERO3,
+                velocity: tuple[float, float, float] = _ZERO3, yaw: float = 0.0,
+                twist: Any = None, vehicle_command: int = 0) -> Any:
+        """The GateEmission message of an output (the contract raises on an invalid one)."""
+        cited = self._actuation or _NO_ACTUATION
+        record = GateEmissionContract(
+            stamp_ns=now_ns,
+            frame_id=frame_id,
+            action=verdict.action,
+            reason=verdict.reason,
+            mode=self._mode,
+            output_topic=topic,
+            timeout_s=self._timeout_ns / 1e9,
+            has_actuation=self._actuation is not None,
+            actuation_stamp_ns=cited.stamp_ns,
+            rationale_sha256=cited.rationale_sha256,
+            decision_kind=cited.latest.decision_kind,
+            command_kind=cited.latest.command_kind,
+            actuation_received_ns=cited.latest.received_ns,
+            position=position,
+            velocity=velocity,
+            yaw=yaw,
+            twist_linear=_ZERO3 if twist is None else _xyz(twist.linear),
+            twist_angular=_ZERO3 if twist is None else _xyz(twist.angular),
+            vehicle_command=vehicle_command,
+        )
+        return from_msg_dict(GateEmission, to_msg_dict(record))
 
 
 def main(args: list[str] | None = None) -> None:

@@ -1,0 +1,87 @@
+"""The agent's two inputs from their ROS messages: a belief from Odometry, a fix from a pose.
+
+Duck-typed on the message attributes, so the nodes (rclpy messages), the offline replay and
+the verifier's re-derivation (messages decoded from a bag) all convert with the very same
+arithmetic: the same message gives bit for bit the same BeliefSample or Observation. REP 105:
+an Odometry's twist is in its child (body) frame; the constant-velocity model needs it in the
+pose frame, so the velocity and its covariance block are rotated here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ghost_core.samples import BeliefSample, Observation
+
+__all__ = ['belief_sample', 'body_twist_in_parent', 'observation_of', 'rotation_matrix',
+           'time_ns']
+
+
+def time_ns(stamp: Any) -> int:
+    """Integer nanoseconds of a ``builtin_interfaces/Time`` message (``sec``, ``nanosec``)."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def rotation_matrix(q: Any) -> list[list[float]]:
+    """Rotation matrix of a quaternion message (x, y, z, w), normalised; identity if zero."""
+    x, y, z, w = float(q.x), float(q.y), float(q.z), float(q.w)
+    n: float = (x * x + y * y + z * z + w * w) ** 0.5
+    if not n > 0.0 or n != n:
+        return [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    x, y, z, w = x / n, y / n, z / n, w / n
+    return [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+
+
+def body_twist_in_parent(orientation: Any, linear: Any,
+                         twist_covariance: Sequence[float]) -> tuple[tuple[float, float, float],
+                                                                      list[float]]:
+    """Linear velocity and its 3x3 covariance (row-major) rotated from body to parent frame.
+
+    REP 105/nav_msgs: Odometry.twist is in child_frame_id; the constant-velocity model needs
+    it in header.frame_id. v' = R v, Sigma' = R Sigma R^T.
+    """
+    r = rotation_matrix(orientation)
+    v = (float(linear.x), float(linear.y), float(linear.z))
+    cov = [[float(twist_covariance[i * 6 + j]) for j in range(3)] for i in range(3)]
+    v_parent = tuple(sum(r[i][k] * v[k] for k in range(3)) for i in range(3))
+    rc = [[sum(r[i][k] * cov[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
+    rcrt = [sum(rc[i][k] * r[j][k] for k in range(3)) for i in range(3) for j in range(3)]
+    return (v_parent[0], v_parent[1], v_parent[2]), rcrt
+
+
+def belief_sample(odom: Any) -> BeliefSample:
+    """The core's BeliefSample of a nav_msgs/Odometry, with the twist in the pose frame.
+
+    The velocity covariance block is rotated into the pose frame; the rest of the twist
+    covariance is kept as published.
+    """
+    p = odom.pose.pose.position
+    q = odom.pose.pose.orientation
+    twist_cov = [float(v) for v in odom.twist.covariance]
+    velocity, velocity_cov = body_twist_in_parent(q, odom.twist.twist.linear, twist_cov)
+    for i in range(3):
+        for j in range(3):
+            twist_cov[i * 6 + j] = velocity_cov[i * 3 + j]
+    return BeliefSample(
+        stamp_ns=time_ns(odom.header.stamp), frame_id=odom.header.frame_id,
+        position=(float(p.x), float(p.y), float(p.z)), velocity=velocity,
+        pose_covariance=tuple(float(v) for v in odom.pose.covariance),
+        twist_covariance=tuple(twist_cov),
+        orientation_xyzw=(float(q.x), float(q.y), float(q.z), float(q.w)))
+
+
+def observation_of(msg: Any) -> Observation:
+    """The core's Observation of a geometry_msgs/PoseWithCovarianceStamped (its position).
+
+    The position block (the first 3x3 of the 6x6 pose covariance) is the fix's covariance;
+    the orientation is not used.
+    """
+    header = msg.header
+    p = msg.pose.pose.position
+    cov = [float(v) for v in msg.pose.covariance]
+    return Observation(time_ns(header.stamp), str(header.frame_id),
+                       (float(p.x), float(p.y), float(p.z)),
+                       tuple(cov[r * 6 + c] for r in range(3) for c in range(3)))

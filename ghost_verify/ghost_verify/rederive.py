@@ -1,0 +1,751 @@
+"""Re-derivation from the inputs (``verify_all --replay``): re-run the agent, compare exactly.
+
+Every other check judges what the agent *recorded*. This one re-runs the agent from the
+inputs the bag holds (``/state/nav`` beliefs and ``/observations`` fixes, in the order the
+recorder received them), with the configuration the run recorded (``manifest.json``'s
+``config``: thresholds, hysteresis, Q, period, lag, M/K/W, the evaluator's idle flush, the ids
+of what it runs, the input topics), following the M and K recorded on each calibrated
+assessment and the Q recorded on each prediction (a ``ros2 param set`` mid-run), and compares
+every recorded Ghost message with the re-derived one, field by field, exactly (the canonical
+JSON of SPEC section 4). So an assessor that claims a better level, or an evaluator that
+reports small distances for large errors, is caught even when every hash, property, history
+and policy check holds on what it recorded.
+
+The re-run is ``ghost_core``'s (``ghost_core.rederive.Replay`` over
+``ghost_core.pipeline.Pipeline``, the objects the nodes run; inputs converted by
+``ghost_core.ros_inputs``, as the nodes convert theirs): pure, and no runtime (ghost_nodes) is
+needed. When something a re-run needs is not in the bag (no inputs, no recorded
+configuration, a belief the agent saw but the bag lacks, thresholds changed to values the bag
+does not record), the report says the replay was not possible, and why: never that it holds.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+import json
+import os
+from pathlib import Path
+from typing import cast
+
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
+
+from ghost_core.errors import ConfigError, GhostError
+from ghost_core.hashing import content_address
+from ghost_core.pipeline import CycleTrace, PipelineConfig
+from ghost_core.rederive import (
+    FieldDifference,
+    first_difference,
+    MESSAGE_KINDS,
+    ParameterRun,
+    RecordedParameters,
+    Replay,
+    TimedInput,
+    trace_messages,
+)
+from ghost_core.ros_inputs import belief_sample, observation_of
+from ghost_core.samples import BeliefSample
+
+from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
+from .common import JsonValue, read_errors_to_json
+from .events import BagInfo, CycleEvent, GhostMessage, ReadError
+from .manifest import manifest_dir, MANIFEST_NAME
+from .schema import quiet_parser
+
+__all__ = [
+    'REPLAY_VERSION',
+    'Difference',
+    'RederivationReport',
+    'RederivationScan',
+    'TopicReplay',
+    'rederive',
+]
+
+REPLAY_VERSION = 'REPLAY-v1'
+STATE_TYPE = 'nav_msgs/msg/Odometry'
+OBSERVATION_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
+#: How many recent input stamps are kept to tell a missing input from a present one (a
+#: recorded message names only the previous belief and fixes since it).
+_RECENT_STAMPS = 4096
+
+
+class _NotPossible(Exception):
+    """The replay cannot be done (at all, or from a cycle on); the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """The first difference of a topic: where, in which field, the two values.
+
+    `kind`: ``field`` (both messages exist and `field` differs), ``recorded_only`` (the bag
+    holds a message the re-run did not produce) or ``recomputed_only`` (the re-run produced
+    one the bag lacks, while the bag records that topic further on). For the last two,
+    `field` is '' and the message present is given by its content address (SPEC section 4).
+    """
+
+    cycle_stamp_ns: int
+    kind: str
+    field: str
+    recorded: object
+    recomputed: object
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the difference as a JSON object."""
+        return {'cycle_stamp_ns': self.cycle_stamp_ns, 'kind': self.kind, 'field': self.field,
+                'recorded': _json(self.recorded), 'recomputed': _json(self.recomputed)}
+
+    def describe(self) -> str:
+        """``<field> recorded X, recomputed Y`` (or which side lacks the message)."""
+        if self.kind == 'recorded_only':
+            return 'the bag holds a message the re-run does not produce'
+        if self.kind == 'recomputed_only':
+            return 'the re-run produces a message the bag lacks'
+        return (f'{self.field or "(message)"} recorded {_short(self.recorded)}, recomputed '
+                f'{_short(self.recomputed)}')
+
+
+def _json(value: object) -> JsonValue:
+    return cast(JsonValue, value)
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + '...'
+
+
+@dataclass(frozen=True, slots=True)
+class TopicReplay:
+    """What was compared on one Ghost stream, and its first difference.
+
+    `compared`: recorded messages that had a re-derived counterpart; `differing`: those of
+    them that differ; `recorded_only` / `recomputed_only`: messages on one side only (see
+    Difference); `not_recorded`: re-derived messages after the last one the bag records on the
+    topic (the recording stopped, or the topic was not recorded: not compared, not
+    differences); `not_compared`: recorded messages from the cycle the replay stopped at.
+    """
+
+    kind: str
+    topics: tuple[str, ...] = ()
+    compared: int = 0
+    differing: int = 0
+    recorded_only: int = 0
+    recomputed_only: int = 0
+    not_recorded: int = 0
+    not_compared: int = 0
+    first: Difference | None = None
+
+    @property
+    def differences(self) -> int:
+        """Messages that differ, or exist on one side only."""
+        return self.differing + self.recorded_only + self.recomputed_only
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the stream's counts and first difference as a JSON object."""
+        return {
+            'topics': list(self.topics),
+            'compared': self.compared,
+            'differing': self.differing,
+            'recorded_only': self.recorded_only,
+            'recomputed_only': self.recomputed_only,
+            'not_recorded': self.not_recorded,
+            'not_compared': self.not_compared,
+            'first_difference': None if self.first is None else self.first.to_json(),
+        }
+
+
+@dataclass(slots=True)
+class _TopicStats:
+    """The running counts of one stream (frozen into a TopicReplay at the end)."""
+
+    kind: str
+    topics: set[str] = field(default_factory=set)
+    compared: int = 0
+    differing: int = 0
+    recorded_only: int = 0
+    recomputed_only: int = 0
+    not_recorded: int = 0
+    not_compared: int = 0
+    first: Difference | None = None
+    # Re-derived messages not (yet) matched by a recorded one: count, first stamp and hash.
+    pending: int = 0
+    pending_first: tuple[int, str] | None = None
+
+    def note(self, difference: Difference) -> None:
+        if self.first is None:
+            self.first = difference
+
+    def pend(self, stamp_ns: int, message: Mapping[str, object]) -> None:
+        self.pending += 1
+        if self.pending_first is None:
+            self.pending_first = (stamp_ns, content_address(dict(message)))
+
+    def settle_pending(self, recorded_later: bool) -> None:
+        """The bag records this topic later on (differences) or not (not recorded)."""
+        if not self.pending:
+            return
+        if recorded_later:
+            self.recomputed_only += self.pending
+            assert self.pending_first is not None
+            stamp, address = self.pending_first
+            self.note(Difference(stamp, 'recomputed_only', '', None, address))
+        else:
+            self.not_recorded += self.pending
+        self.pending = 0
+        self.pending_first = None
+
+    def frozen(self) -> TopicReplay:
+        return TopicReplay(self.kind, tuple(sorted(self.topics)), self.compared, self.differing,
+                           self.recorded_only, self.recomputed_only, self.not_recorded,
+                           self.not_compared, self.first)
+
+
+@dataclass(frozen=True, slots=True)
+class RederivationReport:
+    """The verdict of the re-derivation of one bag from its inputs.
+
+    `replayed`: the agent was re-run (a configuration and inputs were found).
+    `not_possible_reason`: why the replay could not be done, or could not go on from
+    `replayed_until_ns` (None when the whole bag was re-derived). `holds` is True exactly when
+    the whole bag was re-derived and every recorded message equals the re-derived one.
+    """
+
+    property_version: str
+    replayed: bool
+    not_possible_reason: str | None
+    replayed_until_ns: int | None
+    config_source: str | None
+    config_sha256: str | None
+    input_topics: tuple[tuple[str, str], ...]
+    beliefs: int
+    observations: int
+    cycles_replayed: int
+    cycles_compared: int
+    topics: tuple[TopicReplay, ...]
+    parameters_followed: tuple[ParameterRun, ...]
+    late_observations: int
+    superseded_observations: int
+    idle_flushes: int
+    read_errors: tuple[ReadError, ...] = ()
+
+    @property
+    def possible(self) -> bool:
+        """True when the whole bag could be re-derived."""
+        return self.replayed and self.not_possible_reason is None
+
+    @property
+    def messages_compared(self) -> int:
+        """Recorded messages compared with a re-derived one."""
+        return sum(topic.compared for topic in self.topics)
+
+    @property
+    def messages_differing(self) -> int:
+        """Messages that differ or exist on one side only."""
+        return sum(topic.differences for topic in self.topics)
+
+    @property
+    def holds(self) -> bool:
+        """True when the whole bag was re-derived and nothing differs."""
+        return self.possible and self.messages_differing == 0
+
+    @property
+    def incomplete_input(self) -> bool:
+        """True when part of the bag could not be read (the replay was then not possible)."""
+        return bool(self.read_errors)
+
+    @property
+    def parameters_changed(self) -> bool:
+        """True when some followed value is not the run configuration's."""
+        return any(json.dumps(run.value) != json.dumps(run.configured)
+                   for run in self.parameters_followed)
+
+    def first_difference(self) -> tuple[str, Difference] | None:
+        """The earliest difference over every stream (pipeline order at one stamp)."""
+        found = [(topic.first.cycle_stamp_ns, MESSAGE_KINDS.index(topic.kind), topic.kind,
+                  topic.first) for topic in self.topics if topic.first is not None]
+        if not found:
+            return None
+        _, _, kind, difference = min(found, key=lambda item: (item[0], item[1]))
+        return kind, difference
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the report as a JSON object (see docs/properties.md for the fields)."""
+        first = self.first_difference()
+        return {
+            'property_version': self.property_version,
+            'holds': self.holds,
+            'replayed': self.replayed,
+            'possible': self.possible,
+            'not_possible_reason': self.not_possible_reason,
+            'replayed_until_ns': self.replayed_until_ns,
+            'config_source': self.config_source,
+            'config_sha256': self.config_sha256,
+            'input_topics': dict(self.input_topics),
+            'beliefs': self.beliefs,
+            'observations': self.observations,
+            'cycles_replayed': self.cycles_replayed,
+            'cycles_compared': self.cycles_compared,
+            'messages_compared': self.messages_compared,
+            'messages_differing': self.messages_differing,
+            'first_difference': None if first is None else {'stream': first[0],
+                                                             **first[1].to_json()},
+            'topics': {topic.kind: topic.to_json() for topic in self.topics},
+            'parameters_followed': [run.to_json() for run in self.parameters_followed],
+            'parameters_changed': self.parameters_changed,
+            'late_observations': self.late_observations,
+            'superseded_observations': self.superseded_observations,
+            'idle_flushes': self.idle_flushes,
+            'incomplete_input': self.incomplete_input,
+            'read_errors': read_errors_to_json(self.read_errors),
+        }
+
+    def summary(self) -> str:
+        """The one-line verdict, e.g. ``replay: 180/180 messages re-derived exactly (…)``."""
+        compared = self.messages_compared
+        exact = compared - sum(topic.differing for topic in self.topics)
+        if not self.replayed:
+            return f'replay: NOT POSSIBLE ({self.not_possible_reason})'
+        if self.messages_differing:
+            counts = ', '.join(f'{topic.kind} {topic.differences}' for topic in self.topics
+                               if topic.differences)
+            first = self.first_difference()
+            assert first is not None
+            kind, difference = first
+            verdict = (f'replay: DIFFERS ({exact}/{compared} messages re-derived exactly; '
+                       f'{self.messages_differing} differ: {counts}; the first at '
+                       f'{difference.cycle_stamp_ns} ns: {kind} {difference.describe()})')
+            if self.not_possible_reason is not None:
+                verdict += (f'; NOT POSSIBLE from {self.replayed_until_ns} ns: '
+                            f'{self.not_possible_reason}')
+            return verdict
+        if self.not_possible_reason is not None:
+            return (f'replay: NOT POSSIBLE from {self.replayed_until_ns} ns '
+                    f'({self.not_possible_reason}); before it {exact}/{compared} messages '
+                    'were re-derived exactly')
+        return (f'replay: {exact}/{compared} messages re-derived exactly ({self.cycles_compared}'
+                f' cycles, from {self.beliefs} beliefs and {self.observations} fixes)')
+
+    def notes(self) -> tuple[str, ...]:
+        """Per stream with a difference, its first one; every parameter followed; late fixes."""
+        lines = []
+        for topic in self.topics:
+            if topic.first is not None:
+                where = ', '.join(topic.topics) or 'not recorded'
+                lines.append(f'replay: {topic.kind} ({where}): {topic.differences} of '
+                             f'{topic.compared + topic.recomputed_only} differ, the first at '
+                             f'{topic.first.cycle_stamp_ns} ns: {topic.first.describe()}')
+        for run in self.parameters_followed:
+            if json.dumps(run.value) != json.dumps(run.configured):
+                lines.append(f'replay: followed the recorded {run.parameter} {run.value} from '
+                             f'{run.first_cycle_stamp_ns} ns ({run.cycles} cycles; the run '
+                             f'configuration has {run.configured})')
+        if self.late_observations:
+            lines.append(f'replay: {self.late_observations} fixes reached the bag after their '
+                         "cycle's lag: the agent may have received them sooner, and resolved "
+                         'those cycles otherwise')
+        return tuple(lines)
+
+
+def load_run_config(bag: str | os.PathLike[str]) -> tuple[dict[str, object] | None, str]:
+    """The run configuration recorded beside the bag (manifest.json), or None and why not."""
+    folder = manifest_dir(bag)
+    if folder is None:
+        return None, (f'a lone .mcap file has no {MANIFEST_NAME}: the run configuration is '
+                      'not recorded (give the bag directory)')
+    path = folder / MANIFEST_NAME
+    if not path.is_file():
+        return None, (f'the bag has no {MANIFEST_NAME}, so the configuration Ghost ran with is '
+                      "not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost)")
+    try:
+        document = json.loads(path.read_text(encoding='utf-8'))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        return None, f'{MANIFEST_NAME} cannot be read as JSON ({" ".join(str(err).split())})'
+    config = document.get('config') if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        return None, f'{MANIFEST_NAME} holds no config object'
+    if not config:
+        return None, (f'{MANIFEST_NAME} records an empty run configuration (a recorder '
+                      'started without run_config)')
+    return config, ''
+
+
+class RederivationScan:
+    """What the replay takes from the verifier's own pass over the bag.
+
+    The run configuration (loaded at once) and, cycle by cycle (``update``), the M and K
+    recorded on each calibrated assessment and the Q recorded on each prediction, so that
+    the re-run follows them from its first cycle on.
+    """
+
+    def __init__(self, bag: str | os.PathLike[str]) -> None:
+        self.document, self.reason = load_run_config(bag)
+        self.config: PipelineConfig | None = None
+        self.input_topics: dict[str, str] = {}
+        if self.document is not None:
+            try:
+                self.config, self.input_topics = _parse_config(self.document)
+            except ConfigError as err:
+                self.reason = f'the recorded run configuration cannot be re-run: {err}'
+        self.parameters = RecordedParameters(self.config or PipelineConfig())
+
+    def update(self, cycle: CycleEvent) -> None:
+        """Take the parameters one cycle recorded."""
+        if self.config is None:
+            return
+        for calibrated in cycle.calibrated:
+            self.parameters.record(cycle.stamp_ns, min_outcomes=calibrated.min_outcomes,
+                                   downgrade_threshold=calibrated.downgrade_threshold)
+        for prediction in cycle.predictions:
+            q = prediction.msg.get('process_noise')
+            if isinstance(q, float):
+                self.parameters.record(cycle.stamp_ns, process_noise_q=q)
+
+
+def _parse_config(document: Mapping[str, object]) -> tuple[PipelineConfig, dict[str, str]]:
+    topics = document.get('input_topics')
+    agent = {key: value for key, value in document.items() if key != 'input_topics'}
+    names: dict[str, str] = {}
+    if topics is not None:
+        if not isinstance(topics, Mapping) or set(topics) != {'state', 'observations'} or not all(
+                isinstance(name, str) and name.startswith('/') for name in topics.values()):
+            raise ConfigError('input_topics must map state and observations to topic names')
+        names = {str(role): str(name) for role, name in topics.items()}
+    return PipelineConfig.from_dict(agent), names
+
+
+def _stamp(value: object) -> int | None:
+    if isinstance(value, Mapping):
+        sec, nanosec = value.get('sec'), value.get('nanosec')
+        if isinstance(sec, int) and isinstance(nanosec, int):
+            return sec * 1_000_000_000 + nanosec
+    return None
+
+
+class _Inputs:
+    """The bag's beliefs and fixes in the order the recorder received them (record order)."""
+
+    def __init__(self, files: tuple[Path, ...], names: Mapping[str, str]) -> None:
+        self._files = files
+        self.state_topic, self.observations_topic = self._topics(names)
+        self.beliefs = 0
+        self.observations = 0
+
+    def _topics(self, names: Mapping[str, str]) -> tuple[str, str]:
+        found: dict[str, set[str]] = {STATE_TYPE: set(), OBSERVATION_TYPE: set()}
+        types: dict[str, str] = {}
+        for path in self._files:
+            try:
+                with path.open('rb') as stream:
+                    summary = make_reader(stream).get_summary()
+            except Exception as err:  # noqa: BLE001 - mcap raises many kinds of error
+                raise _NotPossible(f'{path.name}: its summary cannot be read '
+                                   f'({" ".join(str(err).split())[:80]})') from err
+            if summary is None:
+                raise _NotPossible(f'{path.name} has no summary (a recorder that did not close)')
+            for channel in summary.channels.values():
+                schema = summary.schemas.get(channel.schema_id)
+                name = schema.name if schema is not None else ''
+                types[channel.topic] = name
+                if name in found:
+                    found[name].add(channel.topic)
+        if names:
+            state, observations = names['state'], names['observations']
+            if state not in types:
+                raise _NotPossible(f'the bag holds no {state} (the recorded input_topics.state):'
+                                   ' the inputs were not recorded')
+            for topic, expected in ((state, STATE_TYPE), (observations, OBSERVATION_TYPE)):
+                if topic in types and types[topic] != expected:
+                    raise _NotPossible(f'{topic} has type {types[topic] or "(none)"}, expected '
+                                       f'{expected}')
+            return state, observations
+        states, fixes = sorted(found[STATE_TYPE]), sorted(found[OBSERVATION_TYPE])
+        if not states:
+            raise _NotPossible(f'the bag holds no {STATE_TYPE} topic: the inputs were not '
+                               'recorded')
+        if len(states) > 1 or len(fixes) > 1:
+            raise _NotPossible(f'the bag holds {len(states)} {STATE_TYPE} and {len(fixes)} '
+                               f'{OBSERVATION_TYPE} topics, and its run configuration does not '
+                               'name the input topics')
+        return states[0], fixes[0] if fixes else ''
+
+    def __iter__(self) -> Iterator[TimedInput]:
+        wanted = [topic for topic in (self.state_topic, self.observations_topic) if topic]
+        for path in self._files:
+            try:
+                with path.open('rb') as stream:
+                    reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+                    with quiet_parser():
+                        messages = reader.iter_decoded_messages(topics=wanted,
+                                                                log_time_order=False)
+                        for _schema, channel, message, decoded in messages:
+                            if channel.topic == self.state_topic:
+                                self.beliefs += 1
+                                yield TimedInput(message.log_time, belief_sample(decoded))
+                            else:
+                                self.observations += 1
+                                yield TimedInput(message.log_time, observation_of(decoded))
+            except _NotPossible:
+                raise
+            except Exception as err:  # noqa: BLE001 - decoding recorded bytes
+                raise _NotPossible(f'{path.name}: the inputs cannot be read '
+                                   f'({type(err).__name__}: '
+                                   f'{" ".join(str(err).split())[:80]})') from err
+
+
+class _Rederiver:
+    """The merge of the re-run (in cycle order) with the recorded cycles (in stamp order)."""
+
+    def __init__(self, config: PipelineConfig, parameters: RecordedParameters,
+                 inputs: _Inputs) -> None:
+        self.config = config
+        self.replay = Replay(config, parameters, idle_flush=True)
+        self._inputs = iter(inputs)
+        self._exhausted = False
+        self._traces: deque[CycleTrace] = deque()
+        self.cycles_replayed = 0
+        self.first_belief_ns: int | None = None
+        self._beliefs: deque[int] = deque(maxlen=_RECENT_STAMPS)
+        self._belief_set: set[int] = set()
+        self._fixes: deque[int] = deque(maxlen=_RECENT_STAMPS)
+        self._fix_set: set[int] = set()
+
+    def _remember(self, stamps: deque[int], known: set[int], stamp: int) -> None:
+        if stamp in known:
+            return
+        if len(stamps) == stamps.maxlen:
+            known.discard(stamps[0])
+        stamps.append(stamp)
+        known.add(stamp)
+
+    def has_belief(self, stamp: int) -> bool:
+        return stamp in self._belief_set
+
+    def has_fix(self, stamp: int) -> bool:
+        return stamp in self._fix_set
+
+    def _pull(self) -> bool:
+        if self._exhausted:
+            return False
+        item = next(self._inputs, None)
+        try:
+            if item is None:
+                self._exhausted = True
+                done = self.replay.finish()
+            else:
+                sample = item.sample
+                if isinstance(sample, BeliefSample):
+                    if self.first_belief_ns is None:
+                        self.first_belief_ns = sample.stamp_ns
+                    self._remember(self._beliefs, self._belief_set, sample.stamp_ns)
+                else:
+                    self._remember(self._fixes, self._fix_set, sample.stamp_ns)
+                done = self.replay.feed(item)
+        except GhostError as err:
+            # The agent's own functions refuse this input: so would the nodes have.
+            where = 'at the end of the input' if item is None else (
+                f'on the input received at {item.log_time_ns} ns')
+            raise _NotPossible(f'the re-run stops {where}: {err}') from err
+        self.cycles_replayed += len(done)
+        self._traces.extend(done)
+        return True
+
+    def up_to(self, stamp_ns: int | None) -> list[CycleTrace]:
+        """Every re-run cycle stamped <= `stamp_ns` (None: all), feeding inputs as needed."""
+        while (stamp_ns is None or not self._traces or self._traces[-1].stamp_ns < stamp_ns
+               ) and self._pull():
+            pass
+        out = []
+        while self._traces and (stamp_ns is None or self._traces[0].stamp_ns <= stamp_ns):
+            out.append(self._traces.popleft())
+        return out
+
+
+def _recorded(cycle: CycleEvent) -> dict[str, tuple[GhostMessage, ...]]:
+    return {
+        'raw_assessment': tuple(item.message for item in cycle.raw_assessments),
+        'prediction': cycle.predictions,
+        'outcome': cycle.outcomes,
+        'calibrated': tuple(item.message for item in cycle.calibrated),
+        'rationale': tuple(item.message for item in cycle.rationales),
+        'actuation': tuple(item.message for item in cycle.actuations),
+    }
+
+
+class _Comparison:
+    """The streaming comparison of one bag (see ``rederive``)."""
+
+    def __init__(self, scan: RederivationScan, config: PipelineConfig, inputs: _Inputs) -> None:
+        self.scan = scan
+        self.config = config
+        self.inputs = inputs
+        self.rederiver = _Rederiver(config, scan.parameters, inputs)
+        self.topics = {kind: _TopicStats(kind) for kind in MESSAGE_KINDS}
+        self.cycles_compared = 0
+        self.reason: str | None = None
+        self.until_ns: int | None = None
+
+    def run(self, bag: str | os.PathLike[str], cycle_window: int) -> None:
+        for cycle in GhostBag(bag, cycle_window=cycle_window).cycles():
+            recorded = _recorded(cycle)
+            for kind, messages in recorded.items():
+                self.topics[kind].topics.update(message.topic for message in messages)
+            if self.reason is not None:
+                for kind, messages in recorded.items():
+                    self.topics[kind].not_compared += len(messages)
+                continue
+            try:
+                traces = self.rederiver.up_to(cycle.stamp_ns)
+            except _NotPossible as err:
+                self.reason, self.until_ns = str(err), cycle.stamp_ns
+                for kind, messages in recorded.items():
+                    self.topics[kind].not_compared += len(messages)
+                continue
+            trace = traces.pop() if traces and traces[-1].stamp_ns == cycle.stamp_ns else None
+            for earlier in traces:
+                for kind, message in trace_messages(earlier):
+                    self.topics[kind].pend(earlier.stamp_ns, message)
+            reason = self._impossible(cycle, trace, recorded)
+            if reason is not None:
+                self.reason, self.until_ns = reason, cycle.stamp_ns
+                for kind, messages in recorded.items():
+                    self.topics[kind].not_compared += len(messages)
+                continue
+            assert trace is not None
+            self._compare(cycle.stamp_ns, trace, recorded)
+        if self.reason is None:
+            try:
+                rest = self.rederiver.up_to(None)
+            except _NotPossible:
+                rest = []  # after the last recorded cycle: nothing left to compare
+            for trace in rest:
+                for kind, message in trace_messages(trace):
+                    self.topics[kind].pend(trace.stamp_ns, message)
+        for topic in self.topics.values():
+            topic.settle_pending(recorded_later=False)
+
+    def _impossible(self, cycle: CycleEvent, trace: CycleTrace | None,
+                    recorded: Mapping[str, tuple[GhostMessage, ...]]) -> str | None:
+        """Why this cycle (and every later one) cannot be re-derived, or None."""
+        t = cycle.stamp_ns
+        first = self.rederiver.first_belief_ns
+        if trace is None:
+            if first is None or t < first:
+                return (f'the recording started after the run: the agent published messages '
+                        f'for cycle {t} ns, whose belief is not in the bag'
+                        + ('' if first is None else f' (its first belief is stamped {first} ns)'))
+            if not self.rederiver.has_belief(t):
+                return (f'the bag holds no belief stamped {t} ns, yet the agent published '
+                        'messages for that cycle (the recorder lost the input: record the '
+                        'inputs reliable)')
+            return (f'the bag holds the belief stamped {t} ns, but out of order (the re-run '
+                    'drops it as an old stamp, as the nodes do), yet the agent published '
+                    "messages for that cycle: its order of arrival is not the bag's")
+        for message in recorded['outcome']:
+            made = _stamp(message.msg.get('prediction_stamp'))
+            if made and not self.rederiver.has_belief(made):
+                return (f"cycle {t} ns: the agent's outcome pairs the prediction made at "
+                        f'{made} ns, whose belief is not in the bag (the recording started '
+                        'after the run, or the recorder lost that input)')
+            fix = _stamp(message.msg.get('observation_stamp'))
+            if fix and fix != trace.outcome.observation_stamp_ns and not self.rederiver.has_fix(
+                    fix):
+                return (f"cycle {t} ns: the agent's outcome uses the fix stamped {fix} ns, "
+                        'which the bag does not hold by the time the cycle was resolved (the '
+                        'recorder lost it, or received it after the lag)')
+        expected = self.config.thresholds.sha256
+        for message in recorded['raw_assessment']:
+            sha = message.msg.get('thresholds_sha256')
+            if sha != expected:
+                shown = f'{sha[:16]}…' if isinstance(sha, str) and sha else repr(sha)
+                return (f"cycle {t} ns: the self-assessor's thresholds_sha256 is {shown}, not "
+                        f"the recorded configuration's {expected[:16]}…: its thresholds "
+                        'were changed (ros2 param set) to values the bag does not record')
+        return None
+
+    def _compare(self, stamp_ns: int, trace: CycleTrace,
+                 recorded: Mapping[str, tuple[GhostMessage, ...]]) -> None:
+        self.cycles_compared += 1
+        mine = dict(trace_messages(trace))
+        for kind in MESSAGE_KINDS:
+            topic = self.topics[kind]
+            messages = recorded[kind]
+            ours = mine.get(kind)
+            if messages:
+                topic.settle_pending(recorded_later=True)
+            elif ours is not None:
+                topic.pend(stamp_ns, ours)
+                continue
+            for message in messages:
+                if ours is None:
+                    topic.recorded_only += 1
+                    topic.note(Difference(stamp_ns, 'recorded_only', '', message.sha256
+                                          or content_address(dict(message.msg)), None))
+                    continue
+                topic.compared += 1
+                found: FieldDifference | None = first_difference(message.msg, ours)
+                if found is not None:
+                    topic.differing += 1
+                    topic.note(Difference(stamp_ns, 'field', found.field, found.recorded,
+                                          found.recomputed))
+
+
+def rederive(
+    bag: str | os.PathLike[str],
+    *,
+    cycle_window: int = DEFAULT_CYCLE_WINDOW,
+    scan: RederivationScan | None = None,
+    info: BagInfo | None = None,
+) -> RederivationReport:
+    """Re-run the agent from the bag's inputs and compare every recorded Ghost message.
+
+    ``verify_all`` passes the `scan` it fed during its own pass and that pass's `info`;
+    without them the bag is read once more for them. Raises what GhostBag raises for a bag
+    that cannot be read at all (GhostVerifyError); everything else is in the report.
+    """
+    if scan is None or info is None:
+        scan = RederivationScan(bag)
+        ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+        for cycle in ghost_bag.cycles():
+            scan.update(cycle)
+        info = ghost_bag.info
+    config = scan.config
+    reason = scan.reason or None
+    if info.read_errors and reason is None:
+        reason = ('part of the bag could not be read (see read_errors): a re-run needs every '
+                  'input and every recorded message')
+    sha = None if scan.document is None else content_address(scan.document)
+    comparison = None
+    if reason is None and config is not None:
+        try:
+            inputs = _Inputs(resolve_bag(bag).files, scan.input_topics)
+            comparison = _Comparison(scan, config, inputs)
+            comparison.run(bag, cycle_window)
+        except _NotPossible as err:
+            reason, comparison = str(err), None
+    if comparison is None:
+        return RederivationReport(
+            property_version=REPLAY_VERSION, replayed=False,
+            not_possible_reason=reason or 'the run configuration is missing',
+            replayed_until_ns=None, config_source=None if scan.document is None
+            else MANIFEST_NAME, config_sha256=sha, input_topics=tuple(
+                sorted(scan.input_topics.items())), beliefs=0, observations=0,
+            cycles_replayed=0, cycles_compared=0,
+            topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
+            parameters_followed=(), late_observations=0, superseded_observations=0,
+            idle_flushes=0, read_errors=info.read_errors)
+    pipeline = comparison.rederiver.replay.pipeline
+    return RederivationReport(
+        property_version=REPLAY_VERSION, replayed=True,
+        not_possible_reason=comparison.reason, replayed_until_ns=comparison.until_ns,
+        config_source=MANIFEST_NAME, config_sha256=sha,
+        input_topics=(('observations', comparison.inputs.observations_topic),
+                      ('state', comparison.inputs.state_topic)),
+        beliefs=comparison.inputs.beliefs, observations=comparison.inputs.observations,
+        cycles_replayed=comparison.rederiver.cycles_replayed,
+        cycles_compared=comparison.cycles_compared,
+        topics=tuple(comparison.topics[kind].frozen() for kind in MESSAGE_KINDS),
+        parameters_followed=scan.parameters.runs(),
+        late_observations=pipeline.late_observations,
+        superseded_observations=pipeline.superseded_observations,
+        idle_flushes=comparison.rederiver.replay.idle_flushes, read_errors=info.read_errors)
