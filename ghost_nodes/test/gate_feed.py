@@ -10,6 +10,8 @@ PHASES.json is a list of phases, played in order. Each phase:
 - ``actuation``: ``[decision, command]`` (Decision / ActuatorCommand constants): published at
   once and then every 0.1 s (one Ghost cycle, a new stamp each) until a later phase has its
   own or ``stop_actuations``; absent: the previous one goes on;
+- ``actuation_sha``: the rationale_sha256 this phase's actuation cites instead of
+  ``sha256(name)`` (e.g. not a SHA-256: a foreign publisher's);
 - ``stop_actuations``: true: no more actuations from here on (the writer stays);
 - ``local_position``: VehicleLocalPosition fields, published at the phase's start (PX4 QoS);
 - ``until``: GateEmission fields (``action``, ``reason``, ...; ``cites``: a phase name, whose
@@ -18,12 +20,15 @@ PHASES.json is a list of phases, played in order. Each phase:
 - ``outputs``: mission outputs (trajectory setpoints or twists, each unique) to send, every
   0.05 s, once the first matching emission has arrived (they are sent from the phase's start
   until then as well; each is logged with ``after_match``);
+- ``invalid_outputs``: true: this phase's outputs each have a non-finite component (below);
 - ``announce``: a line printed on stdout when the phase is over.
 
 A phase ends when both are done, then the feed listens 0.3 s more (actuations going on).
 The outputs: setpoint k has position (1000 + k, 0, -10), velocity NaN, yaw 0.5 and timestamp
 123456 + k when k is odd, 0 when even; twist k has linear.x 1000 + k, angular.z 0.5 (and frame
-'base_link', stamp k s when stamped). At the end one JSON line: everything sent and received,
+'base_link', stamp k s when stamped). An invalid output k has, when k is even, position[1]
++inf (setpoint) or linear.y NaN (twist); when odd, velocity[2] +inf or angular.x +inf; it is
+logged with ``invalid`` (the component). At the end one JSON line: everything sent and received,
 each received message with the phase it arrived in. ``--actuate-only`` publishes one actuation
 every 0.1 s until interrupted (a Ghost process to kill); ``--no-actuations`` creates no
 actuation writer (another process is Ghost). Needs px4_msgs for px4 mode.
@@ -98,6 +103,7 @@ class Feed:
         self.next_actuation = 0.0
         self.cycle = 0
         self.outputs_sent = 0
+        self.invalid_outputs = False
         self.readers: dict[str, int] = {}
         if actuations:
             self.actuation_pub = node.create_publisher(ActionEmission, 'actuations', GHOST_QOS)
@@ -172,15 +178,26 @@ class Feed:
     def send_output(self, after_match: bool) -> None:
         k = self.outputs_sent
         self.outputs_sent += 1
+        invalid = {}
         if self.mode == 'px4':
             msg = self.setpoint_type()
             msg.timestamp = 123456 + k if k % 2 else 0
             msg.position = [1000.0 + k, 0.0, -10.0]
             msg.velocity = [float('nan')] * 3
             msg.yaw = 0.5
+            if self.invalid_outputs:
+                vector, index = (msg.position, 1) if k % 2 == 0 else (msg.velocity, 2)
+                vector[index] = float('inf')
+                invalid = {'invalid': 'position[1]' if k % 2 == 0 else 'velocity[2]'}
         else:
             twist = Twist()
             twist.linear.x, twist.angular.z = 1000.0 + k, 0.5
+            if self.invalid_outputs:
+                if k % 2 == 0:
+                    twist.linear.y = float('nan')
+                else:
+                    twist.angular.x = float('inf')
+                invalid = {'invalid': 'linear.y' if k % 2 == 0 else 'angular.x'}
             if self.stamped:
                 msg = TwistStamped(twist=twist)
                 msg.header.frame_id = 'base_link'
@@ -188,7 +205,8 @@ class Feed:
             else:
                 msg = twist
         self.output_pub.publish(msg)
-        self.seen['sent'].append({'k': k, 'phase': self.phase, 'after_match': after_match})
+        self.seen['sent'].append({'k': k, 'phase': self.phase, 'after_match': after_match,
+                                  **invalid})
 
     def spin_for(self, seconds: float) -> None:
         until = time.monotonic() + seconds
@@ -213,11 +231,12 @@ class Feed:
             for field, value in phase['local_position'].items():
                 setattr(msg, field, value)
             self.local_pub.publish(msg)
+        self.invalid_outputs = bool(phase.get('invalid_outputs'))
         if phase.get('stop_actuations'):
             self.actuation = None
         if 'actuation' in phase:
             decision, command = phase['actuation']
-            self.actuation = (decision, command, sha(name))
+            self.actuation = (decision, command, phase.get('actuation_sha', sha(name)))
             self.next_actuation = 0.0
         until, count, outputs = phase.get('until', {}), phase.get('count', 1), phase.get(
             'outputs', 0)

@@ -264,7 +264,8 @@ def test_gate_fails_closed_when_ghost_is_killed_or_stops(tmp_path, processes, px
         gone = [e for e in seen['gate'] if e['phase'] == 'gone' and e['action'] == HELD]
         assert len(gone) >= 3
         for emission in gone:
-            assert emission['reason'] == 'actuation_stale', emission
+            assert emission['reason'] == ('actuation_stale' if sig is signal.SIGKILL
+                                          else 'actuation_source_gone'), emission
             assert emission['rationale_sha256'] == sha('actuate_only')
             assert (emission['decision_kind'], emission['command_kind']) == PROCEED
             assert _same(emission['position'], [NAN] * 3)
@@ -347,3 +348,149 @@ def test_twist_gate_passes_on_proceed_and_zeroes_otherwise(tmp_path, processes, 
         assert kept and all(t['frame_id'] == 'base_link' for t in kept)
         assert all(t['frame_id'] == 'base_link' for t in zeros
                    if t['phase'] not in ('', 'start'))  # '': while the feed waited to match
+
+
+def _play_then_stop(tmp_path, processes, env, phases, gate_argv, feed_args=(), name='phases'):
+    """``_play``; then the gate, still running, is stopped: what the feed saw, what it logged."""
+    path = tmp_path / f'{name}.json'
+    path.write_text(json.dumps(phases))
+    gate = processes.start(gate_argv, env)
+    feed = processes.start([sys.executable, str(FEED), str(path), *feed_args], env)
+    out, err = feed.communicate(timeout=120)
+    assert feed.returncode == 0, f'feed: {err}\ngate: {_stderr_if_dead(gate)}'
+    assert gate.poll() is None, f'the gate died: {_stderr_if_dead(gate)}'
+    signal_group(gate, signal.SIGINT)
+    _, log = gate.communicate(timeout=30)
+    return json.loads(out.strip().splitlines()[-1]), log
+
+
+def _finite_or_nan(values):
+    return all(math.isfinite(v) or math.isnan(v) for v in values)
+
+
+#: A foreign publisher's actuations: not a SHA-256 (the second one only by its case).
+NOT_A_SHA = 'not-a-sha256'
+UPPER_SHA = sha('foreign').upper()
+HERE_A, HERE_B = (1.0, 2.0, -3.0, 0.25), (7.0, 8.0, -9.0, 1.0)
+INVALID = {'cites': 'proceed', 'reason': 'invalid_mission_output'}
+#: Foreign PROCEEDs before any valid actuation (no_actuation), PROCEED, invalid setpoints
+#: (the vehicle moves during them: the hold stays where it began), valid ones again, then
+#: foreign PROCEEDs: the gate goes on acting on 'proceed' until it is stale.
+FAIL_SAFE_PHASES = [
+    _phase('foreign_first', PROCEED, {'reason': 'no_actuation', 'position': list(HERE_A[:3])},
+           actuation_sha=NOT_A_SHA, local_position=_local(*HERE_A)),
+    _phase('proceed', PROCEED, {'cites': 'proceed', 'action': PASSED}),
+    _phase('invalid', until=INVALID, count=4, outputs=4, invalid_outputs=True),
+    _phase('invalid_moved', until=INVALID, count=4, outputs=4, invalid_outputs=True,
+           local_position=_local(*HERE_B)),
+    _phase('valid_again', until={'cites': 'proceed', 'action': PASSED}),
+    _phase('foreign', PROCEED, {'cites': 'proceed', 'reason': 'actuation_stale'},
+           actuation_sha=UPPER_SHA),
+    RESUME,
+]
+
+
+def test_px4_gate_ignores_foreign_actuations_and_holds_invalid_setpoints(
+        tmp_path, processes, px4_env) -> None:
+    """Fail-safe on bad input: foreign actuations never justify, +inf setpoints are held."""
+    seen, log = _play_then_stop(tmp_path, processes, px4_env, FAIL_SAFE_PHASES,
+                                [str(GATE), '--ros-args', '-p', 'timeout_s:=2.0'])
+    emissions = seen['gate']
+    by_phase = {p['name']: [e for e in emissions if e['phase'] == p['name']]
+                for p in FAIL_SAFE_PHASES}
+    for emission in emissions:
+        _check_cites_truthfully(emission, seen, 2.0)
+        assert emission['rationale_sha256'] in ('', sha('proceed'), sha('resume')), emission
+        assert emission['output_topic'] == '/fmu/in/trajectory_setpoint', emission
+    foreign = {(a['phase'], a['rationale_sha256']) for a in seen['actuations']}
+    assert {('foreign_first', NOT_A_SHA), ('foreign', UPPER_SHA)} <= foreign
+    assert f"ignored actuation #1: rationale_sha256 '{NOT_A_SHA}' is not a SHA-256" in log, log
+
+    # Foreign PROCEEDs before any valid actuation: held, no actuation.
+    assert by_phase['foreign_first'] and all(
+        e['action'] == HELD and not e['has_actuation'] for e in by_phase['foreign_first'])
+
+    # Invalid setpoints: each held (not sent), at the point where the first hold began.
+    sent = {s['k']: s for s in seen['sent']}
+    invalid_k = {k for k, s in sent.items() if 'invalid' in s}
+    assert {sent[k]['invalid'] for k in invalid_k} == {'position[1]', 'velocity[2]'}
+    assert {sent[k]['phase'] for k in invalid_k} == {'invalid', 'invalid_moved'}
+    held_invalid = [e for e in emissions if e['reason'] == 'invalid_mission_output']
+    assert len(held_invalid) == len(invalid_k)
+    for emission in held_invalid:
+        assert emission['action'] == HELD and emission['rationale_sha256'] == sha('proceed')
+        assert emission['phase'] in ('invalid', 'invalid_moved'), emission
+        assert emission['frame_id'] == 'ned' and emission['velocity'] == [0.0] * 3
+        assert _same(emission['position'] + [emission['yaw']], HERE_A), emission
+    assert 'held mission output #1: ' in log, log
+    holds = {s['timestamp']: s for s in seen['setpoints'] if _mission_k(s['position']) is None}
+    for emission in held_invalid:
+        hold = holds[emission['stamp_ns'] // 1000]
+        assert _same(hold['position'] + [hold['yaw']], HERE_A) and hold['velocity'] == [0.0] * 3
+
+    # What left: no non-finite value; exactly the passed setpoints, none of them invalid.
+    assert all(_finite_or_nan(s['position'] + s['velocity'] + [s['yaw']])
+               for s in seen['setpoints'])
+    passed = [e for e in emissions if e['action'] == PASSED]
+    out_k = sorted(_mission_k(s['position']) for s in seen['setpoints']
+                   if _mission_k(s['position']) is not None)
+    assert out_k == sorted(_mission_k(e['position']) for e in passed)
+    assert not invalid_k & set(out_k)
+    assert {sent[k]['phase'] for k in out_k} <= {'proceed', 'valid_again', 'foreign', 'resume'}
+    # Valid setpoints pass again after the invalid ones.
+    assert len([e for e in by_phase['valid_again'] if e['action'] == PASSED]) >= 3
+
+    # Foreign PROCEEDs after a valid one: ignored, so 'proceed' goes on until it is stale; the
+    # hold, released by the valid setpoints, is where the vehicle is now.
+    during = by_phase['foreign']
+    assert [e for e in during if e['action'] == PASSED]
+    stale = [e for e in during if e['reason'] == 'actuation_stale']
+    assert len(stale) >= 3
+    for emission in stale:
+        assert emission['action'] == HELD and emission['rationale_sha256'] == sha('proceed')
+        assert _same(emission['position'] + [emission['yaw']], HERE_B), emission
+    after = {k for k, s in sent.items() if s['phase'] == 'foreign' and s['after_match']}
+    assert after and not after & set(out_k)
+
+
+TWIST_INVALID_PHASES = [
+    _phase('proceed', PROCEED, {'cites': 'proceed', 'action': PASSED}),
+    _phase('invalid', until=INVALID, count=4, outputs=4, invalid_outputs=True),
+    _phase('valid_again', until={'cites': 'proceed', 'action': PASSED}),
+]
+
+
+def test_twist_gate_holds_non_finite_twists(tmp_path, processes, ros_env) -> None:
+    """Twist mode: a twist with a NaN or inf component is a zero twist, recorded as held."""
+    seen, log = _play_then_stop(
+        tmp_path, processes, ros_env, TWIST_INVALID_PHASES,
+        [str(GATE), '--ros-args', '-r', '__ns:=/invalid', '-p', 'mode:=twist',
+         '-p', 'timeout_s:=2.0'], ['--mode', 'twist', '--namespace', 'invalid'], name='invalid')
+    emissions = seen['gate']
+    zero = {'linear': [0.0] * 3, 'angular': [0.0] * 3}
+    sent = {s['k']: s for s in seen['sent']}
+    invalid_k = {k for k, s in sent.items() if 'invalid' in s}
+    assert {sent[k]['invalid'] for k in invalid_k} == {'linear.y', 'angular.x'}
+    held_invalid = [e for e in emissions if e['reason'] == 'invalid_mission_output']
+    assert len(held_invalid) == len(invalid_k)
+    for emission in emissions:
+        _check_cites_truthfully(emission, seen, 2.0)
+    for emission in held_invalid:
+        assert emission['action'] == HELD and emission['rationale_sha256'] == sha('proceed')
+        assert emission['twist'] == zero and emission['phase'] == 'invalid', emission
+    assert 'held mission output #1: ' in log, log
+
+    # What left: finite twists only, exactly the passed ones and a zero twist per hold.
+    twists = seen['twists']
+    assert all(math.isfinite(v) for t in twists for v in t['linear'] + t['angular'])
+    passed_k = sorted(int(e['twist']['linear'][0]) - 1000 for e in emissions
+                      if e['action'] == PASSED)
+    out_k = sorted(int(t['linear'][0]) - 1000 for t in twists if t['linear'][0] >= 1000)
+    assert out_k == passed_k and not invalid_k & set(out_k)
+    zeros = [t for t in twists if t['linear'][0] < 1000]
+    assert all({'linear': t['linear'], 'angular': t['angular']} == zero for t in zeros)
+    assert len(zeros) == len([e for e in emissions if e['action'] == HELD])
+    assert len([t for t in zeros if t['phase'] == 'invalid']) >= len(held_invalid)
+    # Valid twists pass again after the invalid ones.
+    assert len([e for e in emissions if e['phase'] == 'valid_again'
+                and e['action'] == PASSED]) >= 3
