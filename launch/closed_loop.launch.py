@@ -36,8 +36,8 @@ from ghost_nodes.graph import (
     CMD_VEL_IN_TOPIC,
     GATE_MODES,
     IN_PROCESS_NODES,
-    MISSION_SETPOINT_TOPIC,
     INPUT_QOS_CHOICES,
+    MISSION_SETPOINT_TOPIC,
     overrides_yaml,
     parameter_files,
     remap_rules,
@@ -187,14 +187,14 @@ def generate_launch_description() -> LaunchDescription:
                                           "'none'. '' = 'px4' with px4:=true, else 'none'."),
         DeclareLaunchArgument('mission_setpoint_topic',
                               default_value='ghost/mission/trajectory_setpoint',
-                              description="gate:=px4: where your mission publishes its "
+                              description='gate:=px4: where your mission publishes its '
                                           'px4_msgs/TrajectorySetpoint (the gate forwards it to '
                                           'fmu/in/trajectory_setpoint only on PROCEED).'),
         DeclareLaunchArgument('cmd_vel_in_topic', default_value='cmd_vel_in',
-                              description="gate:=twist: where your mission publishes its "
+                              description='gate:=twist: where your mission publishes its '
                                           'Twist / TwistStamped.'),
         DeclareLaunchArgument('cmd_vel_topic', default_value='cmd_vel',
-                              description="gate:=twist: where the gated twist goes, e.g. "
+                              description='gate:=twist: where the gated twist goes, e.g. '
                                           '/mavros/setpoint_velocity/cmd_vel_unstamped.'),
         DeclareLaunchArgument('single_process', default_value='false',
                               description='Run the agent, monitor, bridge and gate nodes in '

@@ -6,8 +6,8 @@ timings are benchmark numbers, not test results.
 """
 
 import json
-import re
 from pathlib import Path
+import re
 import sys
 
 BENCH = Path(__file__).resolve().parents[1]

@@ -3,16 +3,17 @@
 import pytest
 
 from ghost_core.gate import (
+    gate_verdict,
     GateAction,
     GateReason,
     GateVerdict,
-    gate_verdict,
     LatestActuation,
     may_pass,
     VEHICLE_CMD_NAV_LAND,
     VEHICLE_CMD_NAV_RETURN_TO_LAUNCH,
 )
-from ghost_core.levels import ActuatorCommandKind as C, DecisionKind as D
+from ghost_core.levels import ActuatorCommandKind as C
+from ghost_core.levels import DecisionKind as D
 
 TIMEOUT = 500_000_000
 
@@ -25,7 +26,8 @@ def _verdict(decision: D, command: C, age_ns: int = 0):
 def test_only_proceed_with_continue_mission_passes() -> None:
     passing = [(d, c) for d in D for c in C if may_pass(d, c)]
     assert passing == [(D.PROCEED, C.CONTINUE_MISSION)]
-    assert _verdict(D.PROCEED, C.CONTINUE_MISSION) == GateVerdict(GateAction.PASSED, GateReason.PROCEED)
+    assert _verdict(D.PROCEED, C.CONTINUE_MISSION) == GateVerdict(GateAction.PASSED,
+                                                                  GateReason.PROCEED)
 
 
 @pytest.mark.parametrize('decision,command', [

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ghost_core.scenarios import SCENARIO_NAMES
 
-__all__ = ['AGENT_PROCESS', 'CMD_VEL_IN_TOPIC', 'IN_PROCESS_NODES', 'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS', 'INPUT_QOS_CHOICES',
+__all__ = ['AGENT_PROCESS', 'CMD_VEL_IN_TOPIC', 'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS',
+           'IN_PROCESS_NODES', 'INPUT_QOS_CHOICES',
            'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NodeSpec', 'PX4_IN_TOPICS',
            'PX4_OUT_TOPICS', 'SCENARIOS',
            'closed_loop_graph', 'expected_subscribers', 'node_key', 'normalise_namespace',

@@ -77,8 +77,11 @@ class GraphProcesses:
     def __init__(self, specs: Sequence[NodeSpec], log_dir: Path,
                  env: Mapping[str, str] | None = None, single_process: bool = False,
                  executor: str = 'single') -> None:
-        """``single_process``: the nodes of ``IN_PROCESS_NODES`` run in one ``ghost_agent``
-        process (``procs['ghost_agent']``) on ``executor`` (ghost_nodes.agent_process)."""
+        """The processes of ``specs``; start() starts them, with logs in ``log_dir``.
+
+        ``single_process``: the nodes of ``IN_PROCESS_NODES`` run in one ``ghost_agent``
+        process (``procs['ghost_agent']``) on ``executor`` (ghost_nodes.agent_process).
+        """
         self.specs = list(specs)
         self.log_dir = log_dir
         self.env = dict(env if env is not None else os.environ)

@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     source: str | None = None
     if args.px4_ulog is not None:
-        from ghost_nodes.ulog_topics import UlogReadError, ulog_duration_s
+        from ghost_nodes.ulog_topics import ulog_duration_s, UlogReadError
 
         try:
             duration_s = ulog_duration_s(args.px4_ulog)

@@ -198,3 +198,32 @@ def test_every_other_unhandled_storage_option_is_named(
 def test_no_compression_spelt_none_is_read(tmp_path: Path) -> None:
     """compression_mode NONE (as some rosbag2 releases write it) is an uncompressed bag."""
     assert verify_all(_metadata_bag(tmp_path, compression_mode='NONE')).holds
+
+
+@pytest.mark.parametrize('missed', [2, 5])
+def test_outcomes_recorded_from_later_than_the_rest_hold_with_unverifiable_histories(
+        tmp_path: Path, missed: int) -> None:
+    """The recorder matched /prediction_outcomes after the other topics (discovery is per topic).
+
+    The first outcome is not observed (no prediction yet), so missing 2 or 5 misses 1 or 4
+    observed ones.
+
+    Every cycle is complete, but the first histories count outcomes the bag never got: they
+    are unverifiable (evidence before the recording), not mismatches, and the histories
+    after hold. A first history of no outcomes at all says nothing about when the outcomes'
+    recording began. ``--strict`` makes them mismatches again.
+    """
+    traces = scenario_traces('drift_then_recovery')
+    entries = trace_entries(traces)
+    outcomes = [i for i, entry in enumerate(entries)
+                if entry.type_name == 'ghost_interfaces/msg/PredictionOutcome'][:missed]
+    bag = write_bag(tmp_path / 'bag', [e for i, e in enumerate(entries) if i not in outcomes])
+    result = verify_all(bag)
+    assert result.holds, result.summary_lines()
+    assert not result.history.mismatches
+    before = [cycle for cycle in result.unverifiable
+              if cycle.reason is UnverifiableReason.EVIDENCE_BEFORE_RECORDING]
+    assert before, result.summary_lines()
+    assert result.history.cycles_checked - len(result.history.unverifiable) > 0
+    strict = verify_all(bag, strict=True)
+    assert not strict.holds and strict.history.mismatches

@@ -7,7 +7,6 @@ the graph has matched before the first message, so nothing is lost to discovery.
 """
 
 import time
-
 from typing import Any
 
 from geometry_msgs.msg import PoseWithCovarianceStamped

@@ -1,7 +1,6 @@
 """Outcome evaluator node: pairs observations with predictions (/prediction_outcomes)."""
 
 import time
-
 from typing import Any
 
 from geometry_msgs.msg import PoseWithCovarianceStamped

@@ -19,9 +19,9 @@ its beliefs (``derive_odometry``; ``ghost_nodes.ulog_topics.playback`` says how)
 Like the scenario node and the input player it is a source: it waits until every edge of the
 graph has matched (``expected_subscribers``) before the first message, then plays, logs
 ``px4 log complete`` and publishes nothing more; the runner stops it (or, with
-``exit_when_done``, it exits by itself: ``ghost_run --px4-ulog`` knows the log is over). The px4_bridge
-parameters the log's vehicle parameters set (EKF2_HGT_REF / EKF2_HGT_MODE, EKF2_GPS_DELAY) are
-logged at start-up; ``ghost_nodes.ulog_topics.bridge_parameters`` returns them.
+``exit_when_done``, it exits by itself: ``ghost_run --px4-ulog`` knows the log is over).
+The px4_bridge parameters the log's vehicle parameters set (EKF2_HGT_REF / EKF2_HGT_MODE,
+EKF2_GPS_DELAY) are logged at start-up; ``ghost_nodes.ulog_topics.bridge_parameters`` returns them.
 
 px4_msgs is imported when the node starts, not with this module, so that the parameter page
 (``ghost_nodes.param_docs``) renders without a PX4 workspace.
