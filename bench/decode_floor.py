@@ -7,6 +7,13 @@ Two well-kept decoders, both driven by the schemas embedded in the bag (as the v
 - ``mcap_ros2``: mcap's streaming record reader (what the verifier reads with) and
   mcap-ros2-support's ``DecoderFactory``.
 
+Two more decode passes, for reference (not floors, see docs/performance.md):
+
+- ``ghost_verify``: mcap's streaming record reader and the verifier's own decoder
+  (``ghost_verify.cdr``: generated from the embedded schemas, straight to message dicts);
+- ``rclpy``: ROS 2's own C type support (``rclpy.serialization.deserialize_message``), which
+  needs the message packages built and installed, so a verifier of the bag alone cannot use.
+
 Prints one JSON line: decoder, messages decoded, seconds spent in the pass.
 
     python bench/decode_floor.py BAG --decoder rosbags
@@ -23,7 +30,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ['DECODERS', 'decode_all', 'main']
+__all__ = ['DECODERS', 'FLOOR_DECODERS', 'decode_all', 'main']
 
 
 def _mcap_files(bag: Path) -> list[Path]:
@@ -82,10 +89,58 @@ def decode_mcap_ros2(bag: Path) -> int:
     return count
 
 
+def _mcap_messages(bag: Path, decoder_for: Callable[[Any], Callable[[bytes], Any]]) -> int:
+    """Decode every message with mcap's stream reader and `decoder_for(schema)`."""
+    from mcap.records import Channel, Message, Schema
+    from mcap.stream_reader import StreamReader
+
+    count = 0
+    for path in _mcap_files(bag):
+        schemas: dict[int, Schema] = {}
+        decoders: dict[int, Callable[[bytes], Any]] = {}
+        with path.open('rb') as raw:
+            stream = io.BufferedReader(raw, buffer_size=1 << 20)
+            for record in StreamReader(stream, validate_crcs=False).records:
+                if isinstance(record, Message):
+                    decoders[record.channel_id](record.data)
+                    count += 1
+                elif isinstance(record, Schema):
+                    schemas[record.id] = record
+                elif isinstance(record, Channel):
+                    decoders[record.id] = decoder_for(schemas[record.schema_id])
+    return count
+
+
+def decode_ghost_verify(bag: Path) -> int:
+    """Decode every message with the verifier's own decoder (ghost_verify.cdr), to dicts."""
+    from ghost_verify.cdr import compile_decoder
+
+    return _mcap_messages(bag, lambda schema: compile_decoder(schema.name,
+                                                              schema.data.decode()))
+
+
+def decode_rclpy(bag: Path) -> int:
+    """Decode every message with rclpy's C type support (the installed message packages)."""
+    import importlib
+
+    from rclpy.serialization import deserialize_message
+
+    def decoder_for(schema: Any) -> Callable[[bytes], Any]:
+        package, _, name = schema.name.split('/')
+        message_type = getattr(importlib.import_module(f'{package}.msg'), name)
+        return lambda data: deserialize_message(data, message_type)
+
+    return _mcap_messages(bag, decoder_for)
+
+
 DECODERS: dict[str, Callable[[Path], int]] = {
     'rosbags': decode_rosbags,
     'mcap_ros2': decode_mcap_ros2,
+    'ghost_verify': decode_ghost_verify,
+    'rclpy': decode_rclpy,
 }
+#: The floor candidates: well-kept decoders driven by the schemas in the bag.
+FLOOR_DECODERS = ('rosbags', 'mcap_ros2')
 
 
 def decode_all(bag: Path, decoder: str) -> tuple[int, float]:

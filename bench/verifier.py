@@ -1,12 +1,21 @@
-"""Verifier benchmark: verify_all on bags of growing size vs a decode-only floor.
+"""Verifier benchmark: verify_all on bags of growing size vs a decode-only floor, and fleets.
 
 Per bag size (cycles of 6 ghost messages, written by bench/bagsynth.py with GhostBagWriter and
 cached under bench/.cache): the wall time and peak RSS of the combined verifier
-(``verify_all BAG`` as a child process; its own rusage from wait4) and of the floor, a child
-that only reads and decodes every message of the same bag with the faster of two well-kept
-decoders (bench/decode_floor.py; both are timed on the 1e4-cycle bag, or the largest below
-it, and the faster is used at every size). Then the time ratio verifier/floor and how time
-and memory grow with size.
+(``verify_all BAG`` as a child process; its own rusage from wait4), of ``verify_all BAG --jobs
+N`` (the bag cut into N parts, one process each; sizes up to --jobs-max-cycles) and of the
+floor, a child that only reads and decodes every message of the same bag with the faster of
+two well-kept decoders (bench/decode_floor.py; both are timed on the 1e4-cycle bag, or the
+largest below it, and the faster is used at every size). Then the time ratios to the floor
+and how time and memory grow with size.
+
+On that trial bag it also times, for reference, the verifier's own decoder and rclpy's C type
+support (decode passes that are not floors, see docs/performance.md), and where verify_all's
+time goes (bench/verify_parts.py: the reading pass, then each checker alone).
+
+Fleet: ``verify_all BAG ... --jobs W`` on --fleet-bags copies of the --fleet-cycles bag, for
+each W of --fleet-workers, then ``--scheduler`` on a Dask LocalCluster of each size of
+--dask-workers (started before the timing): bags per second and cycles per second.
 
     python bench/verifier.py --sizes 1000 10000 --json /tmp/verifier.json
 """
@@ -14,7 +23,7 @@ and memory grow with size.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 import json
 import math
 from pathlib import Path
@@ -26,24 +35,32 @@ from typing import Any
 
 from bagsynth import cached_bag
 from benchlib import BENCH_DIR, CACHE_DIR, ChildRun, machine_info, run_measured, write_json
+from decode_floor import DECODERS, FLOOR_DECODERS
 
-__all__ = ['DEFAULT_SIZES', 'run_verifier', 'main']
+__all__ = ['DEFAULT_SIZES', 'extra_tables', 'run_fleet', 'run_verifier', 'main']
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000, 1_000_000)
+#: verify_all --jobs N is measured for each N, on the sizes up to JOBS_MAX_CYCLES.
+DEFAULT_JOBS = (2,)
+JOBS_MAX_CYCLES = 100_000
+#: The fleet: that many copies of a bag of that many cycles, local workers and Dask workers.
+FLEET_BAGS, FLEET_CYCLES = 6, 10_000
+FLEET_WORKERS = (1, 2, 4)
+DASK_WORKERS = (1, 2)
 #: Sizes up to this are measured REPEATS times and the fastest run kept (they take seconds).
 SMALL = 10_000
 REPEATS = 3
 _CHAIN = re.compile(r'^chain: (\d+)/(\d+) verified$', re.M)
 
 
-def verifier_argv(bag: Path) -> list[str]:
+def verifier_argv(*bags: Path | str) -> list[str]:
     """The combined verifier as a user runs it: the verify_all console script."""
     script = shutil.which('verify_all')
     if script is not None:
-        return [script, str(bag)]
+        return [script, *map(str, bags)]
     return [sys.executable, '-c',
             'import sys; from ghost_verify.cli import verify_all; sys.exit(verify_all())',
-            str(bag)]
+            *map(str, bags)]
 
 
 def floor_argv(bag: Path, decoder: str) -> list[str]:
@@ -122,8 +139,29 @@ def growth(sizes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _decode_pass(bag: Path, decoder: str) -> float:
+    """The fastest of REPEATS decode-only passes (as the child times it, without start-up)."""
+    passes = []
+    for _ in range(REPEATS):
+        run = run_measured(floor_argv(bag, decoder))
+        if run.returncode != 0:
+            raise RuntimeError(f'decode pass ({decoder}) failed: {run.stderr.strip()}')
+        passes.append(float(json.loads(run.stdout)['seconds']))
+    return min(passes)
+
+
+def _breakdown(bag: Path) -> dict[str, Any]:
+    run = run_measured([sys.executable, str(BENCH_DIR / 'verify_parts.py'), str(bag)])
+    if run.returncode != 0:
+        return {'error': (run.stderr or run.stdout).strip()[-300:]}
+    parts: dict[str, Any] = json.loads(run.stdout)
+    return parts
+
+
 def run_verifier(sizes: Sequence[int], cache_dir: Path = CACHE_DIR,
-                 log: Callable[[str], None] = print) -> dict[str, Any]:
+                 log: Callable[[str], None] = print, *,
+                 jobs: Sequence[int] = DEFAULT_JOBS,
+                 jobs_max_cycles: int = JOBS_MAX_CYCLES) -> dict[str, Any]:
     """Measure verifier and floor at every size; return the verifier section of the results."""
     sizes = sorted(sizes)
     bags: dict[int, Path] = {}
@@ -137,18 +175,22 @@ def run_verifier(sizes: Sequence[int], cache_dir: Path = CACHE_DIR,
     # Pick the floor's decoder on a mid-size bag.
     trial_size = max([s for s in sizes if s <= SMALL] or sizes[:1])
     trial: dict[str, float] = {}
-    for decoder in ('mcap_ros2', 'rosbags'):
+    for decoder in FLOOR_DECODERS:
         # The pass itself (as the child times it): interpreter start-up is not the decoder's.
-        passes = []
-        for _ in range(REPEATS):
-            run = run_measured(floor_argv(bags[trial_size], decoder))
-            if run.returncode != 0:
-                raise RuntimeError(f'decode floor ({decoder}) failed: {run.stderr.strip()}')
-            passes.append(float(json.loads(run.stdout)['seconds']))
-        trial[decoder] = min(passes)
+        trial[decoder] = _decode_pass(bags[trial_size], decoder)
     decoder = min(trial, key=lambda name: trial[name])
     log(f'  floor decoder: {decoder} ({", ".join(f"{k} {v:.2f} s" for k, v in trial.items())}'
         f' on {trial_size:,} cycles)')
+    reference: dict[str, float | str] = {}
+    for other in DECODERS:
+        if other not in FLOOR_DECODERS:
+            try:
+                reference[other] = _decode_pass(bags[trial_size], other)
+            except RuntimeError as err:
+                reference[other] = ' '.join(str(err).split())[-200:]
+    log(f'  reference decode passes: {reference}')
+    breakdown = _breakdown(bags[trial_size])
+    log(f'  where the time goes ({trial_size:,} cycles, CPU s): {breakdown}')
     rows = []
     for cycles in sizes:
         bag = bags[cycles]
@@ -166,26 +208,161 @@ def run_verifier(sizes: Sequence[int], cache_dir: Path = CACHE_DIR,
             'floor': {**_child(floor), 'cycles_per_s': cycles / floor.wall_s},
             'ratio_time': verify.wall_s / floor.wall_s,
             'ratio_rss': verify.max_rss_bytes / floor.max_rss_bytes,
+            'jobs': {},
         }
         rows.append(row)
         log(f'  {cycles:>9,} cycles: verifier {verify.wall_s:7.2f} s '
             f'{verify.max_rss_bytes / 1e6:7.1f} MB ({verdict}); floor {floor.wall_s:6.2f} s '
             f'{floor.max_rss_bytes / 1e6:6.1f} MB; ratio {row["ratio_time"]:.2f}')
+        for count in jobs if cycles <= jobs_max_cycles else ():
+            split = _best([*verifier_argv(bag), '--jobs', str(count)], repeats)
+            split_verdict, _ = _verdict(split, cycles)
+            row['jobs'][str(count)] = {
+                **_child(split), 'verdict': split_verdict, 'cycles_per_s': cycles / split.wall_s,
+                'ratio_time': split.wall_s / floor.wall_s}
+            log(f'  {cycles:>9,} cycles: verify_all --jobs {count} {split.wall_s:7.2f} s '
+                f'({split_verdict}); ratio {split.wall_s / floor.wall_s:.2f}')
     return {
         'config': {'sizes': list(sizes), 'messages_per_cycle': 6, 'repeats_small': REPEATS,
-                   'verifier_argv': verifier_argv(Path('BAG'))},
+                   'verifier_argv': verifier_argv(Path('BAG')), 'jobs': list(jobs),
+                   'jobs_max_cycles': jobs_max_cycles},
         'floor_decoder': decoder,
         'decoder_trial_s': trial,
         'decoder_trial_cycles': trial_size,
+        'reference_decoders_s': reference,
+        'breakdown': breakdown,
         'bags_generated_s': generated,
         'sizes': rows,
         'growth': growth(rows),
     }
 
 
+_TOTAL = re.compile(r'^total: (\d+) bags?, (\d+) cycles in .*: (\d+) hold, (\d+) fail', re.M)
+
+
+def _fleet_row(label: str, workers: int, run: ChildRun, bags: int, cycles: int
+               ) -> dict[str, Any]:
+    total = _TOTAL.search(run.stdout)
+    holds = (run.returncode == 0 and total is not None and int(total.group(1)) == bags
+             and int(total.group(2)) == bags * cycles and int(total.group(3)) == bags)
+    return {'runner': label, 'workers': workers, **_child(run),
+            'verdict': 'holds' if holds else f'exit {run.returncode}: '
+                       f'{(run.stderr or run.stdout).strip()[-120:]}',
+            'bags_per_s': bags / run.wall_s, 'cycles_per_s': bags * cycles / run.wall_s}
+
+
+def run_fleet(bags: int = FLEET_BAGS, cycles: int = FLEET_CYCLES,
+              workers: Sequence[int] = FLEET_WORKERS, dask_workers: Sequence[int] = DASK_WORKERS,
+              cache_dir: Path = CACHE_DIR, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Throughput of verify_all on a fleet: `bags` copies of a bag of `cycles` cycles.
+
+    Local: ``verify_all BAG ... --jobs W`` per W of `workers`. Dask: a LocalCluster of W
+    worker processes (one thread each) per W of `dask_workers`, started before the timed
+    ``verify_all BAG ... --scheduler ADDRESS``. Every run is a child process (start-up included).
+    """
+    bag, _ = cached_bag(cycles, cache_dir)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix='ghost-bench-fleet-') as tmp:
+        # Distinct paths for one cached bag (the fleet's bags are the same flight).
+        paths = []
+        for index in range(bags):
+            link = Path(tmp) / f'uav{index + 1}'
+            link.symlink_to(bag.resolve(), target_is_directory=True)
+            paths.append(link)
+        for count in workers:
+            argv = verifier_argv(*paths) + ([] if count == 1 else ['--jobs', str(count)])
+            rows.append(_fleet_row('local', count, run_measured(argv), bags, cycles))
+            log(f'  fleet of {bags} x {cycles:,} cycles, {count} local worker(s): '
+                f'{rows[-1]["wall_s"]:.1f} s, {rows[-1]["bags_per_s"]:.2f} bags/s '
+                f'({rows[-1]["verdict"]})')
+        for count in dask_workers:
+            try:
+                from distributed import LocalCluster
+            except ImportError as err:
+                rows.append({'runner': 'dask', 'workers': count, 'verdict': f'no dask: {err}'})
+                continue
+            with LocalCluster(n_workers=count, threads_per_worker=1, processes=True,
+                              dashboard_address=':0') as cluster:
+                argv = verifier_argv(*paths) + ['--scheduler', cluster.scheduler_address]
+                rows.append(_fleet_row('dask', count, run_measured(argv), bags, cycles))
+            log(f'  fleet of {bags} x {cycles:,} cycles, Dask LocalCluster of {count} '
+                f'worker(s): {rows[-1]["wall_s"]:.1f} s, {rows[-1]["bags_per_s"]:.2f} bags/s '
+                f'({rows[-1]["verdict"]})')
+    return {'bags': bags, 'cycles_per_bag': cycles, 'runs': rows}
+
+
+def _cell(value: float | None, digits: int = 2) -> str:
+    return '-' if value is None else f'{value:.{digits}f}'
+
+
+def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+    def line(cells: Sequence[str]) -> str:
+        return '| ' + ' | '.join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) + ' |'
+    return '\n'.join([line(header), '|' + '|'.join('-' * (w + 1) + ':' for w in widths) + '|',
+                      *(line(r) for r in rows)])
+
+
+def extra_tables(result: Mapping[str, Any], fleet: Mapping[str, Any] | None = None) -> str:
+    """The --jobs table, the decode passes, where the time goes and the fleet's throughput."""
+    out = []
+    header = ['cycles', 'floor s', 'verify_all s', 'ratio']
+    counts = sorted({int(n) for row in result['sizes'] for n in row.get('jobs', {})})
+    for count in counts:
+        header += [f'--jobs {count} s', 'ratio']
+    rows = []
+    for row in result['sizes']:
+        cells = [f'{row["cycles"]:,}', _cell(row['floor']['wall_s']),
+                 _cell(row['verifier']['wall_s']), _cell(row['ratio_time'])]
+        for count in counts:
+            split = row.get('jobs', {}).get(str(count))
+            cells += (['-', '-'] if split is None else
+                      [_cell(split['wall_s']), _cell(split['ratio_time'])
+                       + ('' if split['verdict'] == 'holds' else ' !')])
+        rows.append(cells)
+    out.append(_markdown(header, rows))
+    trial = result['decoder_trial_s']
+    floor_s = trial[result['floor_decoder']]
+    passes = [[name, 'floor' if name == result['floor_decoder'] else
+               ('floor candidate' if name in trial else 'reference'),
+               _cell(seconds, 3) if isinstance(seconds, float) else str(seconds)[:60],
+               _cell(seconds / floor_s) if isinstance(seconds, float) else '-']
+              for name, seconds in {**trial, **result.get('reference_decoders_s', {})}.items()]
+    out.append(f'decode-only passes on the {result["decoder_trial_cycles"]:,}-cycle bag:\n'
+               + _markdown(['decoder', 'role', 'pass s', 'x floor'], passes))
+    parts = result.get('breakdown', {})
+    if 'read_s' in parts:
+        cycles = parts['cycles']
+        items = [('reading (decode, hash, group)', parts['read_s']),
+                 *((f'checker: {name}', seconds) for name, seconds in parts['checkers'].items())]
+        total = sum(seconds for _, seconds in items)
+        rows = [[name, _cell(seconds), f'{1e6 * seconds / cycles:.0f}',
+                 _cell(seconds / floor_s)] for name, seconds in items]
+        rows.append(['all', _cell(total), f'{1e6 * total / cycles:.0f}', _cell(total / floor_s)])
+        out.append(f"where verify_all's time goes ({cycles:,} cycles, CPU s):\n"
+                   + _markdown(['part', 'CPU s', 'us/cycle', 'x floor pass'], rows))
+    if fleet:
+        rows = [[run['runner'], str(run['workers']), _cell(run.get('wall_s'), 1),
+                 _cell(run.get('bags_per_s')), _cell(run.get('cycles_per_s'), 0),
+                 str(run['verdict'])[:40]] for run in fleet['runs']]
+        out.append(f'fleet: {fleet["bags"]} bags of {fleet["cycles_per_bag"]:,} cycles:\n'
+                   + _markdown(['runner', 'workers', 'wall s', 'bags/s', 'cycles/s',
+                                'verdict'], rows))
+    return '\n\n'.join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--sizes', type=int, nargs='+', default=list(DEFAULT_SIZES))
+    parser.add_argument('--jobs', type=int, nargs='*', default=list(DEFAULT_JOBS),
+                        help='verify_all --jobs N measured for each N (default %(default)s)')
+    parser.add_argument('--jobs-max-cycles', type=int, default=JOBS_MAX_CYCLES,
+                        help='--jobs is measured on sizes up to this (default %(default)s)')
+    parser.add_argument('--fleet-bags', type=int, default=FLEET_BAGS,
+                        help='bags in the fleet; 0 skips it (default %(default)s)')
+    parser.add_argument('--fleet-cycles', type=int, default=FLEET_CYCLES)
+    parser.add_argument('--fleet-workers', type=int, nargs='*', default=list(FLEET_WORKERS))
+    parser.add_argument('--dask-workers', type=int, nargs='*', default=list(DASK_WORKERS))
     parser.add_argument('--cache-dir', type=Path, default=None,
                         help='where bags are cached (default bench/.cache; with --no-cache, '
                              'a temporary folder)')
@@ -197,11 +374,22 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix='ghost-bench-bags-') as tmp:
         cache = Path(tmp) if args.no_cache else (args.cache_dir or CACHE_DIR)
-        result = run_verifier(args.sizes, cache)
+        result = run_verifier(args.sizes, cache, jobs=args.jobs,
+                              jobs_max_cycles=args.jobs_max_cycles)
+        fleet = None
+        if args.fleet_bags > 0:
+            fleet = run_fleet(args.fleet_bags, args.fleet_cycles, args.fleet_workers,
+                              args.dask_workers, cache)
+            result['fleet'] = fleet
     print(verifier_table(result))
+    print()
+    print(extra_tables(result, fleet))
     if args.json is not None:
         write_json(args.json, {'machine': machine_info(), 'verifier': result})
-    return 0 if all(row['verifier']['verdict'] == 'holds' for row in result['sizes']) else 1
+    verdicts = [row['verifier']['verdict'] for row in result['sizes']]
+    verdicts += [split['verdict'] for row in result['sizes'] for split in row['jobs'].values()]
+    verdicts += [run['verdict'] for run in (fleet or {}).get('runs', [])]
+    return 0 if all(verdict == 'holds' for verdict in verdicts) else 1
 
 
 if __name__ == '__main__':

@@ -27,11 +27,11 @@ def test_generated_bag_verifies_with_every_check_holding(tmp_path) -> None:
     assert result.trace.decisions_end_to_end_verified == 130
 
 
-def test_both_floor_decoders_decode_every_message(tmp_path) -> None:
-    """decode_floor.py: both decoders see the 6 messages of each of the bag's cycles."""
+def test_every_decoder_decodes_every_message(tmp_path) -> None:
+    """decode_floor.py: each decoder sees the 6 messages of each of the bag's cycles."""
     bag = tmp_path / 'bag'
     assert _run(str(BENCH / 'bagsynth.py'), '60', str(bag)).returncode == 0
-    for decoder in ('rosbags', 'mcap_ros2'):
+    for decoder in ('rosbags', 'mcap_ros2', 'ghost_verify', 'rclpy'):
         done = _run(str(BENCH / 'decode_floor.py'), str(bag), '--decoder', decoder)
         assert done.returncode == 0, done.stderr
         line = json.loads(done.stdout)
@@ -40,10 +40,16 @@ def test_both_floor_decoders_decode_every_message(tmp_path) -> None:
 
 
 def test_verifier_script_reports_time_memory_and_ratio_per_size(tmp_path) -> None:
-    """verifier.py on bags of 100 and 250 cycles: one row per size, verdict holds."""
+    """verifier.py on bags of 100 and 250 cycles: one row per size, verdict holds.
+
+    With --jobs 2 on each size, the decode passes, where the time goes, and a fleet of two
+    100-cycle bags on 1 and 2 local workers and a one-worker Dask LocalCluster.
+    """
     out = tmp_path / 'verifier.json'
     done = _run(str(BENCH / 'verifier.py'), '--sizes', '100', '250', '--no-cache',
-                '--json', str(out))
+                '--jobs', '2', '--fleet-bags', '2', '--fleet-cycles', '100',
+                '--fleet-workers', '1', '2', '--dask-workers', '1', '--json', str(out),
+                timeout=300)
     assert done.returncode == 0, f'{done.stdout}\n{done.stderr}'
     result = json.loads(out.read_text())['verifier']
     assert result['floor_decoder'] in ('rosbags', 'mcap_ros2')
@@ -57,3 +63,14 @@ def test_verifier_script_reports_time_memory_and_ratio_per_size(tmp_path) -> Non
         assert row['ratio_time'] > 0
     assert {'time_exponent', 'rss_mb_per_1e6_cycles', 'us_per_cycle'} <= set(result['growth'])
     assert '| cycles | bag MB |' in done.stdout
+    for row in result['sizes']:
+        split = row['jobs']['2']
+        assert split['verdict'] == 'holds' and split['ratio_time'] > 0
+    assert set(result['reference_decoders_s']) == {'ghost_verify', 'rclpy'}
+    assert result['breakdown']['cycles'] == 250
+    assert {'conformance', 'history', 'tracer'} <= set(result['breakdown']['checkers'])
+    runs = result['fleet']['runs']
+    assert [(run['runner'], run['workers']) for run in runs] == [
+        ('local', 1), ('local', 2), ('dask', 1)]
+    assert all(run['verdict'] == 'holds' and run['bags_per_s'] > 0 for run in runs)
+    assert '| --jobs 2 s |' in done.stdout and '| bags/s |' in done.stdout

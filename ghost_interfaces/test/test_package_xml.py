@@ -40,6 +40,8 @@ ROSDEP_KEYS = {
 #: Import name -> PyPI distribution, for the distributions rosdep has no key for (checked in
 #: rosdistro's rosdep/python.yaml and base.yaml): installed from requirements-ros.txt.
 PYPI_ONLY = {
+    'dask': 'dask',
+    'distributed': 'distributed',
     'mcap': 'mcap',
     'mcap_ros2': 'mcap-ros2-support',
     'pyulog': 'pyulog',

@@ -10,17 +10,25 @@ import os
 from pathlib import Path
 import re
 import struct
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
+from mcap.data_stream import ReadDataStream
 from mcap.exceptions import EndOfFile, InvalidMagic, RecordLengthLimitExceeded
 from mcap.opcode import Opcode
-from mcap.records import Channel, Chunk, Footer, Message, Schema, Statistics
+from mcap.records import (
+    Channel,
+    Chunk,
+    Footer,
+    McapRecord,
+    Message,
+    MessageIndex,
+    Schema,
+    Statistics,
+)
 from mcap.stream_reader import CRCValidationError, get_chunk_data_stream, StreamReader
-from mcap_ros2.decoder import DecoderFactory
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
-from ghost_core.hashing import content_address
-
+from .cdr import compile_decoder, compile_json_decoder, DictDecoder, JsonDecoder
 from .errors import (
     BagFormatError,
     BagNotFoundError,
@@ -36,6 +44,8 @@ from .events import (
     Calibrated,
     calibrated_of,
     CycleEvent,
+    gate_record_of,
+    GateRecord,
     ghost_kind_of_schema,
     GhostMessage,
     GhostTopicKind,
@@ -55,6 +65,7 @@ __all__ = [
     'GhostBag',
     'decoded_to_msg_dict',
     'group_cycles',
+    'group_events',
     'resolve_bag',
 ]
 
@@ -68,7 +79,6 @@ _READ_SIZE = 1 << 20
 # (rosbag2 and GhostBagWriter close chunks at about 1 MiB).
 _MAX_CHUNK_BYTES = 1 << 30
 MAGIC = b'\x89MCAP0\r\n'
-_Decoder = Callable[[bytes], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,8 +304,10 @@ class _CycleBuilder:
             self.calibrated.append(calibrated_of(message))
         elif kind is GhostTopicKind.RATIONALE:
             self.rationales.append(rationale_of(message))
-        else:
+        elif kind is GhostTopicKind.ACTUATION:
             self.actuations.append(actuation_of(message))
+        else:
+            raise ValueError(f'a {kind.value} message is not part of a cycle')
 
     def build(self) -> CycleEvent:
         return CycleEvent(
@@ -317,13 +329,31 @@ def group_cycles(
     At most ``cycle_window`` cycles are held open. When a message of a new cycle arrives and
     the window is full, the open cycle with the smallest stamp is closed and yielded; the rest
     are yielded at the end. A message whose stamp is not newer than a closed cycle cannot be
-    placed any more and raises LateMessageError.
+    placed any more and raises LateMessageError. Gate records are not part of a cycle: they
+    are dropped here (see :func:`group_events`).
+    """
+    for event in group_events(messages, cycle_window):
+        if isinstance(event, CycleEvent):
+            yield event
+
+
+def group_events(
+    messages: Iterable[GhostMessage], cycle_window: int = DEFAULT_CYCLE_WINDOW
+) -> Iterator[CycleEvent | GateRecord]:
+    """Like :func:`group_cycles`, and every gate record as it is read, between the cycles.
+
+    A gate record (GateEmission) is stamped when the gate sent it, not with a cycle stamp, so
+    it is not grouped: it is yielded at once, in bag order, and never held in the window. The
+    cycle it cites may therefore come after it (that cycle is still open).
     """
     if cycle_window < 1:
         raise ValueError(f'cycle_window must be at least 1, got {cycle_window}')
     open_cycles: dict[int, _CycleBuilder] = {}
     closed_up_to: int | None = None
     for message in messages:
+        if message.kind is GhostTopicKind.GATE:
+            yield gate_record_of(message)
+            continue
         builder = open_cycles.get(message.stamp_ns)
         if builder is None:
             if len(open_cycles) >= cycle_window:
@@ -402,7 +432,6 @@ class _FileState:
 
     path: Path
     name: str
-    factory: DecoderFactory = field(default_factory=DecoderFactory)
     schemas: dict[int, Schema] = field(default_factory=dict)
     channel_records: dict[int, Channel] = field(default_factory=dict)
     channels: dict[int, _GhostChannel | None] = field(default_factory=dict)
@@ -419,6 +448,135 @@ class _FileState:
     # topic -> [messages, offset of the first], and the first error's text
     undecodable: dict[str, list[int]] = field(default_factory=dict)
     undecodable_first: dict[str, str] = field(default_factory=dict)
+    # A structure scan's findings: (offset, length) of each chunk record, and the channels
+    # declared before the first chunk.
+    chunk_refs: list[tuple[int, int]] = field(default_factory=list)
+    declared_early: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True, slots=True)
+class FileScan:
+    """One .mcap file as GhostBag.scan() found it.
+
+    `chunks` are the (byte offset, length) of its chunk records in file order;
+    `declared_early` the channel ids declared outside the chunks before the first one;
+    `schemas` and `channels` every declaration read outside the chunks (the summary's);
+    `top_level_messages` the message records outside any chunk.
+    """
+
+    name: str
+    path: Path
+    chunks: tuple[tuple[int, int], ...]
+    declared_early: frozenset[int]
+    statistics: Statistics | None
+    top_level_messages: int
+    schemas: tuple[Schema, ...]
+    channels: tuple[Channel, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BagScan:
+    """What GhostBag.scan() found: the files, their digests, topics and read errors."""
+
+    files: tuple[FileScan, ...]
+    digests: tuple[BagFileDigest, ...]
+    read_errors: tuple[ReadError, ...]
+    topics: frozenset[tuple[str, str]]
+    other_topics: frozenset[tuple[str, str]]
+    messages_seen: int
+
+
+class ChunkReader:
+    """Reads chosen chunks of a bag, one by one, as GhostBag reads them (jobs.py).
+
+    Each file's channels are first declared as `declarations` gives them (a FileScan's
+    schemas and channels, in reading order), so that a chunk is read as it is in a whole
+    pass once its channels are declared. What reading the chunks found wrong is in
+    :attr:`problems` (empty when they were read as a whole pass reads them).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        declarations: Iterable[tuple[Iterable[Schema], Iterable[Channel]]],
+        *,
+        cycle_window: int = DEFAULT_CYCLE_WINDOW,
+    ) -> None:
+        self._bag = GhostBag(path, cycle_window=cycle_window)
+        self._states = [_FileState(item, _name_in_bag(self._bag.layout, item))
+                        for item in self._bag.layout.files]
+        self._declared: list[set[int]] = [set() for _ in self._states]
+        self.problems: list[str] = []
+        for state, (schemas, channels) in zip(self._states, declarations, strict=True):
+            for record in (*schemas, *channels):
+                for _ in self._bag._record(state, record, 0):
+                    pass
+
+    @property
+    def topics(self) -> frozenset[tuple[str, str]]:
+        """The ghost (topic, type) pairs the declarations made so far name."""
+        return frozenset(self._bag._topics)
+
+    @property
+    def other_topics(self) -> frozenset[tuple[str, str]]:
+        """The other (topic, schema name) pairs declared so far."""
+        return frozenset(self._bag._other_topics)
+
+    def read(self, file_index: int, offset: int, length: int) -> ChunkContent:
+        """Read the chunk record at `offset` of file `file_index` (`length` bytes)."""
+        state = self._states[file_index]
+        before_errors = len(self._bag._read_errors)
+        before_messages = state.messages
+        before_channels = dict(state.per_channel)
+        declared = self._declared[file_index]
+        newly: list[int] = []
+        undeclared_uses: set[int] = set()
+        try:
+            with state.path.open('rb') as handle:
+                handle.seek(offset)
+                raw = handle.read(length)
+            if len(raw) != length or raw[0] != Opcode.CHUNK:
+                raise ValueError('not a chunk record')
+            chunk = Chunk.read(ReadDataStream(io.BytesIO(raw[9:])))
+        except Exception as err:  # noqa: BLE001 - bytes come from the bag
+            self.problems.append(f'{state.name}: the chunk at byte {offset}: {_one_line(err)}')
+            return ChunkContent([], 0, {}, (), frozenset())
+        def watch(item: object) -> None:
+            # The declarations made up front are the summary's (after every chunk): which
+            # channel a chunk declares, and which it uses undeclared so far, is told apart.
+            if type(item) is _MessageRecord:
+                if item.channel_id not in declared:
+                    undeclared_uses.add(item.channel_id)
+            elif isinstance(item, Channel) and item.id not in declared:
+                declared.add(item.id)
+                newly.append(item.id)
+
+        messages = list(self._bag._chunk_messages(state, chunk, offset, watch))
+        if (len(self._bag._read_errors) != before_errors or state.undeclared
+                or state.undecodable):
+            self.problems.append(f'{state.name}: the chunk at byte {offset} could not be read '
+                                 'as a whole pass reads it')
+        counts = {channel: count - before_channels.get(channel, 0)
+                  for channel, count in state.per_channel.items()
+                  if count != before_channels.get(channel, 0)}
+        return ChunkContent(messages, state.messages - before_messages, counts, tuple(newly),
+                            frozenset(undeclared_uses))
+
+
+class ChunkContent(NamedTuple):
+    """What ChunkReader.read found in one chunk.
+
+    `messages` are its ghost messages in file order; `records` its message records (any
+    channel) and `per_channel` their count per channel id; `declared` the channel ids it
+    declares first; `undeclared_uses` those its messages use that no chunk read before
+    (nor itself, before them) declared.
+    """
+
+    messages: list[GhostMessage]
+    records: int
+    per_channel: dict[int, int]
+    declared: tuple[int, ...]
+    undeclared_uses: frozenset[int]
 
 
 class GhostBag:
@@ -452,6 +610,8 @@ class GhostBag:
         self._cycles = 0
         self._info: BagInfo | None = None
         self._started = False
+        self._unpack_chunks = True
+        self._scans: list[FileScan] = []
 
     @property
     def files_read(self) -> tuple[BagFileDigest, ...]:
@@ -479,15 +639,26 @@ class GhostBag:
         """Yield one CycleEvent per cycle stamp (see :func:`group_cycles` for the rule).
 
         At the end, raises BagFormatError if read errors left no ghost message readable, or
-        NoGhostTopicsError if no channel carried a ghost_interfaces schema.
+        NoGhostTopicsError if no channel carried a ghost_interfaces schema. Gate records are
+        read but not yielded (see :meth:`events`).
+        """
+        for event in self.events():
+            if isinstance(event, CycleEvent):
+                yield event
+
+    def events(self) -> Iterator[CycleEvent | GateRecord]:
+        """Yield the cycles as :meth:`cycles` does, and every gate record as it is read.
+
+        See :func:`group_events` for the order; the end of the pass is that of :meth:`cycles`.
         """
         if self._started:
             raise RuntimeError('a GhostBag is read once; open it again for another pass')
         self._started = True
         if self.layout.metadata is not None:
             self._digests.append(_digest_small_file(self.layout.metadata))
-        for event in group_cycles(self.messages_in_file_order(), self.cycle_window):
-            self._cycles += 1
+        for event in group_events(self.messages_in_file_order(), self.cycle_window):
+            if isinstance(event, CycleEvent):
+                self._cycles += 1
             yield event
         if (not self._read_errors and self.layout.message_count is not None
                 and self.layout.message_count != self._messages_seen):
@@ -525,6 +696,27 @@ class GhostBag:
         more = len(errors) - 1
         tail = f' (and {more} more problem{"s" if more > 1 else ""})' if more else ''
         return f'{_display(self.layout)}: no ghost message could be read: {first.describe()}{tail}'
+
+    def scan(self) -> BagScan:
+        """Read every file once without unpacking its chunks: where they are, and the rest.
+
+        What a split reading (jobs.py) needs to know of the bag besides the chunks' content:
+        each file's chunk records, declarations and summary statistics, the files' SHA-256,
+        the ghost topics the declarations name and every read error outside the chunks. A
+        GhostBag is read once: scan() instead of cycles().
+        """
+        if self._started:
+            raise RuntimeError('a GhostBag is read once; open it again for another pass')
+        self._started = True
+        self._unpack_chunks = False
+        if self.layout.metadata is not None:
+            self._digests.append(_digest_small_file(self.layout.metadata))
+        for _ in self.messages_in_file_order():
+            pass
+        return BagScan(files=tuple(self._scans), digests=tuple(self._digests),
+                       read_errors=tuple(self._read_errors), topics=frozenset(self._topics),
+                       other_topics=frozenset(self._other_topics),
+                       messages_seen=self._messages_seen)
 
     def messages_in_file_order(self) -> Iterator[GhostMessage]:
         """Yield every readable ghost message in file order (files in metadata order)."""
@@ -584,8 +776,9 @@ class GhostBag:
     ) -> Iterator[GhostMessage]:
         # Chunks are taken whole (emit_chunks) and unpacked here, so that one damaged chunk is
         # skipped and reported while the records after it are still read.
-        reader = StreamReader(stream, emit_chunks=True, validate_crcs=True,  # type: ignore[arg-type]
-                              record_size_limit=max(stream.size, 1))
+        reader = _StreamReader(
+            stream,  # type: ignore[arg-type]
+            emit_chunks=True, validate_crcs=True, record_size_limit=max(stream.size, 1))
         records = reader.records
         while True:
             start = stream.position
@@ -616,55 +809,91 @@ class GhostBag:
                 yield from self._record(state, record, start)
                 continue
             state.chunks += 1
-            try:
-                inner = _chunk_records(record)
-            except CRCValidationError as err:
-                state.failed = True
-                self._read_errors.append(ReadError(
-                    state.name, ReadErrorKind.CRC_MISMATCH,
-                    f'the chunk at byte {start} fails its CRC check (recorded '
-                    f'{err.expected:#010x}, computed {err.actual:#010x}): its content was '
-                    'altered; its messages were not read', start,
-                ))
+            if not self._unpack_chunks:
+                # A structure scan (see scan()): where the chunk is, not what it holds.
+                state.chunk_refs.append((start, stream.position - start))
                 continue
-            except Exception as err:  # noqa: BLE001 - chunk bytes come from the bag
-                state.failed = True
-                reason = str(err) if isinstance(err, _ChunkError) else _one_line(err)
-                self._read_errors.append(ReadError(
-                    state.name, ReadErrorKind.CORRUPT_RECORD,
-                    f'the chunk at byte {start} cannot be unpacked ({reason}); its messages '
-                    'were not read', start,
-                ))
-                continue
-            times = [item.log_time for item in inner if isinstance(item, Message)]
-            if times and (min(times), max(times)) != (record.message_start_time,
-                                                      record.message_end_time):
-                # Not used to read, but part of the chunk record: a difference means the
-                # record was altered (its CRC covers only the content).
-                state.failed = True
-                self._read_errors.append(ReadError(
-                    state.name, ReadErrorKind.CORRUPT_RECORD,
-                    f'the chunk at byte {start} declares message times '
-                    f'{record.message_start_time}..{record.message_end_time} ns but holds '
-                    f'{min(times)}..{max(times)} ns (its header was altered)', start,
-                ))
-            for item in inner:
+            yield from self._chunk_messages(state, record, start)
+
+    def _chunk_messages(
+        self,
+        state: _FileState,
+        record: Chunk,
+        start: int,
+        watch: Callable[[object], None] | None = None,
+    ) -> Iterator[GhostMessage]:
+        """The ghost messages of one chunk (the chunk record starting at byte `start`).
+
+        `watch` (ChunkReader's) sees every record of the chunk before it is read.
+        """
+        try:
+            inner = _chunk_records(record)
+        except CRCValidationError as err:
+            state.failed = True
+            self._read_errors.append(ReadError(
+                state.name, ReadErrorKind.CRC_MISMATCH,
+                f'the chunk at byte {start} fails its CRC check (recorded '
+                f'{err.expected:#010x}, computed {err.actual:#010x}): its content was '
+                'altered; its messages were not read', start,
+            ))
+            return
+        except Exception as err:  # noqa: BLE001 - chunk bytes come from the bag
+            state.failed = True
+            reason = str(err) if isinstance(err, _ChunkError) else _one_line(err)
+            self._read_errors.append(ReadError(
+                state.name, ReadErrorKind.CORRUPT_RECORD,
+                f'the chunk at byte {start} cannot be unpacked ({reason}); its messages '
+                'were not read', start,
+            ))
+            return
+        times = [item.log_time for item in inner
+                 if isinstance(item, (_MessageRecord, Message))]
+        if times and (min(times), max(times)) != (record.message_start_time,
+                                                  record.message_end_time):
+            # Not used to read, but part of the chunk record: a difference means the
+            # record was altered (its CRC covers only the content).
+            state.failed = True
+            self._read_errors.append(ReadError(
+                state.name, ReadErrorKind.CORRUPT_RECORD,
+                f'the chunk at byte {start} declares message times '
+                f'{record.message_start_time}..{record.message_end_time} ns but holds '
+                f'{min(times)}..{max(times)} ns (its header was altered)', start,
+            ))
+        for item in inner:
+            if watch is not None:
+                watch(item)
+            if type(item) is _MessageRecord:
+                message = self._message(state, item.channel_id, item.log_time, item.data,
+                                        start)
+                if message is not None:
+                    yield message
+            else:
                 yield from self._record(state, item, start)
+
+    def _message(
+        self, state: _FileState, channel_id: int, log_time: int, data: bytes, offset: int
+    ) -> GhostMessage | None:
+        """Count one message record; return it decoded when it is on a ghost channel."""
+        self._messages_seen += 1
+        state.messages += 1
+        per_channel = state.per_channel
+        per_channel[channel_id] = per_channel.get(channel_id, 0) + 1
+        channels = state.channels
+        if channel_id not in channels:
+            seen = state.undeclared.setdefault(channel_id, [0, offset])
+            seen[0] += 1
+            return None
+        ghost = channels[channel_id]
+        if ghost is None:
+            return None
+        return self._decode(state, ghost, log_time, data, offset)
 
     def _record(self, state: _FileState, record: object, offset: int) -> Iterator[GhostMessage]:
         if isinstance(record, Message):
-            self._messages_seen += 1
-            state.messages += 1
-            state.per_channel[record.channel_id] = state.per_channel.get(record.channel_id, 0) + 1
-            if record.channel_id not in state.channels:
-                seen = state.undeclared.setdefault(record.channel_id, [0, offset])
-                seen[0] += 1
-                return
-            ghost = state.channels[record.channel_id]
-            if ghost is not None:
-                message = self._decode(state, record, ghost, offset)
-                if message is not None:
-                    yield message
+            message = self._message(state, record.channel_id, record.log_time,
+                                    bytes(record.data), offset)
+            if message is not None:
+                yield message
         elif isinstance(record, Schema):
             known_schema = state.schemas.setdefault(record.id, record)
             if known_schema != record:
@@ -675,6 +904,8 @@ class GhostBag:
                 self._redeclared(state, 'channel', record.id, offset)
             elif record.id not in state.channels:
                 state.channels[record.id] = self._ghost_channel(state, record)
+            if not state.chunks:
+                state.declared_early.add(record.id)
         elif isinstance(record, Statistics):
             state.statistics = record
         elif isinstance(record, Footer):
@@ -705,6 +936,14 @@ class GhostBag:
                 f'({state.undecodable_first[topic]}); they were skipped', offset, count,
             ))
         statistics = state.statistics
+        if not self._unpack_chunks:
+            self._scans.append(FileScan(
+                name=state.name, path=state.path, chunks=tuple(state.chunk_refs),
+                declared_early=frozenset(state.declared_early), statistics=statistics,
+                top_level_messages=state.messages,
+                schemas=tuple(state.schemas.values()),
+                channels=tuple(state.channel_records.values())))
+            return
         if statistics is None or state.failed or state.undeclared or state.undecodable:
             return
         # The summary's statistics count what the writer wrote: a chunk cut out or repeated
@@ -748,44 +987,108 @@ class GhostBag:
             )
         try:
             with quiet_parser():
-                decoder = state.factory.decoder_for(channel.message_encoding, schema)
+                decoder = compile_decoder(schema.name, text)
+                hashing = None
+                if kind in HASHED_KINDS:
+                    # The canonical JSON (what is hashed) rendered in the decoding pass.
+                    hashing = compile_json_decoder(schema.name, text, _HASHED_PARTS.get(kind, ()))
         except Exception as err:  # noqa: BLE001 - schema text comes from the bag
             raise BagFormatError(f'{where}: schema cannot be parsed: {_one_line(err)}') from err
-        if decoder is None:
-            raise BagFormatError(f'{where}: no decoder for this schema')
         type_name = _full_type_name(schema.name)
         self._topics.add((channel.topic, type_name))
-        return _GhostChannel(channel.topic, type_name, kind, decoder)
+        return _GhostChannel(channel.topic, type_name, kind, decoder, hashing,
+                             _HASHED_PARTS.get(kind, ()))
 
     def _decode(
-        self, state: _FileState, record: Message, channel: _GhostChannel, offset: int
+        self, state: _FileState, channel: _GhostChannel, log_time: int, data: bytes,
+        offset: int,
     ) -> GhostMessage | None:
+        sha256 = ''
+        part_sha256: tuple[tuple[str, str], ...] = ()
         try:
-            decoded = channel.decoder(bytes(record.data))
-            msg = decoded_to_msg_dict(decoded)
+            # Straight to the message dict in one pass (cdr.py), with, for the cited streams,
+            # the canonical JSON that content_address hashes.
+            if channel.hashing is None:
+                msg = channel.decoder(data)
+            else:
+                msg, text, parts = channel.hashing(data)
+                sha256 = _sha256(text.encode('utf-8')).hexdigest()
+                part_sha256 = tuple(
+                    (name, _sha256(part.encode('utf-8')).hexdigest())
+                    for name, part in zip(channel.parts, parts, strict=True))
         except Exception as err:  # noqa: BLE001 - payload bytes come from the bag
             seen = state.undecodable.setdefault(channel.topic, [0, offset])
             seen[0] += 1
             state.undecodable_first.setdefault(
-                channel.topic, f'the first at log time {record.log_time} ns: {_one_line(err)}')
+                channel.topic, f'the first at log time {log_time} ns: {_one_line(err)}')
             return None
-        where = f'{state.path}: {channel.topic} at log time {record.log_time} ns'
         self._ghost_messages += 1
         return GhostMessage(
             topic=channel.topic,
             type_name=channel.type_name,
             kind=channel.kind,
-            log_time_ns=record.log_time,
-            stamp_ns=stamp_ns_of(msg, where),
+            log_time_ns=log_time,
+            stamp_ns=_stamp_ns(msg, state, channel, log_time),
             msg=msg,
-            sha256=content_address(msg) if channel.kind in HASHED_KINDS else '',
+            sha256=sha256,
+            part_sha256=part_sha256,
         )
+
+
+def _stamp_ns(msg: dict[str, object], state: _FileState, channel: _GhostChannel,
+              log_time: int) -> int:
+    """header.stamp of a decoded ghost message in nanoseconds (stamp_ns_of, without its cost)."""
+    header = msg.get('header')
+    stamp = header.get('stamp') if type(header) is dict else None
+    if type(stamp) is dict:
+        sec, nanosec = stamp.get('sec'), stamp.get('nanosec')
+        if type(sec) is int and type(nanosec) is int:
+            return sec * 1_000_000_000 + nanosec
+    # Not the shape the schema check promised: let stamp_ns_of say what is wrong, and where.
+    return stamp_ns_of(msg, f'{state.path}: {channel.topic} at log time {log_time} ns')
 
 
 #: The streams some message cites by content address (SPEC section 4); only their messages
 #: are hashed. Predictions, outcomes and actuations are cited by none.
 HASHED_KINDS = frozenset({GhostTopicKind.RAW_ASSESSMENT, GhostTopicKind.CALIBRATED,
                           GhostTopicKind.RATIONALE})
+#: The nested messages hashed too: the raw assessment a calibrated one carries inline (the
+#: chain compares its address with the claimed one).
+_HASHED_PARTS: dict[GhostTopicKind, tuple[str, ...]] = {
+    GhostTopicKind.CALIBRATED: ('raw_assessment',)}
+_sha256 = hashlib.sha256
+
+
+class _StreamReader(StreamReader):
+    """mcap's stream reader, reading a message index record in one read.
+
+    The verifier does not use message indexes (one per channel after every chunk, 16 bytes
+    per message); mcap parses each entry with two 8-byte reads, which made them a tenth of
+    the whole pass. Their bytes are read (and CRC'd, and hashed) all the same.
+    """
+
+    def _read_record(self, opcode: int, length: int) -> McapRecord | None:
+        if opcode == Opcode.MESSAGE_INDEX:
+            return _read_message_index(self._stream, length)
+        return super()._read_record(opcode, length)
+
+
+def _read_message_index(stream: ReadDataStream, length: int) -> MessageIndex:
+    """MessageIndex.read with the same reads, the entries taken whole (and not kept)."""
+    channel_id = stream.read2()
+    entries_length = stream.read4()
+    # mcap reads 16 bytes per entry until it has read entries_length.
+    todo = -(-entries_length // 16) * 16
+    if todo > length:
+        # A corrupt length: read as mcap does, entry by entry, to fail where it fails.
+        entries: list[tuple[int, int]] = []
+        end = stream.count + entries_length
+        while stream.count < end:
+            entries.append((stream.read8(), stream.read8()))
+        return MessageIndex(channel_id, entries)
+    if todo and len(stream.read(todo)) < todo:
+        raise EndOfFile()
+    return MessageIndex(channel_id, [])
 
 
 class _ChunkError(ValueError):
@@ -797,7 +1100,25 @@ class _GhostChannel:
     topic: str
     type_name: str
     kind: GhostTopicKind
-    decoder: _Decoder
+    decoder: DictDecoder
+    #: For the hashed streams: the decoder that also renders the canonical JSON.
+    hashing: JsonDecoder | None
+    #: The nested messages whose JSON `hashing` gives apart (see _HASHED_PARTS).
+    parts: tuple[str, ...]
+
+
+class _MessageRecord(NamedTuple):
+    """A message record of a chunk: what the reader needs of it."""
+
+    channel_id: int
+    log_time: int
+    data: bytes
+
+
+_RECORD_HEADER = struct.Struct('<BQ').unpack_from
+_MESSAGE_HEADER = struct.Struct('<HIQQ').unpack_from
+_MESSAGE_OPCODE = int(Opcode.MESSAGE)
+_DECLARATION_OPCODES = {int(Opcode.SCHEMA): Schema.read, int(Opcode.CHANNEL): Channel.read}
 
 
 def _chunk_records(chunk: Chunk) -> list[object]:
@@ -814,6 +1135,13 @@ def _chunk_records(chunk: Chunk) -> list[object]:
     if length != chunk.uncompressed_size:
         raise _ChunkError(
             f'it declares {chunk.uncompressed_size} bytes uncompressed but holds {length}')
+    data = stream.read(length)
+    fast = _split_chunk(data)
+    if fast is not None:
+        return fast
+    # Something in the chunk is not as a writer makes it: read it record by record, as mcap
+    # does, to say exactly what.
+    stream = ReadDataStream(io.BytesIO(data))
     records: list[object] = []
     while stream.count < length:
         opcode = stream.read1()
@@ -831,6 +1159,42 @@ def _chunk_records(chunk: Chunk) -> list[object]:
                               f'declared length {size}')
         if size > used:
             stream.read(size - used)
+    return records
+
+
+def _split_chunk(data: bytes) -> list[object] | None:
+    """The records of a well-formed chunk content; None at the first thing out of the ordinary.
+
+    Messages come as _MessageRecord, schemas and channels as mcap's records, other records
+    are skipped: what _chunk_records' record-by-record reading gives, without its cost per
+    field. None (a record cut short or overrunning its length, a message shorter than its
+    header) sends the caller to that reading, which reports the problem.
+    """
+    records: list[object] = []
+    append = records.append
+    position, end = 0, len(data)
+    while position < end:
+        if end - position < 9:
+            return None
+        opcode, size = _RECORD_HEADER(data, position)
+        start = position + 9
+        stop = start + size
+        if stop > end:
+            return None
+        if opcode == _MESSAGE_OPCODE:
+            if size < 22:
+                return None
+            channel_id, _sequence, log_time, _publish_time = _MESSAGE_HEADER(data, start)
+            append(_MessageRecord(channel_id, log_time, data[start + 22:stop]))
+        elif opcode in _DECLARATION_OPCODES:
+            stream = ReadDataStream(io.BytesIO(data[start:]))
+            try:
+                append(_DECLARATION_OPCODES[opcode](stream))
+            except Exception:  # noqa: BLE001 - the record-by-record reading says what it is
+                return None
+            if stream.count > size:
+                return None
+        position = stop
     return records
 
 

@@ -13,9 +13,9 @@ from .baud import verify_baud as run_baud
 from .common import canonical_report_json, JsonValue, PropertyReport, read_error_notes
 from .errors import GhostVerifyError
 from .erur import verify_erur as run_erur
-from .manifest import check_manifest, load_public_key, ManifestError
+from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
+from .manifest import load_public_key, ManifestError
 from .trace import trace_decisions as run_trace
-from .verify import verify_all as run_all
 
 __all__ = [
     'EXIT_BAD_BAG',
@@ -41,9 +41,11 @@ exit codes:
      (with --strict they are failures: exit 1)
   1  a property is violated, a chain link is broken or missing, (verify_all) a cycle is
      incomplete, a recorded history differs from the recorded outcomes or a cycle does not
-     conform to the policies it names (an unknown policy id is not checked: exit 1 too),
-     coverage was required and a precondition never held, or part of the bag could not be read
-     (truncated, damaged): the verdicts then cover what was read, and a note says what was not
+     conform to the policies it names (an unknown policy id is not checked: exit 1 too), a
+     command gate's record fails GATE-v1, (--replay) a recorded message differs from the
+     one re-derived from the inputs or the replay is not possible, coverage was required
+     and a precondition never held, or part of the bag could not be read (truncated,
+     damaged): the verdicts then cover what was read, and a note says what was not
   2  usage error (bad arguments, or an output file that cannot be written)
      (verify_all --public-key) the signed manifest does not verify: it is missing, partial
      or unsigned, its signature fails with the key, or a file, a topic's count or a topic's
@@ -101,8 +103,17 @@ def _parser(prog: str, description: str) -> _Parser:
     return parser
 
 
-def _add_property_options(parser: _Parser) -> None:
-    parser.add_argument('bag', help=_BAG_HELP)
+def _add_property_options(parser: _Parser, *, several: bool = False) -> None:
+    if several:
+        parser.add_argument('bag', nargs='+', metavar='BAG',
+                            help=_BAG_HELP + '; with several, each is verified as alone and '
+                                 'one line per bag is printed, then a total line; --json '
+                                 'PATH then writes JSON Lines, one {"bag", "exit_code", '
+                                 '"report" (the one-bag --json document, or null), "error"} '
+                                 'object per bag in the order given; the exit code is the '
+                                 "largest of the bags'")
+    else:
+        parser.add_argument('bag', help=_BAG_HELP)
     parser.add_argument('--min-outcomes', '-m', type=_count, metavar='M',
                         help='M of the drift condition (default: as recorded in the bag)')
     parser.add_argument('--downgrade-threshold', '-k', type=_count, metavar='K',
@@ -235,50 +246,84 @@ def verify_all(argv: Sequence[str] | None = None) -> int:
         prog,
         'Check BAUD-v1, ERUR-v1, the SHA-256 chain, the completeness of every cycle and the '
         'consistency of every recorded calibration history with the recorded outcomes and '
-        'the conformance of every cycle to the policies it names, in one pass, and print one '
-        'line per check.',
+        'the conformance of every cycle to the policies it names, and GATE-v1 on the command '
+        "gate's records when the bag holds some, in one pass, and print one line per check.",
     )
-    _add_property_options(parser)
+    _add_property_options(parser, several=True)
     parser.add_argument('--public-key', metavar='KEY',
                         help='check the signed run manifest (manifest.json) with this Ed25519 '
                              'public key (PEM, from ghost_keygen) before anything else')
+    parser.add_argument('--replay', action='store_true',
+                        help='also re-run the agent from the inputs the bag holds, with the '
+                             'configuration it recorded, and compare every recorded Ghost '
+                             'message with the re-derived one exactly (exit 1 when one '
+                             'differs, or when the replay is not possible)')
+    parser.add_argument('--jobs', '-j', type=_positive, default=1, metavar='N',
+                        help='processes to use: one bag is cut into N parts verified in '
+                             'parallel (the report is the one-process report, field for '
+                             'field); several bags are verified N at a time (default 1)')
+    parser.add_argument('--scheduler', metavar='ADDRESS',
+                        help='verify the bags on the Dask distributed cluster whose scheduler '
+                             'is at ADDRESS (e.g. tcp://host:8786; its workers must see the '
+                             'bags at the same paths; needs dask[distributed])')
     args = parser.parse_args(argv)
-    public_key = None
+    if args.scheduler is not None and args.jobs > 1:
+        parser.error('--jobs and --scheduler: give one (the cluster has its own workers)')
     if args.public_key is not None:
         try:
-            public_key = load_public_key(args.public_key)
+            load_public_key(args.public_key)
         except ManifestError as err:
             return _fail(prog, f'--public-key {err}', EXIT_USAGE)
+    options = VerifyOptions(
+        min_outcomes=args.min_outcomes, downgrade_threshold=args.downgrade_threshold,
+        cycle_window=args.cycle_window, strict=args.strict, replay=args.replay,
+        require_coverage=args.require_coverage, public_key=args.public_key, jobs=args.jobs,
+        prog=prog)
     out: TextIO = sys.stderr if args.json == '-' else sys.stdout
-    # The manifest is checked before the bag is read: its verdict stands even when the bag
-    # cannot be read at all.
-    manifest = check_manifest(args.bag, public_key, args.public_key or '')
-    if public_key is not None:
-        for line in manifest.summary_lines():
-            print(line, file=out)
+    try:
+        if len(args.bag) > 1:
+            return _verify_fleet(prog, args, options, out)
+        if args.scheduler is not None:
+            verdict = verify_fleet(args.bag, options, scheduler=args.scheduler).verdicts[0]
+        else:
+            verdict = verify_bag(args.bag[0], options)
+    except SchedulerError as err:
+        return _fail(prog, f'--scheduler: {err}', EXIT_USAGE)
+    for line in verdict.lines:
+        print(line, file=out)
+    for line in verdict.errors:
+        print(line, file=sys.stderr)
+    if args.json is not None and verdict.document is not None:
+        failed = _write_json(prog, args.json, verdict.document)
+        if failed is not None:
+            return failed
+    return verdict.code
 
-    def run() -> int:
-        result = run_all(args.bag, min_outcomes=args.min_outcomes,
-                         downgrade_threshold=args.downgrade_threshold,
-                         cycle_window=args.cycle_window, manifest=manifest,
-                         strict=args.strict)
-        for line in result.summary_lines():
-            print(line, file=out)
-        if public_key is None:
-            for line in manifest.summary_lines():
-                print(line, file=out)
-        if args.json is not None:
-            failed = _write_json(prog, args.json, result.to_json())
-            if failed is not None:
-                return failed
-        if not result.holds:
-            return EXIT_VIOLATED
-        uncovered = result.uncovered()
-        if args.require_coverage and uncovered:
-            print(f'precondition never held: {", ".join(uncovered)} (--require-coverage)',
-                  file=out)
-            return EXIT_VIOLATED
-        return EXIT_OK
 
-    code = _guarded(prog, run)
-    return EXIT_VIOLATED if code == EXIT_BAD_BAG and not manifest.ok else code
+def _verify_fleet(prog: str, args: argparse.Namespace, options: VerifyOptions,
+                  out: TextIO) -> int:
+    """verify_all BAG BAG ...: one line per bag, then the total; --json writes JSON Lines."""
+    sink: TextIO | None = None
+    if args.json is not None and args.json != '-':
+        try:
+            sink = Path(args.json).open('w', encoding='utf-8')
+        except OSError as err:
+            return _fail(prog, f'cannot write {args.json}: {err.strerror}', EXIT_USAGE)
+
+    def each(verdict: BagVerdict) -> None:
+        print(verdict.line, file=out, flush=True)
+        for line in verdict.errors:
+            print(line, file=sys.stderr)
+        if args.json == '-':
+            sys.stdout.write(verdict.to_json_line())
+        elif sink is not None:
+            sink.write(verdict.to_json_line())
+
+    try:
+        run = verify_fleet(args.bag, options, jobs=args.jobs, scheduler=args.scheduler,
+                           each=each)
+    finally:
+        if sink is not None:
+            sink.close()
+    print(run.total_line(), file=out)
+    return run.code

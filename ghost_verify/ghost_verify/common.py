@@ -36,6 +36,7 @@ __all__ = [
     'RecordedParameters',
     'Violation',
     'ViolationKind',
+    'absorb_cuts',
     'canonical_report_json',
     'digests_to_json',
     'drift',
@@ -44,6 +45,7 @@ __all__ = [
     'observed_values',
     'read_error_notes',
     'read_errors_to_json',
+    'resume_cuts',
 ]
 
 _R = TypeVar('_R', bound='PropertyReport')
@@ -251,6 +253,19 @@ class _ResolvedParameters:
 class _ParameterTracker(ParameterTracker):
     """ghost_core's M/K resolution (see ParameterTracker), plus what the report shows of it."""
 
+    def absorb(self, later: ParameterTracker) -> None:
+        """Continue with what `later` saw on the part of the bag after this one (jobs.py)."""
+        for pair, (cycles, first_ns) in later._recorded.items():
+            seen = self._recorded.get(pair)
+            if seen is None:
+                self._recorded[pair] = [cycles, first_ns]
+            else:
+                seen[0] += cycles
+        if later._used is not None:
+            self._used = later._used
+        if self._first_used is None:
+            self._first_used = later._first_used
+
     def resolved(self) -> _ResolvedParameters:
         given_m, given_k = self.given
         used_m, used_k = self.first_used
@@ -305,6 +320,9 @@ class PropertyChecker(ABC, Generic[_R]):
         self._runs: list[PreconditionRun] = []
         self._run_open = False
         self._violations: list[Violation] = []
+        # The first cycle judged (one with a calibrated assessment): where a run may join
+        # the one a part of the bag before ended with (absorb()).
+        self._first_judged: int | None = None
 
     @abstractmethod
     def judge(
@@ -324,6 +342,8 @@ class PropertyChecker(ABC, Generic[_R]):
     def _judge_cycle(self, cycle: CycleEvent) -> None:
         if not cycle.calibrated:
             return
+        if self._first_judged is None:
+            self._first_judged = cycle.stamp_ns
         self._cycles_total += 1
         held = False
         for calibrated in cycle.calibrated:
@@ -345,6 +365,37 @@ class PropertyChecker(ABC, Generic[_R]):
             else:
                 self._runs.append(PreconditionRun(cycle.stamp_ns, cycle.stamp_ns, 1))
         self._run_open = held
+
+    def resume(self) -> None:
+        """Start after the cycles of an earlier part of the bag, the last of them complete."""
+        resume_cuts(self._cuts)
+
+    def absorb(self, later: PropertyChecker[_R]) -> None:
+        """Continue with the part of the bag after this one (`later` resumed after it).
+
+        This part ended with a complete cycle (so nothing waits in its cuts): counts add up,
+        lists follow each other, and a precondition run still open here goes on in the
+        first run of `later` when that starts with its first judged cycle.
+        """
+        self._parameters.absorb(later._parameters)
+        absorb_cuts(self._cuts, later._cuts)
+        self._cycles_total += later._cycles_total
+        self._held += later._held
+        if self._first_held is None:
+            self._first_held = later._first_held
+        runs = list(later._runs)
+        if (self._run_open and runs and self._runs
+                and runs[0].first_cycle_stamp_ns == later._first_judged):
+            last, first = self._runs.pop(), runs.pop(0)
+            self._runs.append(PreconditionRun(last.first_cycle_stamp_ns,
+                                              first.last_cycle_stamp_ns,
+                                              last.cycles + first.cycles))
+        self._runs.extend(runs)
+        if later._first_judged is not None:
+            self._run_open = later._run_open
+        if self._first_judged is None:
+            self._first_judged = later._first_judged
+        self._violations.extend(later._violations)
 
     def result(self, info: BagInfo) -> _R:
         """Return the frozen report for everything seen so far (this ends the stream)."""
@@ -370,6 +421,21 @@ class PropertyChecker(ABC, Generic[_R]):
             unverifiable=self._cuts.unverifiable,
             strict=self._strict,
         )
+
+
+def resume_cuts(cuts: CycleCuts) -> None:
+    """Set `cuts` as after a complete cycle: nothing waits, nothing more is cut at the start."""
+    cuts._seen_complete = True
+    cuts._overflowed = False
+    cuts._pending.clear()
+
+
+def absorb_cuts(cuts: CycleCuts, later: CycleCuts) -> None:
+    """Continue `cuts` (which ended with a complete cycle) with `later` (resumed after it)."""
+    cuts._cut.extend(later._cut)
+    cuts._pending = later._pending
+    cuts._seen_complete = later._seen_complete
+    cuts._overflowed = later._overflowed
 
 
 def run_checker(

@@ -101,7 +101,8 @@ class CompletenessChecker:
             GhostTopicKind.RATIONALE: len(cycle.rationales),
             GhostTopicKind.ACTUATION: len(cycle.actuations),
         }
-        present = tuple(kind for kind in GhostTopicKind if counts[kind])
+        # In GhostTopicKind order; gate records are not part of a cycle (never counted here).
+        present = tuple(kind for kind in GhostTopicKind if counts.get(kind))
         if not present:
             return
         self._seen += 1

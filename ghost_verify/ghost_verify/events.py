@@ -18,6 +18,7 @@ __all__ = [
     'BagInfo',
     'Calibrated',
     'CycleEvent',
+    'GateRecord',
     'GhostMessage',
     'GhostTopicKind',
     'RawAssessment',
@@ -26,6 +27,7 @@ __all__ = [
     'ReadErrorKind',
     'actuation_of',
     'calibrated_of',
+    'gate_record_of',
     'ghost_kind_of_schema',
     'rationale_of',
     'raw_assessment_of',
@@ -36,7 +38,11 @@ _T = TypeVar('_T')
 
 
 class GhostTopicKind(StrEnum):
-    """The six ghost streams of SPEC section 2, named by role rather than by topic."""
+    """The ghost streams, named by role rather than by topic.
+
+    The six of SPEC section 2 (grouped into cycles by their cycle stamp), and the command
+    gate's record (GATE-v1: one message per output, stamped when sent, not part of a cycle).
+    """
 
     RAW_ASSESSMENT = 'raw_assessment'
     PREDICTION = 'prediction'
@@ -44,6 +50,7 @@ class GhostTopicKind(StrEnum):
     CALIBRATED = 'calibrated'
     RATIONALE = 'rationale'
     ACTUATION = 'actuation'
+    GATE = 'gate'
 
 
 # Ghost channels are recognised by schema name, never by topic name, so that remapped topics
@@ -55,6 +62,7 @@ GHOST_SCHEMAS: Mapping[str, GhostTopicKind] = {
     'ghost_interfaces/msg/CalibratedSelfAssessment': GhostTopicKind.CALIBRATED,
     'ghost_interfaces/msg/DecisionRationale': GhostTopicKind.RATIONALE,
     'ghost_interfaces/msg/ActionEmission': GhostTopicKind.ACTUATION,
+    'ghost_interfaces/msg/GateEmission': GhostTopicKind.GATE,
 }
 
 
@@ -146,6 +154,9 @@ class GhostMessage:
     msg: Mapping[str, object]
     #: Content address of `msg`; '' for the streams nothing cites (see bag.HASHED_KINDS).
     sha256: str
+    #: Content addresses of nested messages of `msg` that something cites, by field name,
+    #: computed by the reader with `sha256` (a calibrated assessment's inline raw one).
+    part_sha256: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +219,42 @@ class Actuation:
 
 
 @dataclass(frozen=True, slots=True)
+class GateRecord:
+    """A GateEmission: what the command gate sent (a ``ghost_core.gate_property.GateRecordFacts``).
+
+    Not part of a cycle: its header.stamp is when the gate sent the output; the cycle it acts
+    on is `actuation_stamp_ns`. Times in nanoseconds.
+    """
+
+    message: GhostMessage
+    action: int
+    reason: str
+    mode: str
+    output_topic: str
+    has_actuation: bool
+    actuation_stamp_ns: int
+    rationale_sha256: str
+    decision_kind: int
+    command_kind: int
+    actuation_received_ns: int
+    timeout_s: float
+    velocity: tuple[float, ...]
+    twist_linear: tuple[float, ...]
+    twist_angular: tuple[float, ...]
+    vehicle_command: int
+
+    @property
+    def gate(self) -> str:
+        """The gate that sent it: the topic it was recorded on."""
+        return self.message.topic
+
+    @property
+    def stamp_ns(self) -> int:
+        """When the gate sent the output (header.stamp)."""
+        return self.message.stamp_ns
+
+
+@dataclass(frozen=True, slots=True)
 class CycleEvent:
     """Every ghost message that carries one cycle stamp, in stream order per stream.
 
@@ -224,13 +271,22 @@ class CycleEvent:
     actuations: tuple[Actuation, ...] = ()
 
 
+_PATHS: dict[str, tuple[str, ...]] = {}
+
+
 def _get(msg: Mapping[str, object], path: str, typ: type[_T], where: str) -> _T:
     """Return the field at a dotted path, or raise BagFormatError naming it."""
+    names = _PATHS.get(path)
+    if names is None:
+        names = _PATHS[path] = tuple(path.split('.'))
     value: object = msg
-    for name in path.split('.'):
-        if not isinstance(value, Mapping) or name not in value:
+    for name in names:
+        # Decoded messages are plain dicts: skip the Mapping ABC check for them.
+        if type(value) is not dict and not isinstance(value, Mapping) or name not in value:
             raise BagFormatError(f'{where}: message has no field {path!r}')
         value = value[name]
+    if type(value) is typ:
+        return value
     # bool is an int subclass: never accept it where an integer is expected.
     if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
         raise BagFormatError(
@@ -257,10 +313,12 @@ def calibrated_of(message: GhostMessage) -> Calibrated:
     where = _where(message)
     msg = message.msg
     raw = _get(msg, 'raw_assessment', dict, where)
+    inline_sha256 = next((sha256 for name, sha256 in message.part_sha256
+                          if name == 'raw_assessment'), None)
     return Calibrated(
         message=message,
         raw_overall_level=_get(msg, 'raw_assessment.overall_level', int, where),
-        inline_raw_sha256=content_address(raw),
+        inline_raw_sha256=content_address(raw) if inline_sha256 is None else inline_sha256,
         raw_assessment_sha256=_get(msg, 'raw_assessment_sha256', str, where),
         adjusted_overall_level=_get(msg, 'adjusted_overall_level', int, where),
         outcomes_considered=_get(msg, 'calibration_history.outcomes_considered', int, where),
@@ -295,6 +353,42 @@ def actuation_of(message: GhostMessage) -> Actuation:
         command_kind=_get(msg, 'command.kind', int, where),
         rationale_sha256=_get(msg, 'rationale_sha256', str, where),
     )
+
+
+def gate_record_of(message: GhostMessage) -> GateRecord:
+    """Extract the typed view of a gate record message."""
+    where = _where(message)
+    msg = message.msg
+    return GateRecord(
+        message=message,
+        action=_get(msg, 'action', int, where),
+        reason=_get(msg, 'reason', str, where),
+        mode=_get(msg, 'mode', str, where),
+        output_topic=_get(msg, 'output_topic', str, where),
+        has_actuation=_get(msg, 'has_actuation', bool, where),
+        actuation_stamp_ns=_time_ns(msg, 'actuation_stamp', where),
+        rationale_sha256=_get(msg, 'rationale_sha256', str, where),
+        decision_kind=_get(msg, 'decision_kind', int, where),
+        command_kind=_get(msg, 'command_kind', int, where),
+        actuation_received_ns=_time_ns(msg, 'actuation_received', where),
+        timeout_s=_get(msg, 'timeout_s', float, where),
+        velocity=_floats(msg, 'velocity', where),
+        twist_linear=tuple(_get(msg, f'twist.linear.{axis}', float, where) for axis in 'xyz'),
+        twist_angular=tuple(_get(msg, f'twist.angular.{axis}', float, where) for axis in 'xyz'),
+        vehicle_command=_get(msg, 'vehicle_command', int, where),
+    )
+
+
+def _time_ns(msg: Mapping[str, object], path: str, where: str) -> int:
+    return (_get(msg, f'{path}.sec', int, where) * 1_000_000_000
+            + _get(msg, f'{path}.nanosec', int, where))
+
+
+def _floats(msg: Mapping[str, object], path: str, where: str) -> tuple[float, ...]:
+    values = _get(msg, path, list, where)
+    if not all(isinstance(value, float) for value in values):
+        raise BagFormatError(f'{where}: field {path!r} is not a list of floats')
+    return tuple(values)
 
 
 def _where(message: GhostMessage) -> str:

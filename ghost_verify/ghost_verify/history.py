@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 
@@ -13,7 +13,7 @@ from ghost_core.errors import GhostError
 from ghost_core.wire import calibration_history_to_msg_dict, parse_prediction_outcome
 
 from .common import JsonValue
-from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostTopicKind
+from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostMessage, GhostTopicKind
 from .unverifiable import unverifiable_to_json, UnverifiableCycle, UnverifiableReason
 
 __all__ = [
@@ -173,8 +173,8 @@ class HistoryChecker:
     Unless `strict`, the first calibrated assessments whose history counts more outcomes than
     the bag holds before them (a recording started after Ghost: their evidence window starts
     before the bag) are unverifiable, not mismatches. That lead-in ends at the first history
-    the bag's outcomes can explain (as many outcomes as recorded, or a full window of W): from
-    there on every history must match.
+    the bag's outcomes can explain (as many outcomes as recorded, or a full window of W) that
+    counts at least one outcome: from there on every history must match.
     """
 
     outcome_limit: int = HISTORY_OUTCOME_LIMIT
@@ -186,6 +186,10 @@ class HistoryChecker:
     _checked: int = 0
     _mismatches: list[HistoryMismatch] = field(default_factory=list)
     _invalid: list[InvalidOutcome] = field(default_factory=list)
+    # Resumed mid-bag (resume()): the observed outcomes before, as far as they are known.
+    _observed_before: int = 0
+    _before_complete: bool = True
+    _unsure: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.outcome_limit < 1:
@@ -215,13 +219,16 @@ class HistoryChecker:
 
     def _compare(self, stamp_ns: int, recorded: Mapping[str, object]) -> HistoryMismatch | None:
         window_size = recorded.get('window_size')
-        shown = _shown(recorded)
         if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
-            return HistoryMismatch(stamp_ns, shown, (), ('window_size',),
+            return HistoryMismatch(stamp_ns, _shown(recorded), (), ('window_size',),
                                    f'window_size {window_size!r} is not an integer >= 1')
-        if window_size > len(self._window) and self._observed > len(self._window):
+        if window_size > len(self._window) and not self._before_complete:
+            self._unsure.append(f'the history at {stamp_ns} ns needs more outcomes than the '
+                                'part before was read for')
+        if (window_size > len(self._window)
+                and self._observed_before + self._observed > len(self._window)):
             return HistoryMismatch(
-                stamp_ns, shown, (), (),
+                stamp_ns, _shown(recorded), (), (),
                 f'window_size {window_size} exceeds the {self.outcome_limit} observed outcomes '
                 'the verifier keeps: the history cannot be recomputed')
         # Only the last W observed outcomes stamped <= t matter: walk back from the newest, so
@@ -229,13 +236,20 @@ class HistoryChecker:
         newest_first = (outcome for outcome in reversed(self._window)
                         if outcome.stamp_ns <= stamp_ns)
         eligible = list(islice(newest_first, window_size))
+        if len(eligible) < window_size and not self._before_complete:
+            self._unsure.append(f'the history at {stamp_ns} ns reaches outcomes before the '
+                                'part before was read for')
         eligible.reverse()
         expected = calibration_history_to_msg_dict(
             build_calibration_history(eligible, window_size))
         differing = tuple(name for name in HISTORY_FIELDS
                           if not _same(recorded.get(name), expected[name]))
         if not differing:
-            self._lead_in = False
+            # A history of no outcomes says nothing about when the bag's outcomes begin (the
+            # recorder may match /prediction_outcomes after the other topics): the lead-in
+            # ends at the first matching history that counts some.
+            if expected['outcomes_considered']:
+                self._lead_in = False
             return None
         considered = recorded.get('outcomes_considered')
         if (self._lead_in and not self.strict and len(eligible) < window_size
@@ -247,7 +261,49 @@ class HistoryChecker:
                 'observed at or before this cycle'))
             return None
         self._lead_in = False
-        return HistoryMismatch(stamp_ns, shown, _shown(expected), differing)
+        return HistoryMismatch(stamp_ns, _shown(recorded), _shown(expected), differing)
+
+    def resume(self, outcomes: Iterable[GhostMessage], *, complete: bool) -> None:
+        """Start after the cycles of an earlier part of the bag (jobs.py), before any update.
+
+        `outcomes` are the outcome messages of the last cycles before, in cycle order: the
+        observed ones refill the window. `complete` says they are all the outcomes before;
+        otherwise a history that needs more of them than these is noted in :attr:`unsure`
+        (a whole pass would compare it with outcomes this checker never saw). The lead-in is
+        over: the part before verified a history, or :attr:`lead_in` says it did not.
+        Outcomes before count only for the window: :meth:`result` counts this part's.
+        """
+        for message in outcomes:
+            try:
+                outcome = parse_prediction_outcome(message.msg)
+            except (GhostError, ValueError, TypeError, ArithmeticError):
+                continue  # reported by the part before
+            if outcome.observed:
+                self._window.append(outcome)
+                self._observed_before += 1
+        self._before_complete = complete
+        self._lead_in = False
+
+    @property
+    def lead_in(self) -> bool:
+        """True while no recorded history has yet been judged (matched, or not)."""
+        return self._lead_in
+
+    @property
+    def unsure(self) -> tuple[str, ...]:
+        """Why this resumed checker may not have judged as a whole pass (see resume())."""
+        return tuple(self._unsure)
+
+    def absorb(self, later: HistoryChecker) -> None:
+        """Continue with the part of the bag after this one (`later` resumed after it)."""
+        self._unverifiable.extend(later._unverifiable)
+        self._observed += later._observed
+        self._checked += later._checked
+        self._mismatches.extend(later._mismatches)
+        self._invalid.extend(later._invalid)
+        self._unsure.extend(later._unsure)
+        self._window = later._window
+        self._lead_in = later._lead_in
 
     def result(self, info: BagInfo) -> HistoryReport:
         """Return the frozen report; skipped when the bag has no PredictionOutcome topic."""

@@ -21,6 +21,8 @@ INTEGER: FieldKind = 'integer'
 FLOAT: FieldKind = 'float'
 BOOL: FieldKind = 'bool'
 STRING: FieldKind = 'string'
+#: A fixed array of three floats (GateEmission.velocity): the one array the verifier reads.
+FLOAT_TRIPLE: FieldKind = 'float[3]'
 
 _INTEGER_TYPES = frozenset({'byte', 'char', 'int8', 'uint8', 'int16', 'uint16', 'int32',
                             'uint32', 'int64', 'uint64'})
@@ -89,6 +91,23 @@ REQUIRED_FIELDS: Mapping[GhostTopicKind, Requirement] = {
         'rationale_sha256': STRING,
         'command': {'kind': INTEGER},
     },
+    GhostTopicKind.GATE: {
+        'header': _HEADER,
+        'action': INTEGER,
+        'reason': STRING,
+        'mode': STRING,
+        'output_topic': STRING,
+        'has_actuation': BOOL,
+        'actuation_stamp': _TIME,
+        'rationale_sha256': STRING,
+        'decision_kind': INTEGER,
+        'command_kind': INTEGER,
+        'actuation_received': _TIME,
+        'timeout_s': FLOAT,
+        'velocity': FLOAT_TRIPLE,
+        'twist': {'linear': _POINT, 'angular': _POINT},
+        'vehicle_command': INTEGER,
+    },
 }
 
 # builtin_interfaces/Time and Duration are known to the decoder without being in the schema.
@@ -156,6 +175,12 @@ def _check(
             continue
         path = prefix + name
         ftype = field.type
+        if wanted == FLOAT_TRIPLE:
+            if not (ftype.is_array and ftype.is_primitive_type()
+                    and _KIND_OF_PRIMITIVE.get(ftype.type) == FLOAT
+                    and ftype.array_size == 3 and not ftype.is_upper_bound):
+                problems.append(f'{path!r} is {ftype}, expected a float[3] array')
+            continue
         if ftype.is_array:
             problems.append(f'{path!r} is an array, expected a single value')
             continue

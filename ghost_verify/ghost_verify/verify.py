@@ -1,9 +1,10 @@
-"""Every check in one pass: manifest, BAUD-v1, ERUR-v1, chain, completeness, conformance."""
+"""Every check in one pass: manifest, BAUD-v1, ERUR-v1, chain, completeness, conformance, GATE."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 import os
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -13,13 +14,18 @@ from .common import JsonValue, read_error_notes, read_errors_to_json
 from .completeness import CompletenessChecker, CompletenessReport
 from .conformance import ConformanceChecker, ConformanceReport
 from .erur import ErurChecker, ErurReport
-from .events import ReadError
+from .events import BagInfo, CycleEvent, GateRecord, ReadError
+from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import check_manifest, ManifestCheck
+from .rederive import RederivationReport, RederivationScan, rederive
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
-__all__ = ['VerificationResult', 'verify_all']
+if TYPE_CHECKING:
+    from .jobs import Pool
+
+__all__ = ['Checks', 'VerificationResult', 'verify_all']
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +44,10 @@ class VerificationResult:
     #: True when cut cycles and a recorded change of M or K were judged as the first
     #: verifier did (``--strict``): then nothing is unverifiable.
     strict: bool = False
+    #: The GATE-v1 report (the command gate's records); not applicable without gate records.
+    gate: GateReport | None = None
+    #: The re-derivation from the inputs (``--replay``); ``None`` when it was not asked for.
+    replay: RederivationReport | None = None
 
     @property
     def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
@@ -65,11 +75,16 @@ class VerificationResult:
 
         Both properties hold, no chain link is broken or missing, every cycle is complete,
         every recorded history is consistent (or the check was skipped), every cycle
-        conforms to the policies it names (every one of them known), every byte of the bag
-        was read, and (with a public key) the signed manifest verifies.
+        conforms to the policies it names (every one of them known), no gate record fails
+        GATE-v1 (a bag without gate records does not fail it), every byte of the bag was
+        read, (with a public key) the signed manifest verifies, and (with replay) every
+        recorded message equals the one re-derived from the inputs (a replay that was not
+        possible does not hold).
         """
         return (self.baud.holds and self.erur.holds and self.trace.chain_intact
                 and self.completeness.holds and self.history.holds and self.conformance.holds
+                and (self.gate is None or not self.gate.violated)
+                and (self.replay is None or self.replay.holds)
                 and not self.incomplete_input
                 and (self.manifest is None or self.manifest.ok))
 
@@ -86,6 +101,10 @@ class VerificationResult:
         if history is not None:
             lines.append(history)
         lines.append(self.conformance.summary())
+        if self.gate is not None and self.gate.applicable:
+            lines.append(self.gate.summary())
+        if self.replay is not None:
+            lines.append(self.replay.summary())
         unverifiable = self.unverifiable
         if unverifiable:
             reasons: dict[str, int] = {}
@@ -99,6 +118,8 @@ class VerificationResult:
                          for note in report.parameter_notes)
         lines.extend(f'note: {note}' for note in self.history.notes())
         lines.extend(f'note: {note}' for note in self.conformance.notes())
+        if self.replay is not None:
+            lines.extend(f'note: {note}' for note in self.replay.notes())
         lines.extend(f'note: {note}' for note in read_error_notes(self.read_errors))
         return tuple(lines)
 
@@ -115,6 +136,8 @@ class VerificationResult:
             'incomplete_cycles': self.completeness.to_json(),
             'history': self.history.to_json(),
             'conformance': self.conformance.to_json(),
+            'gate': None if self.gate is None else self.gate.to_json(),
+            'replay': None if self.replay is None else self.replay.to_json(),
             'manifest': None if self.manifest is None else self.manifest.to_json(),
             'strict': self.strict,
             'cycles_unverifiable': self.cycles_unverifiable,
@@ -131,6 +154,9 @@ def verify_all(
     public_key: Ed25519PublicKey | None = None,
     manifest: ManifestCheck | None = None,
     strict: bool = False,
+    replay: bool = False,
+    jobs: int = 1,
+    pool: Pool | None = None,
 ) -> VerificationResult:
     """Read the bag once and return every report together.
 
@@ -148,27 +174,98 @@ def verify_all(
     started after Ghost, or stopped before it) and histories whose evidence window starts
     before the bag are unverifiable: listed, not failures. `strict` restores the first
     verifier's behaviour: the first recorded M and K for every cycle, and those cycles fail.
+
+    `replay` re-runs the agent from the bag's inputs with its recorded configuration and
+    compares every recorded Ghost message with the re-derived one (``ghost_verify.rederive``;
+    a second pass over the bag, after this one).
+
+    With `jobs` > 1 (and no `replay`), the bag is split into that many parts read by as many
+    processes (of `pool`, else of a pool made for the call), each carrying the evidence state
+    over from the part before; the result is the one of a single pass, field for field
+    (``ghost_verify.jobs``).
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
-    baud = BaudChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
-                       strict=strict)
-    erur = ErurChecker(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
-                       strict=strict)
-    # Bounded memory: counts + problems only.
-    tracer = DecisionTracer(keep_records=False, strict=strict)
-    completeness = CompletenessChecker(strict=strict)
-    history = HistoryChecker(strict=strict)
-    conformance = ConformanceChecker()
+    if jobs > 1 and not replay:
+        # The same checks, the bag split across processes (jobs.py: falls back to this one
+        # pass whenever a split could not give exactly its result).
+        from .jobs import verify_split
+
+        return verify_split(bag, jobs, min_outcomes=min_outcomes,
+                            downgrade_threshold=downgrade_threshold, cycle_window=cycle_window,
+                            manifest=manifest, strict=strict, pool=pool)
+    checks = Checks.new(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
+                        cycle_window=cycle_window, strict=strict)
+    scan = RederivationScan(bag) if replay else None
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for cycle in ghost_bag.cycles():
-        baud.update(cycle)
-        erur.update(cycle)
-        tracer.update(cycle)
-        completeness.update(cycle)
-        history.update(cycle)
-        conformance.update(cycle)
+    for event in ghost_bag.events():
+        checks.feed(event)
+        if scan is not None and isinstance(event, CycleEvent):
+            scan.update(event)
     info = ghost_bag.info
-    return VerificationResult(baud.result(info), erur.result(info), tracer.result(info),
-                              completeness.result(), history.result(info),
-                              conformance.result(info), info.read_errors, manifest, strict)
+    replayed = (None if scan is None
+                else rederive(bag, cycle_window=cycle_window, scan=scan, info=info))
+    return checks.result(info, manifest, replayed)
+
+
+@dataclass(slots=True)
+class Checks:
+    """The checkers of one verify_all pass: fed every event of a bag, in order, then read.
+
+    A split run (jobs.py) feeds one per part of the bag and merges them.
+    """
+
+    baud: BaudChecker
+    erur: ErurChecker
+    tracer: DecisionTracer
+    completeness: CompletenessChecker
+    history: HistoryChecker
+    conformance: ConformanceChecker
+    gate: GateChecker
+    strict: bool
+
+    @classmethod
+    def new(
+        cls,
+        *,
+        min_outcomes: int | None = None,
+        downgrade_threshold: int | None = None,
+        cycle_window: int = DEFAULT_CYCLE_WINDOW,
+        strict: bool = False,
+    ) -> Checks:
+        """Every checker of verify_all, at the start of a bag."""
+        return cls(
+            baud=BaudChecker(min_outcomes=min_outcomes,
+                             downgrade_threshold=downgrade_threshold, strict=strict),
+            erur=ErurChecker(min_outcomes=min_outcomes,
+                             downgrade_threshold=downgrade_threshold, strict=strict),
+            # Bounded memory: counts + problems only.
+            tracer=DecisionTracer(keep_records=False, strict=strict),
+            completeness=CompletenessChecker(strict=strict),
+            history=HistoryChecker(strict=strict),
+            conformance=ConformanceChecker(),
+            gate=GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH)),
+            strict=strict,
+        )
+
+    def feed(self, event: CycleEvent | GateRecord) -> None:
+        """Judge one event of the bag (a cycle, or a gate record), in bag order."""
+        if isinstance(event, GateRecord):
+            self.gate.record(event)
+            return
+        self.gate.update(event)
+        self.baud.update(event)
+        self.erur.update(event)
+        self.tracer.update(event)
+        self.completeness.update(event)
+        self.history.update(event)
+        self.conformance.update(event)
+
+    def result(self, info: BagInfo, manifest: ManifestCheck | None,
+               replay: RederivationReport | None = None) -> VerificationResult:
+        """Every report, for the bag `info` describes (this ends the stream)."""
+        return VerificationResult(
+            self.baud.result(info), self.erur.result(info), self.tracer.result(info),
+            self.completeness.result(), self.history.result(info),
+            self.conformance.result(info), info.read_errors, manifest, self.strict,
+            self.gate.result(info), replay)

@@ -20,6 +20,8 @@ from ghost_core.contracts import (
     ForwardPrediction,
     PredictionOutcome,
 )
+from ghost_core.gate import gate_verdict, GateAction, LatestActuation
+from ghost_core.gate_property import GateRecordView
 from ghost_core.hashing import content_address
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 from ghost_core.loop import CycleResult
@@ -44,6 +46,7 @@ CALIBRATED = ('/self_assessment/calibrated', 'ghost_interfaces/msg/CalibratedSel
 RATIONALE = ('/decisions', 'ghost_interfaces/msg/DecisionRationale')
 ACTUATION = ('/actuations', 'ghost_interfaces/msg/ActionEmission')
 STATE = ('/state/nav', 'nav_msgs/msg/Odometry')
+GATE = ('/ghost/gate', 'ghost_interfaces/msg/GateEmission')
 
 THRESHOLDS_SHA256 = content_address({'thresholds': 'ghost_verify tests'})
 
@@ -272,3 +275,94 @@ def killed_recorder_bag(
         snapshot.write_bytes(closed[:kept + partial_bytes])
     shutil.rmtree(work)
     return path
+
+
+#: Where the reference gate's outputs go (GateEmission.output_topic).
+SETPOINT_TOPIC = '/fmu/in/trajectory_setpoint'
+VEHICLE_COMMAND_TOPIC = '/fmu/in/vehicle_command'
+#: The mission velocity a passed setpoint carries in the gate bags (NED, m/s).
+MISSION_VELOCITY = (2.0, 0.0, -0.5)
+
+
+def gate_msg(record: GateRecordView) -> dict[str, Any]:
+    """Return the complete GateEmission message dict of a gate record view."""
+    def vector(values: Sequence[float]) -> dict[str, float]:
+        return dict(zip('xyz', (float(value) for value in values), strict=True))
+
+    return {
+        'header': {'stamp': ns_to_stamp(record.stamp_ns),
+                   'frame_id': 'ned' if record.mode == 'px4' else 'base_link'},
+        'action': int(record.action),
+        'reason': str(record.reason),
+        'mode': record.mode,
+        'output_topic': record.output_topic,
+        'has_actuation': record.has_actuation,
+        'actuation_stamp': ns_to_stamp(record.actuation_stamp_ns),
+        'rationale_sha256': record.rationale_sha256,
+        'decision_kind': int(record.decision_kind),
+        'command_kind': int(record.command_kind),
+        'actuation_received': ns_to_stamp(record.actuation_received_ns),
+        'timeout_s': float(record.timeout_s),
+        'position': [0.0, 0.0, -10.0],
+        'velocity': [float(value) for value in record.velocity],
+        'yaw': 0.0,
+        'twist': {'linear': vector(record.twist_linear), 'angular': vector(record.twist_angular)},
+        'vehicle_command': int(record.vehicle_command),
+        'schema_version': 1,
+    }
+
+
+def gate_entry(record: GateRecordView) -> Entry:
+    """Return a gate record as a bag entry on its gate's topic, logged when it was sent."""
+    return Entry(record.gate, GATE[1], gate_msg(record), record.stamp_ns, record.stamp_ns)
+
+
+def gate_records(
+    traces: Iterable[CycleTrace],
+    *,
+    offsets_ns: Sequence[int] = (20_000_000, 60_000_000),
+    received_after_ns: int = 10_000,
+    timeout_s: float = 0.5,
+    gate: str = GATE[0],
+) -> list[GateRecordView]:
+    """What a PX4-mode gate that follows ``ghost_core.gate`` records over the traced cycles.
+
+    Each cycle's actuation reaches the gate `received_after_ns` after its stamp (after every
+    message of the cycle in the bag); the mission sends a setpoint at each of `offsets_ns`
+    after the stamp, and the gate passes it or holds. A LAND / RTL actuation also sends its
+    vehicle command once, when it is received (the node's behaviour).
+    """
+    timeout_ns = round(timeout_s * 1e9)
+    records: list[GateRecordView] = []
+    commanded = 0
+    for trace in traces:
+        emission = trace.result.emission
+        received = trace.stamp_ns + received_after_ns
+        latest = LatestActuation(emission.decision.kind, emission.command.kind, received)
+        cited = GateRecordView(
+            gate=gate, stamp_ns=received, action=GateAction.HELD, output_topic=SETPOINT_TOPIC,
+            has_actuation=True, actuation_stamp_ns=trace.stamp_ns,
+            rationale_sha256=emission.rationale_sha256, decision_kind=emission.decision.kind,
+            command_kind=emission.command.kind, actuation_received_ns=received,
+            timeout_s=timeout_s)
+        verdict = gate_verdict(latest, received, timeout_ns)
+        wanted = verdict.vehicle_command if verdict.action is GateAction.VEHICLE_COMMAND else 0
+        if wanted and wanted != commanded:
+            records.append(replace(cited, action=GateAction.VEHICLE_COMMAND,
+                                   reason=verdict.reason, output_topic=VEHICLE_COMMAND_TOPIC,
+                                   vehicle_command=wanted))
+        commanded = wanted
+        for offset in offsets_ns:
+            now = trace.stamp_ns + offset
+            verdict = gate_verdict(latest, now, timeout_ns)
+            passed = verdict.action is GateAction.PASSED
+            records.append(replace(
+                cited, stamp_ns=now, action=GateAction.PASSED if passed else GateAction.HELD,
+                reason=verdict.reason, velocity=MISSION_VELOCITY if passed else (0.0, 0.0, 0.0)))
+    return records
+
+
+def merged(*streams: Iterable[Entry]) -> list[Entry]:
+    """Return the entries of several streams in log-time order (stable: ties keep order)."""
+    return sorted((entry for stream in streams for entry in stream),
+                  key=lambda entry: entry.log_time_ns)

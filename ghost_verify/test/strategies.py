@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from ghost_core.contracts import CalibrationHistory, PredictionOutcome
+from ghost_core.assessment import BlockThresholds, HysteresisConfig, ThresholdsConfig
+from ghost_core.contracts import ActionEmission, CalibrationHistory, PredictionOutcome
+from ghost_core.gate_property import GateRecordView
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import LoopConfig
+from ghost_core.pipeline import PipelineConfig
+from ghost_core.prediction import EvaluatorConfig
+from ghost_core.samples import BeliefSample, Observation
 
 #: One representative distance per exclusive bin (within_1, beyond_1, beyond_3, beyond_5).
 BIN_DISTANCES = (0.5, 2.0, 4.0, 6.0)
@@ -231,3 +237,143 @@ def damaged_bags(draw: st.DrawFn, bases: tuple[BaseBag, ...]) -> Damage:
     if kind == 'truncate':
         return _truncation(base, draw)
     return _chunk_damage(base, draw)
+
+
+#: Gate records' actions: the three of the catalogue and one outside it.
+GATE_ACTIONS = (0, 1, 2, 7)
+#: Vehicle commands a gate record may carry: none, RTL, LAND, flight termination.
+GATE_VEHICLE_COMMANDS = (0, 20, 21, 185)
+
+
+@st.composite
+def gate_record_runs(
+    draw: st.DrawFn, cycles: Sequence[ActionEmission], gates: Sequence[str], max_size: int = 12
+) -> list[GateRecordView]:
+    """Gate records, right or faulty in every field GATE-v1 reads, in the order they were sent.
+
+    Each cites one of `cycles`' actuations (or a stamp with none), quotes its kinds and
+    rationale or others, was received fresh or long ago, carries a hold, a NaN hold or a
+    moving output, and is sent from just before its cycle's actuation to several cycles after.
+    """
+    records = []
+    for _ in range(draw(st.integers(0, max_size))):
+        index = draw(st.integers(0, len(cycles)))
+        emission = cycles[min(index, len(cycles) - 1)]
+        stamp = emission.stamp_ns + (1 if index == len(cycles) else 0)
+        sent = stamp + draw(st.integers(-5_000, 400_000_000))
+        has_actuation = draw(st.booleans()) or draw(st.booleans())
+        decision, command = emission.decision.kind, emission.command.kind
+        if draw(st.integers(0, 3)) == 0:
+            decision, command = draw(st.integers(0, 6)), draw(st.integers(0, 6))
+        records.append(GateRecordView(
+            gate=draw(st.sampled_from(gates)),
+            stamp_ns=sent,
+            action=draw(st.sampled_from(GATE_ACTIONS)),
+            reason='drawn',
+            has_actuation=has_actuation,
+            actuation_stamp_ns=stamp if has_actuation else 0,
+            rationale_sha256=(emission.rationale_sha256 if draw(st.integers(0, 3)) else
+                              'f' * 64) if has_actuation else '',
+            decision_kind=decision,
+            command_kind=command,
+            actuation_received_ns=sent - draw(st.sampled_from([0, 400_000_000, 600_000_000])),
+            timeout_s=draw(st.sampled_from([0.5, 0.5, 0.5, 0.0])),
+            velocity=draw(st.sampled_from([(0.0, 0.0, 0.0), (float('nan'), 0.0, 0.0),
+                                           (1.0, 0.0, 0.0)])),
+            twist_angular=draw(st.sampled_from([(0.0, 0.0, 0.0), (0.0, 0.0, 0.2)])),
+            vehicle_command=draw(st.sampled_from(GATE_VEHICLE_COMMANDS)),
+        ))
+    return sorted(records, key=lambda record: record.stamp_ns)
+
+
+# --- agent runs (test_rederive.py) -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """A random run of the agent: its configuration, its inputs as received, a mid-run change.
+
+    `inputs` are (log time, belief or fix) in the order received; `change` is None or (cycle
+    index, M, K, Q) of a ``ros2 param set`` from that cycle on.
+    """
+
+    config: PipelineConfig
+    inputs: tuple[tuple[int, BeliefSample | Observation], ...]
+    change: tuple[int, int, int, float] | None
+
+
+def _diagonal(stds: Sequence[float], size: int) -> tuple[float, ...]:
+    values = [0.0] * (size * size)
+    for i, std in enumerate(stds):
+        values[i * size + i] = std * std
+    return tuple(values)
+
+
+_STDS = st.sampled_from([0.05, 0.2, 0.6, 1.5, 4.0, 0.0])
+
+
+@st.composite
+def agent_configs(draw: st.DrawFn) -> PipelineConfig:
+    """Any configuration the nodes accept, over the ranges that change what they publish."""
+    known = draw(st.sampled_from([0.1, 0.3, 0.5, 1.0]))
+    blocks = BlockThresholds(known, known * draw(st.sampled_from([1.0, 2.0, 4.0])))
+    return PipelineConfig(
+        period_ns=draw(st.sampled_from([50_000_000, 100_000_000, 200_000_000])),
+        process_noise_q=draw(st.sampled_from([0.0, 0.05, 0.5])),
+        loop=LoopConfig(draw(st.integers(1, 6)), draw(st.integers(1, 6)),
+                        draw(st.integers(1, 12))),
+        thresholds=ThresholdsConfig(
+            position=blocks, velocity=blocks, orientation=BlockThresholds(0.1, 0.35),
+            no_covariance_level=draw(st.sampled_from([SelfAssessmentLevel.UNKNOWN,
+                                                      SelfAssessmentLevel.UNCERTAIN])),
+            hysteresis=HysteresisConfig(
+                recovery_margin=draw(st.sampled_from([0.0, 0.2, 0.5])),
+                recovery_dwell_ns=draw(st.sampled_from([0, 200_000_000, 500_000_000])),
+                min_level_interval_ns=draw(st.sampled_from([0, 300_000_000, 1_000_000_000])))),
+        evaluator=EvaluatorConfig(
+            max_observation_lag_ns=draw(st.sampled_from([0, 100_000_000, 250_000_000]))),
+        grace_cycles=draw(st.integers(1, 4)),
+    )
+
+
+@st.composite
+def agent_runs(draw: st.DrawFn, max_cycles: int = 24) -> AgentRun:
+    """A run of up to `max_cycles` beliefs and their fixes, as a recorder received them.
+
+    Beliefs every period (drifting, of any declared quality, sometimes not finite); fixes at
+    any stamp of their cycle, received up to past the lag (some late, some missing).
+    """
+    config = draw(agent_configs())
+    period = config.period_ns
+    cycles = draw(st.integers(2, max_cycles))
+    timed: list[tuple[int, int, BeliefSample | Observation]] = []
+    drift = draw(st.sampled_from([0.0, 0.5, 5.0]))
+    for index in range(cycles):
+        stamp = 1_000_000_000 + index * period
+        truth = (index * period / 1e9, 0.0, 10.0)
+        offset = (drift * index * period / 1e9, 0.0, 0.0)
+        position = tuple(t + o for t, o in zip(truth, offset, strict=True))
+        if draw(st.integers(0, 15)) == 0:
+            position = (float('nan'), position[1], position[2])
+        std = draw(_STDS)
+        belief = BeliefSample(
+            stamp_ns=stamp, frame_id='map', position=position, velocity=(1.0, 0.0, 0.0),
+            pose_covariance=_diagonal([std, std, std, 0.02, 0.02, 0.02], 6),
+            twist_covariance=_diagonal([draw(_STDS)] * 3 + [0.01] * 3, 6),
+            orientation_xyzw=draw(st.sampled_from([(0.0, 0.0, 0.0, 1.0),
+                                                   (0.0, 0.0, 0.3826834, 0.9238795)])))
+        timed.append((stamp, 1, belief))
+        if draw(st.integers(0, 4)):
+            fix_stamp = stamp - draw(st.integers(0, period - 1))
+            noise = draw(st.sampled_from([0.0, 0.1, 2.0]))
+            fix = Observation(fix_stamp, draw(st.sampled_from(['map', 'map', 'map', 'odom'])),
+                              (truth[0] + noise, truth[1] - noise, truth[2]),
+                              _diagonal([draw(st.sampled_from([0.1, 0.5, 200.0]))] * 3, 3))
+            delay = draw(st.integers(0, config.evaluator.max_observation_lag_ns + 2 * period))
+            timed.append((fix_stamp + delay, 0, fix))
+    timed.sort(key=lambda item: (item[0], item[1]))
+    change = None
+    if draw(st.booleans()):
+        change = (draw(st.integers(0, cycles - 1)), draw(st.integers(1, 6)),
+                  draw(st.integers(1, 6)), draw(st.sampled_from([0.0, 0.05, 0.5])))
+    return AgentRun(config, tuple((log, sample) for log, _, sample in timed), change)

@@ -143,7 +143,8 @@ def test_ghost_messages_decode_to_the_exact_dicts_that_were_written(tmp_path: Pa
         content_address(entry.msg) if message.kind in HASHED_KINDS else ''
         for message, entry in zip(decoded, ghost_entries, strict=True)
     ]
-    assert {message.kind for message in decoded} == set(GhostTopicKind)
+    # Every cycle stream (the smoke run has no command gate, whose records are no cycle's).
+    assert {message.kind for message in decoded} == set(GhostTopicKind) - {GhostTopicKind.GATE}
 
 
 def test_ghost_topics_are_found_by_schema_name_so_remapped_topics_work(tmp_path: Path) -> None:
