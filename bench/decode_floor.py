@@ -64,29 +64,15 @@ def decode_rosbags(bag: Path) -> int:
 
 def decode_mcap_ros2(bag: Path) -> int:
     """Decode every message with mcap's stream reader and mcap-ros2-support's decoders."""
-    from mcap.records import Channel, Message, Schema
-    from mcap.stream_reader import StreamReader
     from mcap_ros2.decoder import DecoderFactory
 
     factory = DecoderFactory()
-    count = 0
-    for path in _mcap_files(bag):
-        schemas: dict[int, Schema] = {}
-        decoders: dict[int, Callable[[bytes], Any]] = {}
-        with path.open('rb') as raw:
-            stream = io.BufferedReader(raw, buffer_size=1 << 20)
-            for record in StreamReader(stream, validate_crcs=False).records:
-                if isinstance(record, Message):
-                    decoders[record.channel_id](record.data)
-                    count += 1
-                elif isinstance(record, Schema):
-                    schemas[record.id] = record
-                elif isinstance(record, Channel):
-                    decoder = factory.decoder_for(record.message_encoding,
-                                                  schemas[record.schema_id])
-                    assert decoder is not None
-                    decoders[record.id] = decoder
-    return count
+
+    def decoder_for(schema: Any) -> Callable[[bytes], Any]:
+        decoder = factory.decoder_for('cdr', schema)
+        assert decoder is not None
+        return decoder
+    return _mcap_messages(bag, decoder_for)
 
 
 def _mcap_messages(bag: Path, decoder_for: Callable[[Any], Callable[[bytes], Any]]) -> int:

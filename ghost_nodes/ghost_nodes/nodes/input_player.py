@@ -13,9 +13,9 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_nodes.inputs import InputBagError, InputMessage, read_inputs
-from ghost_nodes.node_base import non_negative, ParamSpec, positive, run
+from ghost_nodes.node_base import ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS
-from ghost_nodes.source import SourceNode
+from ghost_nodes.source import SOURCE_PARAMS, SourceNode
 
 __all__ = ['InputPlayerNode', 'main']
 
@@ -28,11 +28,7 @@ PARAMS = (
               'geometry_msgs/PoseWithCovarianceStamped topic inside the bag.', read_only=True),
     ParamSpec('speed', 1.0, 'Playback speed: 1 = the recorded pace, 2 = twice as fast.',
               (positive,), read_only=True),
-    ParamSpec('expected_subscribers', [''], 'topic=count pairs: the readers of each topic, '
-              'which must all have matched before the first message (set by the runner).',
-              read_only=True),
-    ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
-              (non_negative,), read_only=True),
+    *SOURCE_PARAMS,
 )
 
 #: Messages published per timer tick at most, so a fast playback still yields to the executor.

@@ -34,7 +34,7 @@ from typing import Any
 from ghost_nodes import ulog_topics
 from ghost_nodes.node_base import non_negative, ParamSpec, positive, run
 from ghost_nodes.nodes.px4_bridge import PX4_QOS
-from ghost_nodes.source import SourceNode
+from ghost_nodes.source import SOURCE_PARAMS, SourceNode
 
 __all__ = ['PARAMS', 'Px4LogPlayerNode', 'main']
 
@@ -56,11 +56,7 @@ PARAMS = (
     ParamSpec('exit_when_done', False, 'Exit (code 0) EXIT_LINGER_S after the last message, '
               'so a runner knows the log is over (ghost_run --px4-ulog sets it); false: stay '
               'up, publishing nothing more, until stopped.', read_only=True),
-    ParamSpec('expected_subscribers', [''], 'topic=count pairs: the readers of each topic, '
-              'which must all have matched before the first message (set by the runner).',
-              read_only=True),
-    ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
-              (non_negative,), read_only=True),
+    *SOURCE_PARAMS,
 )
 
 #: Messages published per timer tick at most, so a fast playback still yields to the executor.
