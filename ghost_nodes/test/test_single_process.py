@@ -7,43 +7,35 @@ one-process-per-node graph (decoded payloads equal, topic for topic), and its ba
 import json
 
 from graph_runs import payloads_by_topic, run_main_job
-import pytest
 
 from ghost_nodes.graph import IN_PROCESS_NODES
 
 SCENARIO = 'dropout'
 
 
-@pytest.fixture(scope='module')
-def multi_process_payloads(tmp_path_factory):
-    from conftest import isolated_ros_env
-
-    run = tmp_path_factory.mktemp('multi') / 'run'
-    result = run_main_job(SCENARIO, run, isolated_ros_env())
+def test_single_process_records_what_the_multi_process_graph_records(tmp_path, ros_env) -> None:
+    multi = tmp_path / 'multi'
+    result = run_main_job(SCENARIO, multi, ros_env)
     assert result.returncode == 0, result.stdout + result.stderr
-    return payloads_by_topic(run / 'bag')
-
-
-@pytest.mark.parametrize('executor', ['single', 'events'])
-def test_single_process_records_what_the_multi_process_graph_records(
-        tmp_path, ros_env, multi_process_payloads, executor) -> None:
-    run = tmp_path / 'run'
-    result = run_main_job(SCENARIO, run, ros_env,
-                          extra=['--single-process', '--executor', executor])
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "'ghost_agent': 0" in result.stdout, result.stdout
-    logs = {path.stem for path in (run / 'logs').glob('*.log')}
-    assert 'ghost_agent' in logs and not logs & IN_PROCESS_NODES, logs
-    graph = json.loads((run / 'logs' / 'ghost_agent.graph.json').read_text())
-    assert {node['name'] for node in graph['nodes']} == {
-        'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-        'decision_policy', 'action_emitter', 'monitor'}
-    payloads = payloads_by_topic(run / 'bag')
-    assert set(payloads) == set(multi_process_payloads)
-    for topic, messages in multi_process_payloads.items():
-        assert payloads[topic] == messages, f'{topic} differs from the multi-process run'
-    for line in ('BAUD-v1: HOLDS', 'ERUR-v1: HOLDS', 'chain: 20/20 verified'):
-        assert line in result.stdout, result.stdout
+    multi_process_payloads = payloads_by_topic(multi / 'bag')
+    for executor in ('single', 'events'):
+        run = tmp_path / executor
+        result = run_main_job(SCENARIO, run, ros_env,
+                              extra=['--single-process', '--executor', executor])
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "'ghost_agent': 0" in result.stdout, result.stdout
+        logs = {path.stem for path in (run / 'logs').glob('*.log')}
+        assert 'ghost_agent' in logs and not logs & IN_PROCESS_NODES, logs
+        graph = json.loads((run / 'logs' / 'ghost_agent.graph.json').read_text())
+        assert {node['name'] for node in graph['nodes']} == {
+            'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
+            'decision_policy', 'action_emitter', 'monitor'}
+        payloads = payloads_by_topic(run / 'bag')
+        assert set(payloads) == set(multi_process_payloads)
+        for topic, messages in multi_process_payloads.items():
+            assert payloads[topic] == messages, f'{topic} differs ({executor} executor)'
+        for line in ('BAUD-v1: HOLDS', 'ERUR-v1: HOLDS', 'chain: 20/20 verified'):
+            assert line in result.stdout, result.stdout
 
 
 def test_a_bad_node_parameter_in_single_process_fails_start_up_with_its_reason(
