@@ -53,6 +53,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument('steps')
     parser.add_argument('--namespace', default='')
+    parser.add_argument('--expect', nargs='*', default=[],
+                        help='topic=readers of the whole graph to wait for first (its nodes '
+                             'report on ghost/graph_status), as a source does')
     args = parser.parse_args()
     steps = json.loads(Path(args.steps).read_text())
     rclpy.init()
@@ -71,6 +74,18 @@ def main() -> int:
             print('bridge never matched', file=sys.stderr)
             return 1
         rclpy.spin_once(node, timeout_sec=0.05)
+    if args.expect:
+        from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
+
+        expected = {node.resolve_topic_name(item.rpartition('=')[0]):
+                    int(item.rpartition('=')[2]) for item in args.expect}
+        readiness = GraphReadiness(node, expected, GraphStatusReporter(node))
+        deadline = time.monotonic() + 60.0
+        while readiness.missing():
+            if time.monotonic() > deadline:
+                print(f'graph never ready: {readiness.missing()}', file=sys.stderr)
+                return 1
+            rclpy.spin_once(node, timeout_sec=0.05)
     time.sleep(0.5)  # the bridge's readers also match our writers (both directions)
     for step in steps:
         msg = TYPES[step['topic']]()

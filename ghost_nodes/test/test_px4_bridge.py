@@ -15,8 +15,10 @@ import pytest
 from ghost_nodes import px4_convert as px4
 from ghost_nodes import px4_live
 from ghost_nodes.errors import Px4SampleRejected
+from ghost_nodes.graph import closed_loop_graph, expected_subscribers
 
 HERE = Path(__file__).resolve().parent
+CONFIG = HERE.parents[1] / 'config'
 BRIDGE = HERE.parents[1] / 'install' / 'ghost_nodes' / 'lib' / 'ghost_nodes' / 'px4_bridge'
 FEED = HERE / 'px4_feed.py'
 NAN = float('nan')
@@ -295,7 +297,14 @@ def test_ghost_run_px4_records_and_verifies_a_px4_stream(tmp_path, processes, px
     run_dir = tmp_path / 'run'
     run = processes.start([*GHOST_RUN, '--px4', '--timeout', '25', '--run-dir', str(run_dir)],
                           px4_env)
-    feed = processes.start([sys.executable, str(FEED), str(tmp_path / 'steps.json')], px4_env)
+    # A live vehicle does not wait for Ghost; the test's feed does, for the whole graph (and
+    # ghost_run's own /actuations reader), so every belief it publishes makes a cycle.
+    counts = expected_subscribers(closed_loop_graph(CONFIG, record=True, px4=True))
+    counts['/actuations'] += 1
+    del counts['/ghost/mission/trajectory_setpoint']  # no mission in this test
+    feed = processes.start([sys.executable, str(FEED), str(tmp_path / 'steps.json'), '--expect',
+                            *[f'{topic.lstrip("/")}={n}' for topic, n in sorted(counts.items())]],
+                           px4_env)
     feed_out, feed_err = feed.communicate(timeout=60)
     assert feed.returncode == 0, feed_err
     out, err = run.communicate(timeout=120)
