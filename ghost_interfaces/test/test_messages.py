@@ -155,7 +155,9 @@ def test_message_survives_cdr_round_trip(name: str) -> None:
     data = serialize_message(msg)
     back = deserialize_message(data, type(msg))
     assert back == msg
-    assert serialize_message(back) == data
+    # Serialized again, it decodes to the same message. (Not the same bytes: Fast CDR leaves
+    # alignment padding unwritten, so padding bytes are whatever the buffer held.)
+    assert deserialize_message(serialize_message(back), type(msg)) == msg
 
 
 def test_infinite_mahalanobis_is_carried_exactly() -> None:

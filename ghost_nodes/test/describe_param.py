@@ -3,7 +3,7 @@
     python describe_param.py NODE NAME [NAME ...]
 
 Prints ``{name: descriptor}`` as JSON (ranges as ``[from_value, to_value, step]`` lists).
-Exit 1 when the node does not answer within 30 s.
+Exit 1 when the node does not answer within 30 s (asked again every 3 s).
 """
 
 import json
@@ -27,9 +27,16 @@ def main() -> int:
         if not client.wait_for_service(timeout_sec=30.0):
             print('no service', file=sys.stderr)
             return 1
-        future = client.call_async(DescribeParameters.Request(names=names))
-        rclpy.spin_until_future_complete(node, future, timeout_sec=30.0)
-        result = future.result()
+        # The service can be discovered before the server has matched this client's response
+        # reader; a request sent in that gap is answered to no one. Ask again until answered.
+        result = None
+        for _attempt in range(10):
+            future = client.call_async(DescribeParameters.Request(names=names))
+            rclpy.spin_until_future_complete(node, future, timeout_sec=3.0)
+            result = future.result()
+            if result is not None:
+                break
+            client.remove_pending_request(future)
         if result is None:
             print('no answer', file=sys.stderr)
             return 1

@@ -30,8 +30,9 @@ until the timeout): GATE-v1 forbids passing, never holding. A process killed out
 unmatched only when its DDS lease expires (Fast DDS: 20 s): there the timeout holds first.
 
 The record: every output's GateEmission is built as a ``ghost_core.contracts.GateEmission``
-(validated) before the output is sent, then published once the output is, so no output leaves
-without its record.
+(validated) and published before the output is sent, so no output leaves without its record:
+a stop between the two (SIGINT lands inside a callback) leaves a record of an output that was
+not sent, which GATE-v1 judges as if it had been, the conservative side.
 
 The hold (PX4): the vehicle's position (fmu/out/vehicle_local_position, NED) when the hold
 began, with zero velocity and its heading then; an axis (x/y, z, heading) that was not valid
@@ -322,8 +323,8 @@ class CommandGateNode(GhostNode):
         self._mission_position_mode = any(map(math.isfinite, position))
         # Only a setpoint sent releases the hold: one held as invalid keeps the point latched.
         self._hold_at = [_NAN, _NAN, _NAN, _NAN]
-        self._out_pub.publish(msg)
         self._record_pub.publish(record)
+        self._out_pub.publish(msg)
 
     def _on_twist(self, msg: Any) -> None:
         now = self._now_ns()
@@ -342,8 +343,8 @@ class CommandGateNode(GhostNode):
         except ValueError as err:
             self._hold_invalid_output(err, now)
             return
-        self._out_pub.publish(msg)
         self._record_pub.publish(record)
+        self._out_pub.publish(msg)
 
     def _on_timer(self) -> None:
         self._source_lost()
@@ -385,13 +386,13 @@ class CommandGateNode(GhostNode):
         record = self._record(now_ns, self._as_held(verdict), self._out_topic, 'ned',
                               position=(x, y, z), velocity=_ZERO3, yaw=yaw)
         self._publish_offboard_mode(now_ns, at_position)
-        self._out_pub.publish(hold)
         self._record_pub.publish(record)
+        self._out_pub.publish(hold)
 
     def _send_zero_twist(self, zero: Any, verdict: GateVerdict, now_ns: int) -> None:
         record = self._record(now_ns, self._as_held(verdict), self._out_topic, self._frame_id)
-        self._out_pub.publish(zero)
         self._record_pub.publish(record)
+        self._out_pub.publish(zero)
 
     def _publish_offboard_mode(self, now_ns: int, position: bool) -> None:
         mode = self._offboard_type()
