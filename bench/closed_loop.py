@@ -59,7 +59,8 @@ def ghost_specs(period_s: float) -> list[NodeSpec]:
     # benchmark counts every lost cycle (the default best_effort could drop some at 1 kHz).
     return closed_loop_graph(CONFIG_DIR, scenario='nominal', with_scenario=False,
                              record=False, overrides=overrides,
-                             settings={'input_qos': 'reliable'}, monitor=False)
+                             settings={'input_qos': 'reliable'}, monitor=False,
+                             graph_status=True)  # the driver waits for the nodes' reports
 
 
 class _Graph:

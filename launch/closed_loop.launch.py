@@ -89,6 +89,11 @@ def _settings(context) -> dict[str, object]:
     return settings
 
 
+def _graph_status(context):
+    value = LaunchConfiguration('graph_status').perform(context)
+    return None if value == 'auto' else value == 'true'
+
+
 def _graph(context, *args, **kwargs):
     config_dir = LaunchConfiguration('config_dir').perform(context) or os.path.join(
         get_package_share_directory('ghost'), 'config')
@@ -117,7 +122,8 @@ def _graph(context, *args, **kwargs):
         remaps=remaps, overrides=overrides,
         namespace=LaunchConfiguration('namespace').perform(context),
         settings=_settings(context),
-        params_file=os.path.abspath(os.path.expanduser(params_file)) if params_file else '')
+        params_file=os.path.abspath(os.path.expanduser(params_file)) if params_file else '',
+        graph_status=_graph_status(context))
     # Each node's overrides go to a file scoped /**/<node>, written here rather than handed to
     # launch_ros as a dict: launch_ros scopes a dict '/**', and rcl applies a '/**' section
     # before the node's own section of config/ghost.yaml, so e.g. bag:= would be ignored.
@@ -205,6 +211,12 @@ def generate_launch_description() -> LaunchDescription:
                               description="With single_process:=true: 'single' (rclpy's "
                                           "SingleThreadedExecutor) or 'events' (rclpy's "
                                           'experimental EventsExecutor).'),
+        DeclareLaunchArgument('graph_status', default_value='auto',
+                              choices=['auto', 'true', 'false'],
+                              description='Every node reports its matched endpoints on '
+                                          "ghost/graph_status (readiness). 'auto': on when the "
+                                          'scenario (or a player) runs, since it waits for '
+                                          'those reports; off on a live vehicle.'),
         DeclareLaunchArgument('monitor', default_value='true',
                               description='Start the online monitor: /diagnostics at 1 Hz, '
                                           'each node OK/WARN/ERROR/STALE and BAUD-v1/ERUR-v1 '

@@ -169,6 +169,7 @@ def closed_loop_graph(
     px4: bool = False,
     gate: str = '',
     px4_ulog: str = '',
+    graph_status: bool | None = None,
 ) -> list[NodeSpec]:
     """The processes of the closed loop.
 
@@ -196,6 +197,10 @@ def closed_loop_graph(
     setpoints and vehicle commands it sent.
     ``px4_ulog`` plays that PX4 flight log as PX4 would (``px4_log_player`` on ``fmu/out/...``)
     into ``px4_bridge`` and a PX4-mode gate fed by a stand-in mission (``mission_setpoints``).
+    ``graph_status`` turns on every node's readiness report (``ghost/graph_status``, the
+    parameter of the same name); ``None`` turns it on when a source (scenario, input player,
+    log player) is in the graph, since a source waits for those reports before its first
+    message, and leaves it off otherwise (a live vehicle: nothing waits).
     """
     if scenario not in SCENARIOS:
         raise ValueError(f'unknown scenario {scenario!r}; choose one of {", ".join(SCENARIOS)}')
@@ -301,6 +306,11 @@ def closed_loop_graph(
             parameters=params, user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in topics),
             subscribes=tuple(recorded)))
+    if graph_status is None:
+        graph_status = any(spec.name in _SOURCES for spec in specs)
+    if graph_status:
+        specs = [replace(spec, parameters={'graph_status': True, **spec.parameters})
+                 for spec in specs]
     counts = expected_subscribers(specs)
     for topic, extra in (extra_subscribers or {}).items():
         counts[topic] = counts.get(topic, 0) + extra

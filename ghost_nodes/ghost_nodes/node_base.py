@@ -25,8 +25,8 @@ from rclpy.signals import SignalHandlerOptions
 
 from ghost_nodes.readiness import GraphStatusReporter
 
-__all__ = ['at_least', 'at_most', 'below', 'Bound', 'GhostNode', 'non_negative', 'one_of', 'OneOf',
-           'ParamSpec', 'positive', 'run', 'run_nodes']
+__all__ = ['at_least', 'at_most', 'below', 'Bound', 'COMMON_PARAMS', 'GhostNode', 'non_negative',
+           'one_of', 'OneOf', 'ParamSpec', 'positive', 'run', 'run_nodes']
 
 Check = Callable[[Any], str | None]
 
@@ -194,6 +194,16 @@ class ParamSpec:
         return descriptor
 
 
+#: The parameters every Ghost node declares, beside its own.
+COMMON_PARAMS = (
+    ParamSpec('graph_status', False,
+              "Report this node's matched endpoints on ghost/graph_status, for a scenario or "
+              'player that waits for the whole graph before its first message (the graph turns '
+              'it on when one runs: closed_loop_graph, launch graph_status:=auto).',
+              read_only=True),
+)
+
+
 class GhostNode(Node):
     """A node whose parameters are declared from specs, validated at start-up and on update.
 
@@ -201,8 +211,10 @@ class GhostNode(Node):
     words the refusal. Invalid start-up values raise ``ValueError`` naming the parameter (the
     process exits with a one-line error); invalid ``set_parameters`` requests are refused with
     the same reason. Subclasses override ``on_parameters_changed`` to rebuild their core
-    configuration. Every Ghost node reports its matched endpoints on /ghost/graph_status (see
-    ``ghost_nodes.readiness``), which is how the scenario knows the graph is ready.
+    configuration. With ``graph_status`` on (``COMMON_PARAMS``: off by default, turned on by
+    the graph when a scenario or player waits for it) a node reports its matched endpoints on
+    ghost/graph_status (``ghost_nodes.readiness``), which is how the scenario knows the graph
+    is ready; off, the node has no reporter, no status publisher and no polling timer.
 
     ``DRAIN_S``: on SIGINT/SIGTERM the node keeps processing for this long before it exits,
     so a cycle already in the pipeline is finished (decided, actuated, recorded) rather than
@@ -216,6 +228,7 @@ class GhostNode(Node):
         # ``options`` go to rclpy's Node: in one process (ghost_nodes.agent_process) each node
         # gets its own command line there (cli_args, use_global_arguments=False).
         super().__init__(node_name, **options)
+        specs = (*specs, *COMMON_PARAMS)
         self._specs = {spec.name: spec for spec in specs}
         for spec in specs:
             self._declare(spec)
@@ -225,7 +238,8 @@ class GhostNode(Node):
                 raise ValueError(reason)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(lambda _params: self.on_parameters_changed())
-        self.graph_status = GraphStatusReporter(self)
+        self.graph_status: GraphStatusReporter | None = (
+            GraphStatusReporter(self) if self.param('graph_status') else None)
 
     def _declare(self, spec: ParamSpec) -> None:
         try:

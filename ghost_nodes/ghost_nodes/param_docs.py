@@ -5,7 +5,7 @@ python -m ghost_nodes.param_docs > docs/parameters.md
 
 import importlib
 
-from ghost_nodes.node_base import ParamSpec
+from ghost_nodes.node_base import COMMON_PARAMS, ParamSpec
 
 __all__ = ['NODES', 'render']
 
@@ -59,9 +59,11 @@ def _allowed(spec: ParamSpec) -> str:
 def render() -> str:
     """The whole Markdown page."""
     rows = []
-    for node in NODES:
-        module = importlib.import_module(f'ghost_nodes.nodes.{node}')
-        for spec in getattr(module, 'PARAMS', ()):
+    owners = [('every node', COMMON_PARAMS)] + [
+        (node, getattr(importlib.import_module(f'ghost_nodes.nodes.{node}'), 'PARAMS', ()))
+        for node in NODES]
+    for node, specs in owners:
+        for spec in specs:
             rows.append(
                 f'| `{node}` | `{spec.name}` | {type(spec.default).__name__} | '
                 f'`{_default(spec.default)}` | {_allowed(spec)} | '

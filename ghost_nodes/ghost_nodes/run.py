@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             gate=args.gate or '', namespace=namespace,
             settings=_agent_settings(args),
             params_file=str(args.params_file) if args.params_file else '',
-            monitor=args.monitor)
+            monitor=args.monitor, graph_status=True)
     except ValueError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from ghost_nodes.node_base import GhostNode, non_negative, ParamSpec
-from ghost_nodes.readiness import GraphReadiness
+from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
 
 __all__ = ['SOURCE_PARAMS', 'SourceNode']
 
@@ -36,6 +36,10 @@ class SourceNode(GhostNode):
 
     def __init__(self, node_name: str, specs: tuple[ParamSpec, ...], **options: Any) -> None:
         super().__init__(node_name, specs, **options)
+        # A source always reports: it reads its own writers' matches from its reporter, and a
+        # test feed or runner waiting for the graph counts the source's readers too.
+        if self.graph_status is None:
+            self.graph_status = GraphStatusReporter(self)
         self._timer: Any = None
 
     def wait_for_graph(self, settle_s: float = 0.0) -> None:

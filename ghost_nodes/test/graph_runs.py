@@ -131,7 +131,8 @@ def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],
     remaps = remaps or {}
     bag = tmp_path / 'bag'
     config = Path(__file__).resolve().parents[2] / 'config'
-    specs = closed_loop_graph(config, bag_path=str(bag), with_scenario=False, remaps=remaps)
+    specs = closed_loop_graph(config, bag_path=str(bag), with_scenario=False, remaps=remaps,
+                              graph_status=True)  # the feed waits for the nodes' reports
     expect = [f'{remaps.get(t, t)}={n}' for t, n in expected_subscribers(specs).items()]
     (tmp_path / 'cycles.json').write_text(json_safe(cycles))
     graph = GraphProcesses(specs, tmp_path / 'logs', env)

@@ -97,11 +97,16 @@ def _same(a, b):
                                     for x, y in zip(a, b, strict=True))
 
 
+def _reporting(argv):
+    """The gate's command line with its readiness report on: the feed waits for it."""
+    return [*argv, *([] if '--ros-args' in argv else ['--ros-args']), '-p', 'graph_status:=true']
+
+
 def _play(tmp_path, processes, env, phases, gate_argv, feed_args=(), name='phases'):
     """Run a gate and a feed playing ``phases``; what the feed saw."""
     path = tmp_path / f'{name}.json'
     path.write_text(json.dumps(phases))
-    gate = processes.start(gate_argv, env)
+    gate = processes.start(_reporting(gate_argv), env)
     feed = processes.start([sys.executable, str(FEED), str(path), *feed_args], env)
     out, err = feed.communicate(timeout=120)
     assert feed.returncode == 0, f'feed: {err}\ngate: {_stderr_if_dead(gate)}'
@@ -229,7 +234,7 @@ def _kill_run(processes, env, tmp_path, namespace, gate_params):
     path = tmp_path / f'{namespace}.json'
     path.write_text(json.dumps(phases))
     ns = ['-r', f'__ns:=/{namespace}']
-    gate = processes.start([str(GATE), '--ros-args', *ns, *gate_params], env)
+    gate = processes.start(_reporting([str(GATE), '--ros-args', *ns, *gate_params]), env)
     ghost = processes.start([sys.executable, str(FEED), '--actuate-only', str(int(D.PROCEED)),
                              str(int(C.CONTINUE_MISSION)), '--namespace', namespace], env)
     mission = processes.start([sys.executable, str(FEED), str(path), '--no-actuations',
@@ -354,7 +359,7 @@ def _play_then_stop(tmp_path, processes, env, phases, gate_argv, feed_args=(), n
     """``_play``; then the gate, still running, is stopped: what the feed saw, what it logged."""
     path = tmp_path / f'{name}.json'
     path.write_text(json.dumps(phases))
-    gate = processes.start(gate_argv, env)
+    gate = processes.start(_reporting(gate_argv), env)
     feed = processes.start([sys.executable, str(FEED), str(path), *feed_args], env)
     out, err = feed.communicate(timeout=120)
     assert feed.returncode == 0, f'feed: {err}\ngate: {_stderr_if_dead(gate)}'

@@ -46,6 +46,7 @@ def test_overrides_file_is_scoped_to_its_node() -> None:
     assert parameters.pop('output') == '/tmp/x'
     # The configuration the run manifest records, as a JSON string (not a YAML mapping).
     assert json.loads(parameters.pop('run_config'))['loop']['min_outcomes'] == 4
+    assert parameters.pop('graph_status') is True  # the scenario waits for every node's report
     assert parameters == {}
 
 

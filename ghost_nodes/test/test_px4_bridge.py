@@ -205,7 +205,8 @@ def _gps_msg(t, fix_type=3, eph=2.0):
 
 def _run(tmp_path, processes, env, steps, *params):
     (tmp_path / 'steps.json').write_text(json.dumps(steps))
-    argv = [str(BRIDGE), '--ros-args', *(a for p in params for a in ('-p', p))]
+    argv = [str(BRIDGE), '--ros-args', *(a for p in params for a in ('-p', p)),
+            '-p', 'graph_status:=true']  # the feed waits for the bridge's report
     bridge = processes.start(argv, env)
     feed = processes.start([sys.executable, str(FEED), str(tmp_path / 'steps.json')], env)
     out, err = feed.communicate(timeout=60)

@@ -341,7 +341,8 @@ def test_player_into_px4_bridge_makes_the_importers_beliefs(tmp_path, processes,
     """
     overrides = ulog_topics.bridge_parameters(ESC_LOG)
     bridge = processes.start([str(BRIDGE), '--ros-args', *(
-        a for name, value in overrides.items() for a in ('-p', f'{name}:={value}'))], px4_env)
+        a for name, value in overrides.items() for a in ('-p', f'{name}:={value}')),
+        '-p', 'graph_status:=true'], px4_env)
     seen, _ = _run_player(processes, px4_env, ESC_LOG,
                           ['speed:=10.0', 'start_s:=10.0', 'duration_s:=20.0'], ['--ghost'],
                           _expected('state/nav=1', 'observations=1', readers=2))
@@ -414,7 +415,8 @@ def test_mission_path_hover_then_square() -> None:
 def test_mission_node_starts_at_the_first_valid_position_on_px4_time(tmp_path, processes,
                                                                      px4_env) -> None:
     mission = processes.start([str(MISSION), '--ros-args', '-p', 'hover_s:=2.0', '-p',
-                               'side_m:=4.0', '-p', 'speed_m_s:=1.0', '-p', 'rate_hz:=20.0'],
+                               'side_m:=4.0', '-p', 'speed_m_s:=1.0', '-p', 'rate_hz:=20.0',
+                               '-p', 'graph_status:=true'],
                               px4_env)
 
     def local(t_us, **changes):

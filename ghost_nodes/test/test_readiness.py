@@ -107,3 +107,39 @@ def test_reports_over_real_dds_track_matching_and_poll_slowly_once_settled(
     finally:
         executor.shutdown()
         rclpy.try_shutdown(context=context)
+
+
+def test_a_node_reports_only_when_graph_status_is_on(ros_env, monkeypatch) -> None:
+    """Off by default: no status publisher and no timer; on: the report goes out."""
+    import rclpy
+    from rclpy.parameter import Parameter
+
+    from ghost_nodes.graph import closed_loop_graph
+    from ghost_nodes.nodes.calibrator import CalibratorNode
+    from ghost_nodes.readiness import GRAPH_STATUS_TOPIC
+
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(ros_env['ROS_DOMAIN_ID']))
+    try:
+        quiet = CalibratorNode(context=context)
+        reporting = CalibratorNode(context=context, namespace='/reporting', parameter_overrides=[
+            Parameter('graph_status', Parameter.Type.BOOL, True)])
+        status = '/' + GRAPH_STATUS_TOPIC
+        assert quiet.graph_status is None
+        assert status not in {p.topic_name for p in quiet.publishers}
+        assert len(list(quiet.timers)) == len(list(reporting.timers)) - 1  # the poll timer
+        assert reporting.graph_status is not None
+        assert '/reporting' + status in {p.topic_name for p in reporting.publishers}
+        quiet.destroy_node()
+        reporting.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+    # The graph turns it on when a source waits, and leaves a live vehicle's graph alone.
+    config = __import__('pathlib').Path(__file__).resolve().parents[2] / 'config'
+    with_source = closed_loop_graph(config, scenario='smoke')
+    assert all(spec.parameters.get('graph_status') is True for spec in with_source)
+    live = closed_loop_graph(config, px4=True)
+    assert not any('graph_status' in spec.parameters for spec in live)
+    forced = closed_loop_graph(config, px4=True, graph_status=True)
+    assert all(spec.parameters.get('graph_status') is True for spec in forced)

@@ -186,7 +186,7 @@ def test_integration_launch_with_remapped_inputs_verifies(tmp_path, ros2_env, pr
     cycles = 30
     launch, log = _start_launch(processes, [
         'use_scenario:=false', 'state_topic:=/ekf/odom', 'observations_topic:=/rtk/fix',
-        'record:=true', f'bag:={bag}'], ros2_env, tmp_path)
+        'record:=true', f'bag:={bag}', 'graph_status:=true'], ros2_env, tmp_path)
     # The feed waits for every edge of the graph, as the scenario would (and for its own
     # reader on /actuations): a sample published before its reader matched is lost.
     code, out = _call(processes, [
@@ -215,7 +215,8 @@ def test_topic_echo_shows_actuations_and_graph_status_during_a_run(tmp_path, ros
     During a run: an ActionEmission from /actuations, and the nodes' reports from
     /ghost/graph_status.
     """
-    launch, log = _start_launch(processes, ['use_scenario:=false'], ros2_env, tmp_path)
+    launch, log = _start_launch(processes, ['use_scenario:=false', 'graph_status:=true'],
+                                ros2_env, tmp_path)
     feed_log = tmp_path / 'feed.log'
     readers = _graph_readers(record=False, remaps={}, feed_readers=1)
     on_actuations = next(int(r.split('=')[1]) for r in readers if r.startswith('/actuations='))

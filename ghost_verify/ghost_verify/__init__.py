@@ -1,8 +1,22 @@
 """ghost_verify: re-check BAUD-v1, ERUR-v1 and the SHA-256 chain from a rosbag2 MCAP bag alone."""
 
+from ghost_core.properties import (
+    BAUD_V1,
+    BAUD_VERSION,
+    ERUR_V1,
+    ERUR_VERSION,
+    judge_baud,
+    judge_erur,
+)
+
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
-from .baud import BAUD_VERSION, BaudChecker, BaudReport, judge_baud, verify_baud
-from .common import canonical_report_json, PropertyReport, Violation, ViolationKind
+from .common import (
+    canonical_report_json,
+    PropertyChecker,
+    PropertyReport,
+    Violation,
+    ViolationKind,
+)
 from .completeness import CompletenessChecker, CompletenessReport, IncompleteCycle
 from .conformance import (
     CONFORMANCE_VERSION,
@@ -10,6 +24,7 @@ from .conformance import (
     ConformanceReport,
     verify_conformance,
 )
+from .cycle_properties import verify_baud, verify_erur, verify_property
 from .errors import (
     BagFormatError,
     BagNotFoundError,
@@ -18,7 +33,6 @@ from .errors import (
     NoGhostTopicsError,
     SchemaMismatchError,
 )
-from .erur import ERUR_VERSION, ErurChecker, ErurReport, judge_erur, verify_erur
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError, ReadErrorKind
 from .history import (
     HISTORY_OUTCOME_LIMIT,
@@ -47,8 +61,7 @@ __all__ = [
     'BagFormatError',
     'BagInfo',
     'BagNotFoundError',
-    'BaudChecker',
-    'BaudReport',
+    'BAUD_V1',
     'ChainLink',
     'ChainStatus',
     'CompletenessChecker',
@@ -59,8 +72,7 @@ __all__ = [
     'DecisionTraceRecord',
     'DecisionTraceReport',
     'DecisionTracer',
-    'ErurChecker',
-    'ErurReport',
+    'ERUR_V1',
     'GhostBag',
     'GhostMessage',
     'GhostVerifyError',
@@ -72,6 +84,7 @@ __all__ = [
     'LateMessageError',
     'LinkRecord',
     'NoGhostTopicsError',
+    'PropertyChecker',
     'PropertyReport',
     'ReadError',
     'ReadErrorKind',
@@ -88,4 +101,5 @@ __all__ = [
     'verify_baud',
     'verify_conformance',
     'verify_erur',
+    'verify_property',
 ]

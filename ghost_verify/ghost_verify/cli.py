@@ -8,11 +8,12 @@ from pathlib import Path
 import sys
 from typing import NoReturn, TextIO
 
+from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1
+
 from .bag import DEFAULT_CYCLE_WINDOW
-from .baud import verify_baud as run_baud
-from .common import canonical_report_json, JsonValue, PropertyReport, read_error_notes
+from .common import canonical_report_json, JsonValue, read_error_notes
+from .cycle_properties import verify_property
 from .errors import GhostVerifyError
-from .erur import verify_erur as run_erur
 from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
 from .manifest import load_public_key, ManifestError
 from .trace import trace_decisions as run_trace
@@ -152,7 +153,7 @@ def _guarded(prog: str, run: Callable[[], int]) -> int:
 def _property_main(
     prog: str,
     description: str,
-    verify: Callable[..., PropertyReport],
+    cycle_property: CycleProperty,
     argv: Sequence[str] | None,
 ) -> int:
     parser = _parser(prog, description)
@@ -160,9 +161,9 @@ def _property_main(
     args = parser.parse_args(argv)
 
     def run() -> int:
-        report = verify(args.bag, min_outcomes=args.min_outcomes,
-                        downgrade_threshold=args.downgrade_threshold,
-                        cycle_window=args.cycle_window, strict=args.strict)
+        report = verify_property(cycle_property, args.bag, min_outcomes=args.min_outcomes,
+                                 downgrade_threshold=args.downgrade_threshold,
+                                 cycle_window=args.cycle_window, strict=args.strict)
         out: TextIO = sys.stderr if args.json == '-' else sys.stdout
         print(report.summary(), file=out)
         for note in report.parameter_notes:
@@ -190,7 +191,7 @@ def verify_baud(argv: Sequence[str] | None = None) -> int:
         'verify_baud',
         'Check BAUD-v1 (bounded action under drift) on a bag: under drift the adjusted level '
         'is not KNOWN, the decision is not PROCEED and the command is conservative.',
-        run_baud, argv,
+        BAUD_V1, argv,
     )
 
 
@@ -200,7 +201,7 @@ def verify_erur(argv: Sequence[str] | None = None) -> int:
         'verify_erur',
         'Check ERUR-v1 (eventual reactivation under recovery) on a bag: without drift and '
         'with a KNOWN raw level, the adjusted level is KNOWN and the decision is PROCEED.',
-        run_erur, argv,
+        ERUR_V1, argv,
     )
 
 

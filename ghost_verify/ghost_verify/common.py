@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 import json
 import os
-from typing import Generic, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 # The judgement itself is pure and lives in ghost_core, where the live monitor uses it too;
 # these names stay importable from here.
 from ghost_core.properties import (
+    CycleProperty,
     drift,
     is_conservative_command,
     JsonValue,
@@ -23,7 +23,7 @@ from ghost_core.properties import (
     ViolationKind,
 )
 
-from .events import Actuation, BagFileDigest, BagInfo, Calibrated, CycleEvent, ReadError
+from .events import BagFileDigest, BagInfo, CycleEvent, ReadError
 from .unverifiable import CycleCuts, unverifiable_to_json, UnverifiableCycle
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     'resume_cuts',
 ]
 
-_R = TypeVar('_R', bound='PropertyReport')
 _T = TypeVar('_T')
 _R_co = TypeVar('_R_co', covariant=True)
 
@@ -285,8 +284,11 @@ def _source(given: int | None, used: int | None) -> ParameterSource:
     return ParameterSource.NONE if used is None else ParameterSource.BAG
 
 
-class PropertyChecker(ABC, Generic[_R]):
-    """A property over the cycle stream: feed it with :meth:`update`, read :meth:`result`.
+class PropertyChecker:
+    """One cycle property (BAUD-v1 or ERUR-v1) over the cycle stream.
+
+    The property is a ``ghost_core.properties.CycleProperty``: a version and a judge. Feed the
+    checker with :meth:`update`, read :meth:`result`.
 
     Each calibrated assessment of a cycle is judged with every actuation of that cycle (on a
     well-formed bag there is one of each), with the M and K it records (or the given ones).
@@ -294,11 +296,9 @@ class PropertyChecker(ABC, Generic[_R]):
     but listed as unverifiable (see unverifiable.py); :meth:`result` then ends the stream.
     """
 
-    property_version: str
-    report_type: type[_R]
-
     def __init__(
         self,
+        cycle_property: CycleProperty,
         *,
         min_outcomes: int | None = None,
         downgrade_threshold: int | None = None,
@@ -310,6 +310,8 @@ class PropertyChecker(ABC, Generic[_R]):
                 raise ValueError(f'{name} must be a non-negative integer, got {value!r}')
         # Strict restores the verifier's first behaviour exactly: the first recorded pair for
         # every cycle, and no cycle spared as cut.
+        self.cycle_property = cycle_property
+        self.property_version = cycle_property.version
         self._strict = strict
         self._parameters = _ParameterTracker(min_outcomes, downgrade_threshold,
                                              per_cycle=not strict)
@@ -323,16 +325,6 @@ class PropertyChecker(ABC, Generic[_R]):
         # The first cycle judged (one with a calibrated assessment): where a run may join
         # the one a part of the bag before ended with (absorb()).
         self._first_judged: int | None = None
-
-    @abstractmethod
-    def judge(
-        self,
-        calibrated: Calibrated,
-        actuations: Sequence[Actuation],
-        min_outcomes: int,
-        downgrade_threshold: int,
-    ) -> tuple[Violation, ...] | None:
-        """Return None when the precondition does not hold, else the violations (maybe none)."""
 
     def update(self, cycle: CycleEvent) -> None:
         """Judge one cycle; cycles without a calibrated assessment are not evaluated."""
@@ -348,8 +340,8 @@ class PropertyChecker(ABC, Generic[_R]):
         held = False
         for calibrated in cycle.calibrated:
             min_outcomes, downgrade_threshold = self._parameters.resolve(calibrated)
-            verdict = self.judge(calibrated, cycle.actuations, min_outcomes,
-                                 downgrade_threshold)
+            verdict = self.cycle_property.judge(calibrated, cycle.actuations, min_outcomes,
+                                                downgrade_threshold)
             if verdict is not None:
                 held = True
                 self._violations.extend(verdict)
@@ -370,7 +362,7 @@ class PropertyChecker(ABC, Generic[_R]):
         """Start after the cycles of an earlier part of the bag, the last of them complete."""
         resume_cuts(self._cuts)
 
-    def absorb(self, later: PropertyChecker[_R]) -> None:
+    def absorb(self, later: PropertyChecker) -> None:
         """Continue with the part of the bag after this one (`later` resumed after it).
 
         This part ended with a complete cycle (so nothing waits in its cuts): counts add up,
@@ -397,12 +389,12 @@ class PropertyChecker(ABC, Generic[_R]):
             self._first_judged = later._first_judged
         self._violations.extend(later._violations)
 
-    def result(self, info: BagInfo) -> _R:
+    def result(self, info: BagInfo) -> PropertyReport:
         """Return the frozen report for everything seen so far (this ends the stream)."""
         for ready in self._cuts.finish():
             self._judge_cycle(ready)
         parameters = self._parameters.resolved()
-        return self.report_type(
+        return PropertyReport(
             property_version=self.property_version,
             bag_files=info.files,
             min_outcomes=parameters.min_outcomes,

@@ -88,9 +88,10 @@ _HEAD = 64
 # The state of each checker a merge knows how to carry over (see _merge): a checker that grew
 # another field is not merged (the bag is verified in a single pass) until this module is told.
 _KNOWN_STATE: dict[str, frozenset[str]] = {
-    'BaudChecker': frozenset({
-        '_strict', '_parameters', '_cuts', '_cycles_total', '_held', '_first_held', '_runs',
-        '_run_open', '_violations', '_first_judged'}),
+    'PropertyChecker': frozenset({
+        'cycle_property', 'property_version', '_strict', '_parameters', '_cuts',
+        '_cycles_total', '_held', '_first_held', '_runs', '_run_open', '_violations',
+        '_first_judged'}),
     'DecisionTracer': frozenset({
         'keep_records', 'strict', '_cuts', '_records', '_links', '_kinds', '_policies',
         '_statuses', '_per_link', '_end_to_end', '_first_ns', '_last_ns'}),
@@ -103,7 +104,6 @@ _KNOWN_STATE: dict[str, frozenset[str]] = {
         '_cycles_total', '_conforming', '_not_checked_cycles', '_stages', '_not_checked',
         '_violations'}),
 }
-_KNOWN_STATE['ErurChecker'] = _KNOWN_STATE['BaudChecker']
 _KNOWN_CHECKS = frozenset({'baud', 'erur', 'tracer', 'completeness', 'history', 'conformance',
                            'gate', 'strict'})
 

@@ -8,12 +8,18 @@ from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from ghost_core.properties import BAUD_V1, ERUR_V1
+
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
-from .baud import BaudChecker, BaudReport
-from .common import JsonValue, read_error_notes, read_errors_to_json
+from .common import (
+    JsonValue,
+    PropertyChecker,
+    PropertyReport,
+    read_error_notes,
+    read_errors_to_json,
+)
 from .completeness import CompletenessChecker, CompletenessReport
 from .conformance import ConformanceChecker, ConformanceReport
-from .erur import ErurChecker, ErurReport
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
@@ -32,8 +38,8 @@ __all__ = ['Checks', 'VerificationResult', 'verify_all']
 class VerificationResult:
     """The reports of one pass over one bag, and what of the bag could not be read."""
 
-    baud: BaudReport
-    erur: ErurReport
+    baud: PropertyReport
+    erur: PropertyReport
     trace: DecisionTraceReport
     completeness: CompletenessReport
     history: HistoryReport
@@ -215,8 +221,8 @@ class Checks:
     A split run (jobs.py) feeds one per part of the bag and merges them.
     """
 
-    baud: BaudChecker
-    erur: ErurChecker
+    baud: PropertyChecker
+    erur: PropertyChecker
     tracer: DecisionTracer
     completeness: CompletenessChecker
     history: HistoryChecker
@@ -235,10 +241,10 @@ class Checks:
     ) -> Checks:
         """Every checker of verify_all, at the start of a bag."""
         return cls(
-            baud=BaudChecker(min_outcomes=min_outcomes,
-                             downgrade_threshold=downgrade_threshold, strict=strict),
-            erur=ErurChecker(min_outcomes=min_outcomes,
-                             downgrade_threshold=downgrade_threshold, strict=strict),
+            baud=PropertyChecker(BAUD_V1, min_outcomes=min_outcomes,
+                                 downgrade_threshold=downgrade_threshold, strict=strict),
+            erur=PropertyChecker(ERUR_V1, min_outcomes=min_outcomes,
+                                 downgrade_threshold=downgrade_threshold, strict=strict),
             # Bounded memory: counts + problems only.
             tracer=DecisionTracer(keep_records=False, strict=strict),
             completeness=CompletenessChecker(strict=strict),

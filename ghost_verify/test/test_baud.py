@@ -19,9 +19,10 @@ import pytest
 from ghost_core.contracts import CalibratedSelfAssessment
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
 from ghost_core.loop import CycleResult, decide, emit
+from ghost_core.properties import BAUD_V1, BAUD_VERSION, judge_baud
 from ghost_core.wire import message_address
-from ghost_verify.baud import BAUD_VERSION, BaudChecker, judge_baud, verify_baud
-from ghost_verify.common import ViolationKind
+from ghost_verify.common import PropertyChecker, ViolationKind
+from ghost_verify.cycle_properties import verify_baud
 from ghost_verify.events import BagInfo, CycleEvent
 
 KNOWN, UNCERTAIN = SelfAssessmentLevel.KNOWN, SelfAssessmentLevel.UNCERTAIN
@@ -62,7 +63,7 @@ def test_every_actuation_of_a_cycle_is_judged() -> None:
 
 def test_the_checker_counts_cycles_and_runs_over_a_stream() -> None:
     """update()/result(): cycles without a calibrated assessment are not counted."""
-    checker = BaudChecker()
+    checker = PropertyChecker(BAUD_V1)
     hold = actuation(DecisionKind.HOLD, ActuatorCommandKind.HOLD_POSITION)
     checker.update(CycleEvent(1))
     checker.update(CycleEvent(2, calibrated=(calibrated(UNCERTAIN),), actuations=(hold,)))
@@ -150,4 +151,4 @@ def test_given_m_and_k_override_the_bag_and_the_mismatch_is_reported(tmp_path: P
 def test_negative_parameters_are_refused() -> None:
     """M and K are counts."""
     with pytest.raises(ValueError, match='min_outcomes'):
-        BaudChecker(min_outcomes=-1)
+        PropertyChecker(BAUD_V1, min_outcomes=-1)

@@ -11,9 +11,8 @@ import pytest
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_verify import cli
-from ghost_verify.baud import verify_baud
+from ghost_verify.cycle_properties import verify_baud, verify_erur
 from ghost_verify.errors import GhostVerifyError
-from ghost_verify.erur import verify_erur
 from ghost_verify.trace import trace_decisions
 from ghost_verify.unverifiable import UnverifiableReason
 from ghost_verify.verify import verify_all

@@ -24,9 +24,8 @@ from hypothesis import given, settings
 from ghost_core.calibration import drift_condition
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import closed_loop_step, cycle_from_history, LoopConfig
+from ghost_core.properties import judge_baud, judge_erur
 from ghost_verify.bag import GhostBag
-from ghost_verify.baud import judge_baud
-from ghost_verify.erur import judge_erur
 from ghost_verify.verify import VerificationResult, verify_all
 
 KNOWN = SelfAssessmentLevel.KNOWN
