@@ -7,7 +7,7 @@ from enum import IntEnum
 import math
 import numbers
 import re
-from typing import TypeVar
+from typing import cast, TypeVar
 
 from ghost_core.errors import ContractError
 from ghost_core.hashing import SHA256_HEX_PATTERN
@@ -110,11 +110,13 @@ def distance(owner: str, name: str, value: object) -> float:
 
 def vector(owner: str, name: str, value: object, length: int) -> tuple[float, ...]:
     """Return `value` as a tuple of `length` finite floats."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+    # tuple and list first: the common cases, without the abstract-class check.
+    if not isinstance(value, (tuple, list)) and (
+            isinstance(value, (str, bytes)) or not isinstance(value, Sequence)):
         raise failure(owner, name, f'a sequence of {length} finite numbers', value)
-    items = [_as_float(item) for item in value]
+    items = [_as_float(item) for item in cast(Sequence[object], value)]
     result = tuple(item for item in items if item is not None and math.isfinite(item))
-    if len(value) != length or len(result) != length:
+    if len(items) != length or len(result) != length:
         raise failure(owner, name, f'a sequence of {length} finite numbers', value)
     return result
 
@@ -159,7 +161,8 @@ def boolean(owner: str, name: str, value: object) -> bool:
 def enum_member(owner: str, name: str, value: object, enum: type[EnumT]) -> EnumT:
     """Return `value` as a member of the closed catalogue `enum`."""
     number = _as_int(value)
-    if number is not None and number in {member.value for member in enum}:
+    # Enum's own value map: a dict lookup, where building the set of values per call was not.
+    if number is not None and number in enum._value2member_map_:
         return enum(number)
     members = ', '.join(f'{member.name}={member.value}' for member in enum)
     raise failure(owner, name, f'one of {enum.__name__} ({members})', value)
