@@ -59,7 +59,8 @@ def verifier_argv(*bags: Path | str) -> list[str]:
     if script is not None:
         return [script, *map(str, bags)]
     return [sys.executable, '-c',
-            'import sys; from ghost_verify.cli import verify_all; sys.exit(verify_all())',
+            'import sys; from ghost_verify.cli import verify_all_main; '
+            'sys.exit(verify_all_main())',
             *map(str, bags)]
 
 

@@ -24,11 +24,11 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': [
-            'verify_baud = ghost_verify.cli:verify_baud',
-            'verify_erur = ghost_verify.cli:verify_erur',
-            'trace_decisions = ghost_verify.cli:trace_decisions',
-            'verify_all = ghost_verify.cli:verify_all',
-            'ghost_verify = ghost_verify.cli:verify_all',
+            'verify_baud = ghost_verify.cli:verify_baud_main',
+            'verify_erur = ghost_verify.cli:verify_erur_main',
+            'trace_decisions = ghost_verify.cli:trace_decisions_main',
+            'verify_all = ghost_verify.cli:verify_all_main',
+            'ghost_verify = ghost_verify.cli:verify_all_main',
             'ghost_keygen = ghost_verify.keygen:main',
         ],
     },

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import verify_all
+from .cli import verify_all_main
 
-sys.exit(verify_all())
+sys.exit(verify_all_main())

@@ -16,17 +16,17 @@ from .cycle_properties import verify_property
 from .errors import GhostVerifyError
 from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
 from .manifest import load_public_key, ManifestError
-from .trace import trace_decisions as run_trace
+from .trace import trace_decisions
 
 __all__ = [
     'EXIT_BAD_BAG',
     'EXIT_OK',
     'EXIT_USAGE',
     'EXIT_VIOLATED',
-    'trace_decisions',
-    'verify_all',
-    'verify_baud',
-    'verify_erur',
+    'trace_decisions_main',
+    'verify_all_main',
+    'verify_baud_main',
+    'verify_erur_main',
 ]
 
 EXIT_OK = 0
@@ -185,7 +185,7 @@ def _property_main(
     return _guarded(prog, run)
 
 
-def verify_baud(argv: Sequence[str] | None = None) -> int:
+def verify_baud_main(argv: Sequence[str] | None = None) -> int:
     """Check BAUD-v1 on a bag; print the verdict; return the exit code."""
     return _property_main(
         'verify_baud',
@@ -195,7 +195,7 @@ def verify_baud(argv: Sequence[str] | None = None) -> int:
     )
 
 
-def verify_erur(argv: Sequence[str] | None = None) -> int:
+def verify_erur_main(argv: Sequence[str] | None = None) -> int:
     """Check ERUR-v1 on a bag; print the verdict; return the exit code."""
     return _property_main(
         'verify_erur',
@@ -205,7 +205,7 @@ def verify_erur(argv: Sequence[str] | None = None) -> int:
     )
 
 
-def trace_decisions(argv: Sequence[str] | None = None) -> int:
+def trace_decisions_main(argv: Sequence[str] | None = None) -> int:
     """Trace every decision's hash chain; print canonical JSON; return the exit code."""
     prog = 'trace_decisions'
     parser = _parser(
@@ -224,7 +224,7 @@ def trace_decisions(argv: Sequence[str] | None = None) -> int:
     bag = args.bag if args.bag is not None else args.mcap
 
     def run() -> int:
-        report = run_trace(bag, cycle_window=args.cycle_window, strict=args.strict)
+        report = trace_decisions(bag, cycle_window=args.cycle_window, strict=args.strict)
         output = '-' if args.output is None else args.output
         failed = _write_json(prog, output, report.to_json())
         if failed is not None:
@@ -238,7 +238,7 @@ def trace_decisions(argv: Sequence[str] | None = None) -> int:
     return _guarded(prog, run)
 
 
-def verify_all(argv: Sequence[str] | None = None) -> int:
+def verify_all_main(argv: Sequence[str] | None = None) -> int:
     """Check BAUD-v1, ERUR-v1 and the chain in one pass; print a summary; return the code."""
     prog = Path(sys.argv[0]).name if argv is None and sys.argv[0] else 'verify_all'
     if prog not in ('verify_all', 'ghost_verify'):

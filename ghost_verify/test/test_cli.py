@@ -65,7 +65,7 @@ def run(main: Main, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tupl
 def test_verify_all_prints_one_line_per_check_and_exits_0(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = run(cli.verify_all, [str(bags['smoke'])], capsys)
+    code, out, err = run(cli.verify_all_main, [str(bags['smoke'])], capsys)
     assert code == cli.EXIT_OK and err == ''
     assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
                    'chain: 10/10 verified\ncycles: 10/10 complete\n'
@@ -76,12 +76,12 @@ def test_verify_all_prints_one_line_per_check_and_exits_0(
 def test_a_violated_property_or_a_broken_chain_exits_1(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(cli.verify_all, [str(bags['always_hold'])], capsys)
+    code, out, _ = run(cli.verify_all_main, [str(bags['always_hold'])], capsys)
     assert code == cli.EXIT_VIOLATED
     assert 'ERUR-v1: VIOLATED (4 cycles evaluated; 4 q2_decision_not_proceed)' in out
-    assert run(cli.verify_baud, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_OK
-    assert run(cli.verify_erur, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_VIOLATED
-    code, out, _ = run(cli.verify_all, [str(bags['tampered'])], capsys)
+    assert run(cli.verify_baud_main, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_OK
+    assert run(cli.verify_erur_main, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_VIOLATED
+    code, out, _ = run(cli.verify_all_main, [str(bags['tampered'])], capsys)
     assert code == cli.EXIT_VIOLATED
     assert out.splitlines()[2] == 'chain: VIOLATED (9/10 verified; links: 2 broken)'
 
@@ -90,7 +90,7 @@ def test_json_reports_are_canonical_and_complete(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:
     target = tmp_path / 'all.json'
-    code, _, _ = run(cli.verify_all, [str(bags['smoke']), '--json', str(target)], capsys)
+    code, _, _ = run(cli.verify_all_main, [str(bags['smoke']), '--json', str(target)], capsys)
     assert code == 0
     text = target.read_text(encoding='utf-8')
     document = json.loads(text)
@@ -99,7 +99,7 @@ def test_json_reports_are_canonical_and_complete(
     assert document['baud']['property_version'] == 'BAUD-v1'
     assert document['erur']['property_version'] == 'ERUR-v1'
     assert document['trace']['chain_intact'] is True
-    code, out, err = run(cli.verify_erur, [str(bags['smoke']), '--json', '-'], capsys)
+    code, out, err = run(cli.verify_erur_main, [str(bags['smoke']), '--json', '-'], capsys)
     assert code == 0 and json.loads(out)['cycles_precondition_held'] == 4
     assert err == 'ERUR-v1: HOLDS (4 cycles evaluated)\n'
 
@@ -107,11 +107,11 @@ def test_json_reports_are_canonical_and_complete(
 def test_trace_decisions_prints_json_or_writes_output(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:
-    code, out, err = run(cli.trace_decisions, [str(bags['smoke'])], capsys)
+    code, out, err = run(cli.trace_decisions_main, [str(bags['smoke'])], capsys)
     assert code == 0 and json.loads(out)['verified_count'] == 10
     assert err == 'chain: 10/10 verified\n'
     target = tmp_path / 'trace.json'
-    code, out, _ = run(cli.trace_decisions,
+    code, out, _ = run(cli.trace_decisions_main,
                        ['--mcap', str(bags['tampered']), '--output', str(target)], capsys)
     assert code == cli.EXIT_VIOLATED
     assert json.loads(target.read_text())['broken_count'] == 1
@@ -121,20 +121,20 @@ def test_trace_decisions_prints_json_or_writes_output(
 def test_overrides_are_noted_and_coverage_can_be_required(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(cli.verify_baud, [str(bags['smoke']), '--min-outcomes', '5'], capsys)
+    code, out, _ = run(cli.verify_baud_main, [str(bags['smoke']), '--min-outcomes', '5'], capsys)
     assert code == 0
     assert out.splitlines() == [
         'BAUD-v1: HOLDS (5 cycles evaluated)',
         'note: min_outcomes: used 5 (from the command line) but the bag recorded 4',
     ]
     uncertain = str(bags['uncertain'])
-    assert run(cli.verify_all, [uncertain], capsys)[0] == 0
-    code, out, _ = run(cli.verify_all, [uncertain, '--require-coverage'], capsys)
+    assert run(cli.verify_all_main, [uncertain], capsys)[0] == 0
+    code, out, _ = run(cli.verify_all_main, [uncertain, '--require-coverage'], capsys)
     assert code == cli.EXIT_VIOLATED
     assert out.splitlines()[-1] == (
         'precondition never held: BAUD-v1, ERUR-v1 (--require-coverage)')
-    assert run(cli.verify_erur, [uncertain, '--require-coverage'], capsys)[0] == 1
-    assert run(cli.verify_erur, [str(bags['smoke']), '--require-coverage'], capsys)[0] == 0
+    assert run(cli.verify_erur_main, [uncertain, '--require-coverage'], capsys)[0] == 1
+    assert run(cli.verify_erur_main, [str(bags['smoke']), '--require-coverage'], capsys)[0] == 0
 
 
 @pytest.mark.parametrize('argv', [
@@ -149,7 +149,7 @@ def test_usage_errors_exit_2_with_one_line(
     argv: list[str], capsys: pytest.CaptureFixture[str],
 ) -> None:
     with pytest.raises(SystemExit) as caught:
-        cli.verify_baud(argv)
+        cli.verify_baud_main(argv)
     assert caught.value.code == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.startswith('verify_baud: error: ')
@@ -158,7 +158,7 @@ def test_usage_errors_exit_2_with_one_line(
 def test_trace_decisions_needs_exactly_one_bag(capsys: pytest.CaptureFixture[str]) -> None:
     for argv in ([], ['a', '--mcap', 'b']):
         with pytest.raises(SystemExit) as caught:
-            cli.trace_decisions(argv)
+            cli.trace_decisions_main(argv)
         assert caught.value.code == cli.EXIT_USAGE
     assert 'either as an argument or with --mcap' in capsys.readouterr().err
 
@@ -167,7 +167,7 @@ def test_an_output_that_cannot_be_written_exits_2(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:
     target = str(tmp_path / 'no' / 'such' / 'dir.json')
-    code, _, err = run(cli.verify_all, [str(bags['smoke']), '--json', target], capsys)
+    code, _, err = run(cli.verify_all_main, [str(bags['smoke']), '--json', target], capsys)
     assert code == cli.EXIT_USAGE and err.startswith('verify_all: error: cannot write')
 
 
@@ -176,8 +176,8 @@ def test_an_output_that_cannot_be_written_exits_2(
     ('text', 'not an MCAP file'),
     ('empty', 'empty or truncated'),
 ])
-@pytest.mark.parametrize('main', [cli.verify_baud, cli.verify_erur, cli.trace_decisions,
-                                  cli.verify_all])
+@pytest.mark.parametrize('main', [cli.verify_baud_main, cli.verify_erur_main,
+                                  cli.trace_decisions_main, cli.verify_all_main])
 def test_unreadable_inputs_exit_3_with_one_line(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str], main: Main, name: str,
     match: str,
@@ -192,14 +192,15 @@ def test_unreadable_inputs_exit_3_with_one_line(
 def test_real_rosbag2_bags_exit_3_for_lack_of_ghost_topics(
     capsys: pytest.CaptureFixture[str], name: str,
 ) -> None:
-    code, out, err = run(cli.verify_erur, [str(FIXTURES / name)], capsys)
+    code, out, err = run(cli.verify_erur_main, [str(FIXTURES / name)], capsys)
     assert code == cli.EXIT_BAD_BAG and out == ''
     assert err.startswith(f'verify_erur: error: {FIXTURES / name}: no ghost topics')
     assert err.count('\n') == 1
 
 
 def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
-    for main in (cli.verify_baud, cli.verify_erur, cli.trace_decisions, cli.verify_all):
+    for main in (cli.verify_baud_main, cli.verify_erur_main, cli.trace_decisions_main,
+                 cli.verify_all_main):
         with pytest.raises(SystemExit) as caught:
             main(['--help'])
         assert caught.value.code == 0
@@ -228,8 +229,8 @@ def test_console_entry_points_end_to_end_without_traceback(
 ) -> None:
     """Each tool as a real process, as its console script runs it: exit code, no traceback."""
     argv = [] if bag is None else [str(bags[bag])]
-    done = _subprocess(['-c', f'import sys; from ghost_verify.cli import {tool}; '
-                              f'sys.exit({tool}())', *argv])
+    done = _subprocess(['-c', f'import sys; from ghost_verify.cli import {tool}_main; '
+                              f'sys.exit({tool}_main())', *argv])
     assert done.returncode == code, done.stderr
     assert 'Traceback' not in done.stderr
     if code >= 2:

@@ -50,7 +50,7 @@ def test_a_cycle_without_its_rationale_is_reported_with_what_it_has(
         'missing': ['rationale'],
     }]
     assert result.baud.holds and result.erur.holds  # ERUR still has its actuation
-    assert cli.verify_all([str(bag)]) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag)]) == cli.EXIT_VIOLATED
     out = capsys.readouterr().out
     assert f'cycles: VIOLATED (9/10 complete; 1 incomplete, the first at {stamp} ns lacks ' \
         'rationale)' in out

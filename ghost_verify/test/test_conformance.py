@@ -239,7 +239,7 @@ def test_verify_all_exits_1_lists_the_kinds_and_writes_the_report(
         entries = _rechain(entries, trace.stamp_ns)
     bag = write_bag(tmp_path / 'bag', entries)
     target = tmp_path / 'all.json'
-    code = cli.verify_all([str(bag), '--json', str(target)])
+    code = cli.verify_all_main([str(bag), '--json', str(target)])
     out = capsys.readouterr().out.splitlines()
     assert code == cli.EXIT_VIOLATED
     assert out[:5] == ['BAUD-v1: HOLDS (6 cycles evaluated)',

@@ -37,7 +37,7 @@ from ghost_verify.trace import trace_decisions
 from ghost_verify.verify import verify_all
 
 Main = Callable[[Sequence[str] | None], int]
-TOOLS = [cli.verify_all, cli.verify_baud, cli.verify_erur, cli.trace_decisions]
+TOOLS = [cli.verify_all_main, cli.verify_baud_main, cli.verify_erur_main, cli.trace_decisions_main]
 
 
 def smoke_entries() -> list[Entry]:
@@ -98,7 +98,7 @@ def test_a_bag_cut_mid_chunk_is_judged_on_its_complete_chunks_and_exits_1(
     for main in TOOLS:
         code, out, err = run(main, [str(chunked)], capsys)
         assert code == cli.EXIT_VIOLATED and 'Traceback' not in err
-        shown = err if main is cli.trace_decisions else out
+        shown = err if main is cli.trace_decisions_main else out
         assert 'note: input incomplete: bag.mcap: truncated: the file ends at byte' in shown
         assert 'the verdicts cover only what could be read' in shown
 
@@ -117,7 +117,7 @@ def test_a_bag_cut_between_chunks_is_still_incomplete(
     (error,) = result.read_errors
     assert error.kind is ReadErrorKind.TRUNCATED
     assert 'after the complete record' in error.detail and 'before the MCAP footer' in error.detail
-    assert run(cli.verify_baud, [str(chunked)], capsys)[0] == cli.EXIT_VIOLATED
+    assert run(cli.verify_baud_main, [str(chunked)], capsys)[0] == cli.EXIT_VIOLATED
 
 
 def test_a_bag_cut_before_its_first_chunk_ends_exits_3(
@@ -152,7 +152,7 @@ def test_a_killed_recorder_leaves_a_bag_that_is_judged_with_a_note(
     assert [digest.file for digest in result.baud.bag_files] == ['bag.mcap']
     assert result.trace.total_decisions == 5  # the five cycles flushed, whole
     assert result.completeness.holds and result.history.holds
-    code, out, _ = run(cli.verify_all, [str(bag)], capsys)
+    code, out, _ = run(cli.verify_all_main, [str(bag)], capsys)
     assert code == cli.EXIT_VIOLATED
     assert 'note: input incomplete: metadata.yaml: metadata_missing: the bag directory has ' \
         'no metadata.yaml' in out
@@ -163,7 +163,7 @@ def test_a_killed_recorder_that_never_flushed_leaves_nothing_to_judge(
 ) -> None:
     """Only the MCAP header reached the disk: exit 3, and the line says the file ends early."""
     bag = killed_recorder_bag(tmp_path / 'bag', smoke_entries(), flushed=0, tail=20)
-    assert_one_line_exit_3(cli.verify_all, bag, capsys, 'no ghost message could be read',
+    assert_one_line_exit_3(cli.verify_all_main, bag, capsys, 'no ghost message could be read',
                            'bag.mcap: truncated', 'before the MCAP footer')
 
 
@@ -217,7 +217,7 @@ def test_a_flipped_byte_inside_a_chunk_fails_its_crc_and_only_that_chunk_is_lost
     last = scenario_traces('smoke')[-1].stamp_ns
     assert last in stamps and len(stamps) < 10  # read past the damage; lost what it held
     assert not result.history.holds and not result.holds
-    code, out, _ = run(cli.verify_all, [str(chunked)], capsys)
+    code, out, _ = run(cli.verify_all_main, [str(chunked)], capsys)
     assert code == cli.EXIT_VIOLATED
     assert 'note: input incomplete: bag.mcap: crc_mismatch: the chunk at byte' in out
 
@@ -240,7 +240,7 @@ def test_a_damaged_only_chunk_leaves_nothing_to_judge(
     """A bag in one chunk: the flip costs every message, so exit 3, naming the chunk."""
     bag = write_bag(tmp_path / 'bag', smoke_entries())
     flip(mcap_of(bag), chunk_spans(mcap_of(bag))[0].content + 10)
-    assert_one_line_exit_3(cli.verify_all, bag, capsys, 'no ghost message could be read',
+    assert_one_line_exit_3(cli.verify_all_main, bag, capsys, 'no ghost message could be read',
                            'bag.mcap: crc_mismatch: the chunk at byte')
 
 
@@ -354,7 +354,8 @@ def test_metadata_listing_a_missing_file(
     metadata_path.write_text(yaml.safe_dump(metadata))
     with pytest.raises(BagNotFoundError):
         verify_all(chunked)
-    assert_one_line_exit_3(cli.verify_all, chunked, capsys, "lists 'gone.mcap', which does not")
+    assert_one_line_exit_3(cli.verify_all_main, chunked, capsys,
+                           "lists 'gone.mcap', which does not")
     info['relative_file_paths'] = ['bag.mcap', 'bag_1.mcap']
     metadata_path.write_text(yaml.safe_dump(metadata))
     result = verify_all(chunked)
@@ -454,7 +455,7 @@ def test_a_calibrated_schema_with_a_field_of_another_kind_is_refused(
 
     bag = _bag_with_changed_definition(tmp_path, 'CalibratedSelfAssessment.msg', change,
                                        to_float)
-    assert_one_line_exit_3(cli.verify_all, bag, capsys,
+    assert_one_line_exit_3(cli.verify_all_main, bag, capsys,
                            "'adjusted_overall_level' is float64, expected an integer")
 
 

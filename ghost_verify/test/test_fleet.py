@@ -46,7 +46,7 @@ def bags(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str], str]:
     capsys.readouterr()
-    code = cli.verify_all(argv)
+    code = cli.verify_all_main(argv)
     captured = capsys.readouterr()
     return code, captured.out.splitlines(), captured.err
 
@@ -205,6 +205,6 @@ def test_jobs_and_scheduler_together_are_a_usage_error(
         bags: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     """The cluster has its own workers."""
     with pytest.raises(SystemExit) as caught:
-        cli.verify_all([str(bags['short']), '--jobs', '2', '--scheduler', 'tcp://x:1'])
+        cli.verify_all_main([str(bags['short']), '--jobs', '2', '--scheduler', 'tcp://x:1'])
     assert caught.value.code == cli.EXIT_USAGE
     assert '--jobs and --scheduler' in capsys.readouterr().err

@@ -57,7 +57,7 @@ def test_the_bases_are_valid_and_verify() -> None:
             path = Path(directory) / f'{base.crc}.mcap'
             path.write_bytes(base.data)
             with contextlib.redirect_stdout(io.StringIO()):
-                assert cli.verify_all([str(path)]) == cli.EXIT_OK
+                assert cli.verify_all_main([str(path)]) == cli.EXIT_OK
             assert len(base.spans) > 10
 
 
@@ -74,7 +74,7 @@ def test_damaged_input_never_crashes_and_damage_inside_a_chunk_never_passes(
             pass
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.verify_all([str(path)])
+            code = cli.verify_all_main([str(path)])
     errors = err.getvalue()
     assert code in (cli.EXIT_OK, cli.EXIT_VIOLATED, cli.EXIT_BAD_BAG), damage.description
     assert 'Traceback' not in errors

@@ -221,9 +221,10 @@ def test_the_cli_writes_the_same_report_with_jobs(
     bag = write_bag(tmp_path / 'bag', trace_entries(traces), chunk_size=16384)
     single, split = tmp_path / 'single.json', tmp_path / 'split.json'
     capsys.readouterr()
-    assert cli.verify_all([str(bag), '--json', str(single)]) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--json', str(single)]) == cli.EXIT_VIOLATED
     lines = capsys.readouterr().out
-    assert cli.verify_all([str(bag), '--jobs', '2', '--json', str(split)]) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main(
+        [str(bag), '--jobs', '2', '--json', str(split)]) == cli.EXIT_VIOLATED
     assert capsys.readouterr().out == lines
     assert split.read_bytes() == single.read_bytes()
     assert json.loads(split.read_text())['baud']['holds'] is False
@@ -232,5 +233,5 @@ def test_the_cli_writes_the_same_report_with_jobs(
 def test_jobs_must_be_positive() -> None:
     """--jobs 0 is a usage error."""
     with pytest.raises(SystemExit) as caught:
-        cli.verify_all(['bag', '--jobs', '0'])
+        cli.verify_all_main(['bag', '--jobs', '0'])
     assert caught.value.code == cli.EXIT_USAGE

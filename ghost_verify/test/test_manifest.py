@@ -114,7 +114,7 @@ def verify(argv: list[str]) -> tuple[int, str]:
     """Run verify_all in-process; return its exit code and stdout + stderr."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = cli.verify_all(argv)
+        code = cli.verify_all_main(argv)
     return code, out.getvalue()
 
 

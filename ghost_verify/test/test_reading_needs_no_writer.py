@@ -45,8 +45,8 @@ import io
 import json
 
 from ghost_verify import GhostBag, verify_all
-from ghost_verify.cli import verify_all as verify_all_main
-from ghost_verify.cli import verify_erur as verify_erur_main
+from ghost_verify.cli import verify_all_main
+from ghost_verify.cli import verify_erur_main
 
 bag, real_bag = sys.argv[1], sys.argv[2]
 cycles = sum(1 for _ in GhostBag(bag).cycles())

@@ -68,8 +68,8 @@ def test_strict_makes_the_cut_cycles_failures_again(tmp_path: Path) -> None:
     assert [cycle.cycle_stamp_ns for cycle in result.completeness.incomplete_cycles] == [
         traces[3].stamp_ns, traces[9].stamp_ns]
     assert result.history.mismatches
-    assert cli.verify_all([str(bag)]) == cli.EXIT_OK
-    assert cli.verify_all([str(bag), '--strict']) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag)]) == cli.EXIT_OK
+    assert cli.verify_all_main([str(bag), '--strict']) == cli.EXIT_VIOLATED
 
 
 def test_the_single_property_tools_spare_a_cut_tail_unless_strict(tmp_path: Path) -> None:
@@ -85,9 +85,9 @@ def test_the_single_property_tools_spare_a_cut_tail_unless_strict(tmp_path: Path
         (traces[9].stamp_ns, 'actuation_missing')]
     assert verify_erur(bag).holds
     assert trace_decisions(bag).chain_intact
-    assert cli.verify_baud([str(bag)]) == cli.EXIT_OK
-    assert cli.verify_baud([str(bag), '--strict']) == cli.EXIT_VIOLATED
-    assert cli.verify_erur([str(bag), '--strict']) == cli.EXIT_OK  # no ERUR cycle is cut
+    assert cli.verify_baud_main([str(bag)]) == cli.EXIT_OK
+    assert cli.verify_baud_main([str(bag), '--strict']) == cli.EXIT_VIOLATED
+    assert cli.verify_erur_main([str(bag), '--strict']) == cli.EXIT_OK  # no ERUR cycle is cut
 
 
 def test_a_late_start_alone_holds_and_its_trace_skips_the_cut_cycle(tmp_path: Path) -> None:
@@ -99,8 +99,9 @@ def test_a_late_start_alone_holds_and_its_trace_skips_the_cut_cycle(tmp_path: Pa
     relaxed = trace_decisions(bag)
     assert relaxed.chain_intact and [c.cycle_stamp_ns for c in relaxed.unverifiable] == [
         traces[3].stamp_ns]
-    assert cli.trace_decisions([str(bag), '--output', str(tmp_path / 't.json')]) == cli.EXIT_OK
-    assert cli.trace_decisions([str(bag), '--strict', '--output',
+    assert cli.trace_decisions_main(
+        [str(bag), '--output', str(tmp_path / 't.json')]) == cli.EXIT_OK
+    assert cli.trace_decisions_main([str(bag), '--strict', '--output',
                                 str(tmp_path / 's.json')]) == cli.EXIT_VIOLATED
 
 
@@ -153,7 +154,7 @@ def test_a_mid_run_change_of_m_and_k_holds(tmp_path: Path) -> None:
     given = verify_baud(bag, downgrade_threshold=2)
     assert not given.holds and given.parameter_notes == (
         'downgrade_threshold: used 2 (from the command line) but the bag recorded 10',)
-    assert cli.verify_all([str(bag)]) == cli.EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == cli.EXIT_OK
 
 
 def _metadata_bag(tmp_path: Path, **options: str) -> Path:
@@ -176,7 +177,7 @@ def test_per_message_compression_is_refused_by_name(
     with pytest.raises(GhostVerifyError, match='per-message compression') as caught:
         verify_all(bag)
     assert "'zstd'" in str(caught.value) and 'undecodable' not in str(caught.value)
-    assert cli.verify_all([str(bag)]) == cli.EXIT_BAD_BAG
+    assert cli.verify_all_main([str(bag)]) == cli.EXIT_BAD_BAG
     assert 'per-message compression' in capsys.readouterr().err
 
 

@@ -115,9 +115,9 @@ def test_a_lying_evaluator_passes_every_check_but_replay(tmp_path: Path) -> None
     assert replay.summary().startswith('replay: DIFFERS (')
     assert any(line.startswith('note: replay: outcome (/prediction_outcomes): ')
                for line in result.summary_lines())
-    assert cli.verify_all([str(bag)]) == cli.EXIT_OK
-    assert cli.verify_all([str(bag), '--replay']) == cli.EXIT_VIOLATED
-    assert cli.verify_all([str(honest_bag), '--replay']) == cli.EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == cli.EXIT_OK
+    assert cli.verify_all_main([str(bag), '--replay']) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(honest_bag), '--replay']) == cli.EXIT_OK
 
 
 def _uncertain_middle(cycles: range) -> list[RecordedInput]:
@@ -166,8 +166,8 @@ def test_a_lying_assessor_passes_every_check_but_replay(tmp_path: Path, liar) ->
     else:
         assert difference.field == expected
         assert difference.recorded == difference.recomputed / 2.0
-    assert cli.verify_all([str(bag)]) == cli.EXIT_OK
-    assert cli.verify_all([str(bag), '--replay']) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag)]) == cli.EXIT_OK
+    assert cli.verify_all_main([str(bag), '--replay']) == cli.EXIT_VIOLATED
 
 
 def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> None:
@@ -184,7 +184,7 @@ def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> No
                                           'input_topics.state): the inputs were not recorded')
     assert replay.summary() == f'replay: NOT POSSIBLE ({replay.not_possible_reason})'
     assert not result.holds
-    assert cli.verify_all([str(bag), '--replay']) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--replay']) == cli.EXIT_VIOLATED
     # A bag written without the recorder: no manifest.json, no configuration.
     plain = write_bag(tmp_path / 'plain', trace_entries(scenario_traces('smoke')))
     report = rederive(plain)
@@ -336,7 +336,7 @@ def test_the_json_report_carries_the_replay(tmp_path: Path) -> None:
     _, config, inputs = _scenario()
     bag, _ = run_bag(tmp_path / 'bag', inputs, config, LyingEvaluator(config))
     out = tmp_path / 'report.json'
-    assert cli.verify_all([str(bag), '--replay', '--json', str(out)]) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--replay', '--json', str(out)]) == cli.EXIT_VIOLATED
     document = json.loads(out.read_text(encoding='utf-8'))
     replay = document['replay']
     assert document['holds'] is False and replay['holds'] is False and replay['possible']
@@ -346,7 +346,7 @@ def test_the_json_report_carries_the_replay(tmp_path: Path) -> None:
     assert replay['topics']['raw_assessment']['differing'] == 0
     assert replay['config_source'] == 'manifest.json' and len(replay['config_sha256']) == 64
     assert replay['input_topics'] == {'state': '/state/nav', 'observations': '/observations'}
-    cli.verify_all([str(bag), '--json', str(out)])
+    cli.verify_all_main([str(bag), '--json', str(out)])
     assert json.loads(out.read_text(encoding='utf-8'))['replay'] is None
 
 

@@ -209,8 +209,8 @@ def test_messages_reordered_beyond_the_window_are_refused_not_misjudged(
     bag = write_bag(tmp_path / 'bag', moved)
     with pytest.raises(LateMessageError):
         verify_all(bag, cycle_window=2)
-    code = cli.verify_all([str(bag), '--cycle-window', '2'])
+    code = cli.verify_all_main([str(bag), '--cycle-window', '2'])
     out, err = capsys.readouterr()
     assert (code, out) == (cli.EXIT_BAD_BAG, '')
     assert err.count('\n') == 1 and 'rerun with a larger --cycle-window' in err
-    assert cli.verify_all([str(bag)]) == cli.EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == cli.EXIT_OK
