@@ -7,16 +7,11 @@ from ghost_core.properties import (
     ERUR_VERSION,
     judge_baud,
     judge_erur,
-)
-
-from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
-from .common import (
-    canonical_report_json,
-    PropertyChecker,
-    PropertyReport,
     Violation,
     ViolationKind,
 )
+
+from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .completeness import CompletenessChecker, CompletenessReport, IncompleteCycle
 from .conformance import (
     CONFORMANCE_VERSION,
@@ -24,7 +19,13 @@ from .conformance import (
     ConformanceReport,
     verify_conformance,
 )
-from .cycle_properties import verify_baud, verify_erur, verify_property
+from .cycle_properties import (
+    PropertyChecker,
+    PropertyReport,
+    verify_baud,
+    verify_erur,
+    verify_property,
+)
 from .errors import (
     BagFormatError,
     BagNotFoundError,
@@ -41,6 +42,7 @@ from .history import (
     HistoryReport,
     InvalidOutcome,
 )
+from .report_json import canonical_report_json
 from .trace import (
     ChainLink,
     ChainStatus,

@@ -8,14 +8,14 @@ from pathlib import Path
 import sys
 from typing import NoReturn, TextIO
 
-from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1
+from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW
-from .common import canonical_report_json, JsonValue, read_error_notes
 from .cycle_properties import verify_property
 from .errors import GhostVerifyError
 from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
 from .manifest import load_public_key, ManifestError
+from .report_json import canonical_report_json, read_error_notes
 from .trace import trace_decisions
 
 __all__ = [

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .common import JsonValue
+from ghost_core.properties import JsonValue
+
 from .events import CycleEvent, GhostTopicKind
 from .unverifiable import CycleCuts, missing_kinds, REQUIRED_KINDS, UnverifiableCycle
 

@@ -28,11 +28,13 @@ from ghost_core.conformance import (
 )
 from ghost_core.contracts import ActuatorCommand
 from ghost_core.errors import GhostError
+from ghost_core.properties import JsonValue
 from ghost_core.wire import parse_actuator_command, parse_calibrated, parse_decision_rationale
 
 from .bag import DEFAULT_CYCLE_WINDOW
-from .common import JsonValue, read_errors_to_json, run_checker
+from .checker import run_checker
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError
+from .report_json import read_errors_to_json
 
 __all__ = [
     'CONFORMANCE_VERSION',

@@ -5,20 +5,353 @@ ERUR-v1, eventual reactivation under recovery: drift-clean and raw KNOWN means P
 
 The judgement of one cycle is ``ghost_core.properties`` (``BAUD_V1``/``ERUR_V1``: a version
 and a judge, ``judge_baud``/``judge_erur``), the same functions the live ``monitor`` node runs;
-``common.PropertyChecker`` runs one of them over a cycle stream, and this module over a bag.
+``PropertyChecker`` runs one of them over a cycle stream, ``verify_property`` over a bag.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
 import os
 from typing import TypedDict, Unpack
 
-from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1
+from ghost_core.properties import (
+    BAUD_V1,
+    CycleProperty,
+    ERUR_V1,
+    JsonValue,
+    ParameterTracker,
+    Violation,
+)
 
 from .bag import DEFAULT_CYCLE_WINDOW
-from .common import PropertyChecker, PropertyReport, run_checker
+from .checker import run_checker
+from .events import BagFileDigest, BagInfo, CycleEvent, ReadError
+from .report_json import digests_to_json, read_errors_to_json
+from .unverifiable import (
+    absorb_cuts,
+    CycleCuts,
+    resume_cuts,
+    unverifiable_to_json,
+    UnverifiableCycle,
+)
 
-__all__ = ['VerifyOptions', 'verify_baud', 'verify_erur', 'verify_property']
+__all__ = ['ParameterSource', 'PreconditionRun', 'PropertyChecker', 'PropertyReport',
+           'RecordedParameters', 'VerifyOptions', 'verify_baud', 'verify_erur',
+           'verify_property']
+
+
+class ParameterSource(StrEnum):
+    """Where the M or K a verifier used came from."""
+
+    BAG = 'bag'
+    COMMAND_LINE = 'command_line'
+    NONE = 'none'
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedParameters:
+    """One (M, K) pair recorded in the bag's calibrated assessments, and where it appeared."""
+
+    min_outcomes: int
+    downgrade_threshold: int
+    cycles: int
+    first_cycle_stamp_ns: int
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the pair as a JSON object."""
+        return {
+            'min_outcomes': self.min_outcomes,
+            'downgrade_threshold': self.downgrade_threshold,
+            'cycles': self.cycles,
+            'first_cycle_stamp_ns': self.first_cycle_stamp_ns,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PreconditionRun:
+    """A maximal run of consecutive evaluated cycles under which the precondition held."""
+
+    first_cycle_stamp_ns: int
+    last_cycle_stamp_ns: int
+    cycles: int
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the run as a JSON object."""
+        return {
+            'first_cycle_stamp_ns': self.first_cycle_stamp_ns,
+            'last_cycle_stamp_ns': self.last_cycle_stamp_ns,
+            'cycles': self.cycles,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyReport:
+    """The verdict of one property over one bag (SPEC section 6).
+
+    `cycles_total` counts the cycles judged that have a calibrated assessment;
+    `cycles_precondition_held` those among them where the precondition held (the cycles
+    evaluated). `unverifiable` lists the cycles cut by the recording (not judged, see
+    unverifiable.py; always empty when strict). `holds` is True exactly when there is no
+    violation. `min_outcomes`/`downgrade_threshold` are those the first cycle was judged with;
+    each cycle is judged with the pair it records (see `recorded_parameters`) unless given.
+    """
+
+    property_version: str
+    bag_files: tuple[BagFileDigest, ...]
+    min_outcomes: int | None
+    downgrade_threshold: int | None
+    min_outcomes_source: ParameterSource
+    downgrade_threshold_source: ParameterSource
+    recorded_parameters: tuple[RecordedParameters, ...]
+    parameters_mismatch: bool
+    parameter_notes: tuple[str, ...]
+    cycles_total: int
+    cycles_precondition_held: int
+    first_precondition_cycle_stamp_ns: int | None
+    precondition_runs: tuple[PreconditionRun, ...]
+    violations: tuple[Violation, ...]
+    read_errors: tuple[ReadError, ...] = ()
+    unverifiable: tuple[UnverifiableCycle, ...] = ()
+    strict: bool = False
+
+    @property
+    def holds(self) -> bool:
+        """True when no cycle read under the precondition failed a postcondition.
+
+        On an incomplete input (`incomplete_input`) this is the verdict over what was read.
+        """
+        return not self.violations
+
+    @property
+    def incomplete_input(self) -> bool:
+        """True when part of the bag could not be read (see `read_errors`)."""
+        return bool(self.read_errors)
+
+    @property
+    def covered(self) -> bool:
+        """True when the precondition held on at least one cycle (the verdict is not vacuous)."""
+        return self.cycles_precondition_held > 0
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the report as a JSON object (see docs/properties.md for the fields)."""
+        return {
+            'property_version': self.property_version,
+            'holds': self.holds,
+            'bag_files': digests_to_json(self.bag_files),
+            'min_outcomes': self.min_outcomes,
+            'downgrade_threshold': self.downgrade_threshold,
+            'parameters_source': {
+                'min_outcomes': self.min_outcomes_source.value,
+                'downgrade_threshold': self.downgrade_threshold_source.value,
+            },
+            'recorded_parameters': [item.to_json() for item in self.recorded_parameters],
+            'parameters_mismatch': self.parameters_mismatch,
+            'parameter_notes': list(self.parameter_notes),
+            'cycles_total': self.cycles_total,
+            'cycles_precondition_held': self.cycles_precondition_held,
+            'first_precondition_cycle_stamp_ns': self.first_precondition_cycle_stamp_ns,
+            'precondition_runs': [run.to_json() for run in self.precondition_runs],
+            'violations': [violation.to_json() for violation in self.violations],
+            'incomplete_input': self.incomplete_input,
+            'read_errors': read_errors_to_json(self.read_errors),
+            'strict': self.strict,
+            'cycles_unverifiable': len(self.unverifiable),
+            'unverifiable': unverifiable_to_json(self.unverifiable),
+        }
+
+    def summary(self) -> str:
+        """Return the one-line human verdict, e.g. ``BAUD-v1: HOLDS (6 cycles evaluated)``."""
+        evaluated = _cycles(self.cycles_precondition_held)
+        if self.unverifiable:
+            evaluated += f', {len(self.unverifiable)} unverifiable'
+        if self.holds:
+            return f'{self.property_version}: HOLDS ({evaluated} evaluated)'
+        counts: dict[str, int] = {}
+        for violation in self.violations:
+            counts[violation.kind.value] = counts.get(violation.kind.value, 0) + 1
+        detail = ', '.join(f'{count} {kind}' for kind, count in sorted(counts.items()))
+        return f'{self.property_version}: VIOLATED ({evaluated} evaluated; {detail})'
+
+
+def _cycles(count: int) -> str:
+    return f'{count} cycle' if count == 1 else f'{count} cycles'
+
+
+@dataclass(frozen=True, slots=True)
+class _ResolvedParameters:
+    min_outcomes: int | None
+    downgrade_threshold: int | None
+    min_outcomes_source: ParameterSource
+    downgrade_threshold_source: ParameterSource
+    recorded: tuple[RecordedParameters, ...]
+    notes: tuple[str, ...]
+
+
+class _ParameterTracker(ParameterTracker):
+    """ghost_core's M/K resolution (see ParameterTracker), plus what the report shows of it."""
+
+    def absorb(self, later: ParameterTracker) -> None:
+        """Continue with what `later` saw on the part of the bag after this one (jobs.py)."""
+        for pair, (cycles, first_ns) in later._recorded.items():
+            seen = self._recorded.get(pair)
+            if seen is None:
+                self._recorded[pair] = [cycles, first_ns]
+            else:
+                seen[0] += cycles
+        if later._used is not None:
+            self._used = later._used
+        if self._first_used is None:
+            self._first_used = later._first_used
+
+    def resolved(self) -> _ResolvedParameters:
+        given_m, given_k = self.given
+        used_m, used_k = self.first_used
+        return _ResolvedParameters(
+            min_outcomes=used_m,
+            downgrade_threshold=used_k,
+            min_outcomes_source=_source(given_m, used_m),
+            downgrade_threshold_source=_source(given_k, used_k),
+            recorded=tuple(RecordedParameters(*pair) for pair in self.recorded()),
+            notes=self.notes(),
+        )
+
+
+def _source(given: int | None, used: int | None) -> ParameterSource:
+    if given is not None:
+        return ParameterSource.COMMAND_LINE
+    return ParameterSource.NONE if used is None else ParameterSource.BAG
+
+
+class PropertyChecker:
+    """One cycle property (BAUD-v1 or ERUR-v1) over the cycle stream.
+
+    The property is a ``ghost_core.properties.CycleProperty``: a version and a judge. Feed the
+    checker with :meth:`update`, read :meth:`result`.
+
+    Each calibrated assessment of a cycle is judged with every actuation of that cycle (on a
+    well-formed bag there is one of each), with the M and K it records (or the given ones).
+    Unless `strict`, the cycles cut by the recording at the bag's start or end are not judged
+    but listed as unverifiable (see unverifiable.py); :meth:`result` then ends the stream.
+    """
+
+    def __init__(
+        self,
+        cycle_property: CycleProperty,
+        *,
+        min_outcomes: int | None = None,
+        downgrade_threshold: int | None = None,
+        strict: bool = False,
+    ) -> None:
+        for name, value in (('min_outcomes', min_outcomes),
+                            ('downgrade_threshold', downgrade_threshold)):
+            if value is not None and (isinstance(value, bool) or value < 0):
+                raise ValueError(f'{name} must be a non-negative integer, got {value!r}')
+        # Strict restores the verifier's first behaviour exactly: the first recorded pair for
+        # every cycle, and no cycle spared as cut.
+        self.cycle_property = cycle_property
+        self.property_version = cycle_property.version
+        self._strict = strict
+        self._parameters = _ParameterTracker(min_outcomes, downgrade_threshold,
+                                             per_cycle=not strict)
+        self._cuts = CycleCuts(strict=strict)
+        self._cycles_total = 0
+        self._held = 0
+        self._first_held: int | None = None
+        self._runs: list[PreconditionRun] = []
+        self._run_open = False
+        self._violations: list[Violation] = []
+        # The first cycle judged (one with a calibrated assessment): where a run may join
+        # the one a part of the bag before ended with (absorb()).
+        self._first_judged: int | None = None
+
+    def update(self, cycle: CycleEvent) -> None:
+        """Judge one cycle; cycles without a calibrated assessment are not evaluated."""
+        for ready in self._cuts.feed(cycle):
+            self._judge_cycle(ready)
+
+    def _judge_cycle(self, cycle: CycleEvent) -> None:
+        if not cycle.calibrated:
+            return
+        if self._first_judged is None:
+            self._first_judged = cycle.stamp_ns
+        self._cycles_total += 1
+        held = False
+        for calibrated in cycle.calibrated:
+            min_outcomes, downgrade_threshold = self._parameters.resolve(calibrated)
+            verdict = self.cycle_property.judge(calibrated, cycle.actuations, min_outcomes,
+                                                downgrade_threshold)
+            if verdict is not None:
+                held = True
+                self._violations.extend(verdict)
+        if held:
+            self._held += 1
+            if self._first_held is None:
+                self._first_held = cycle.stamp_ns
+            if self._run_open:
+                last = self._runs[-1]
+                self._runs[-1] = PreconditionRun(
+                    last.first_cycle_stamp_ns, cycle.stamp_ns, last.cycles + 1
+                )
+            else:
+                self._runs.append(PreconditionRun(cycle.stamp_ns, cycle.stamp_ns, 1))
+        self._run_open = held
+
+    def resume(self) -> None:
+        """Start after the cycles of an earlier part of the bag, the last of them complete."""
+        resume_cuts(self._cuts)
+
+    def absorb(self, later: PropertyChecker) -> None:
+        """Continue with the part of the bag after this one (`later` resumed after it).
+
+        This part ended with a complete cycle (so nothing waits in its cuts): counts add up,
+        lists follow each other, and a precondition run still open here goes on in the
+        first run of `later` when that starts with its first judged cycle.
+        """
+        self._parameters.absorb(later._parameters)
+        absorb_cuts(self._cuts, later._cuts)
+        self._cycles_total += later._cycles_total
+        self._held += later._held
+        if self._first_held is None:
+            self._first_held = later._first_held
+        runs = list(later._runs)
+        if (self._run_open and runs and self._runs
+                and runs[0].first_cycle_stamp_ns == later._first_judged):
+            last, first = self._runs.pop(), runs.pop(0)
+            self._runs.append(PreconditionRun(last.first_cycle_stamp_ns,
+                                              first.last_cycle_stamp_ns,
+                                              last.cycles + first.cycles))
+        self._runs.extend(runs)
+        if later._first_judged is not None:
+            self._run_open = later._run_open
+        if self._first_judged is None:
+            self._first_judged = later._first_judged
+        self._violations.extend(later._violations)
+
+    def result(self, info: BagInfo) -> PropertyReport:
+        """Return the frozen report for everything seen so far (this ends the stream)."""
+        for ready in self._cuts.finish():
+            self._judge_cycle(ready)
+        parameters = self._parameters.resolved()
+        return PropertyReport(
+            property_version=self.property_version,
+            bag_files=info.files,
+            min_outcomes=parameters.min_outcomes,
+            downgrade_threshold=parameters.downgrade_threshold,
+            min_outcomes_source=parameters.min_outcomes_source,
+            downgrade_threshold_source=parameters.downgrade_threshold_source,
+            recorded_parameters=parameters.recorded,
+            parameters_mismatch=bool(parameters.notes),
+            parameter_notes=parameters.notes,
+            cycles_total=self._cycles_total,
+            cycles_precondition_held=self._held,
+            first_precondition_cycle_stamp_ns=self._first_held,
+            precondition_runs=tuple(self._runs),
+            violations=tuple(self._violations),
+            read_errors=info.read_errors,
+            unverifiable=self._cuts.unverifiable,
+            strict=self._strict,
+        )
 
 
 class VerifyOptions(TypedDict, total=False):

@@ -19,7 +19,8 @@ from pathlib import Path
 import time
 from typing import Any
 
-from .common import JsonValue
+from ghost_core.properties import JsonValue
+
 from .errors import GhostVerifyError
 from .manifest import check_manifest, load_public_key, ManifestError
 

@@ -30,10 +30,11 @@ from ghost_core.gate_property import (
     GateViolation,
     GateViolationKind,
 )
+from ghost_core.properties import JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
-from .common import JsonValue, read_errors_to_json
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
+from .report_json import read_errors_to_json
 
 __all__ = [
     'GATE_REACH',

@@ -10,9 +10,9 @@ from itertools import islice
 from ghost_core.calibration import build_calibration_history
 from ghost_core.contracts import PredictionOutcome
 from ghost_core.errors import GhostError
+from ghost_core.properties import JsonValue
 from ghost_core.wire import calibration_history_to_msg_dict, parse_prediction_outcome
 
-from .common import JsonValue
 from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostMessage, GhostTopicKind
 from .unverifiable import unverifiable_to_json, UnverifiableCycle, UnverifiableReason
 

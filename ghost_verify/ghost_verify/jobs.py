@@ -56,9 +56,8 @@ from mcap.reader import make_reader
 from mcap.records import Channel, Schema
 
 from .bag import BagScan, ChunkReader, DEFAULT_CYCLE_WINDOW, GhostBag, group_events, resolve_bag
-from .common import absorb_cuts, resume_cuts
 from .events import BagInfo, CycleEvent, GateRecord, GhostMessage, GhostTopicKind
-from .unverifiable import missing_kinds
+from .unverifiable import absorb_cuts, missing_kinds, resume_cuts
 
 if TYPE_CHECKING:
     from .completeness import CompletenessChecker

@@ -67,7 +67,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-from .common import JsonValue
+from ghost_core.properties import JsonValue
+
 from .errors import GhostVerifyError
 
 __all__ = [

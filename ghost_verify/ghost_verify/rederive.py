@@ -35,6 +35,7 @@ from mcap_ros2.decoder import DecoderFactory
 from ghost_core.errors import ConfigError, GhostError
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import CycleTrace, PipelineConfig
+from ghost_core.properties import JsonValue
 from ghost_core.rederive import (
     FieldDifference,
     first_difference,
@@ -49,9 +50,9 @@ from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
-from .common import JsonValue, read_errors_to_json
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError
 from .manifest import manifest_dir, MANIFEST_NAME
+from .report_json import read_errors_to_json
 from .schema import quiet_parser
 
 __all__ = [

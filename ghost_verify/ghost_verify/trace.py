@@ -8,10 +8,11 @@ from enum import StrEnum
 import os
 
 from ghost_core.levels import DecisionKind
+from ghost_core.properties import JsonValue, kind_name
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
-from .common import digests_to_json, JsonValue, kind_name, read_errors_to_json
 from .events import BagFileDigest, BagInfo, CycleEvent, GhostMessage, Rationale, ReadError
+from .report_json import digests_to_json, read_errors_to_json
 from .unverifiable import CycleCuts, unverifiable_to_json, UnverifiableCycle
 
 __all__ = [

@@ -8,23 +8,18 @@ from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from ghost_core.properties import BAUD_V1, ERUR_V1
+from ghost_core.properties import BAUD_V1, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
-from .common import (
-    JsonValue,
-    PropertyChecker,
-    PropertyReport,
-    read_error_notes,
-    read_errors_to_json,
-)
 from .completeness import CompletenessChecker, CompletenessReport
 from .conformance import ConformanceChecker, ConformanceReport
+from .cycle_properties import PropertyChecker, PropertyReport
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import check_manifest, ManifestCheck
 from .rederive import RederivationReport, RederivationScan, rederive
+from .report_json import read_error_notes, read_errors_to_json
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 

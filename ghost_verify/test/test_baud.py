@@ -19,10 +19,9 @@ import pytest
 from ghost_core.contracts import CalibratedSelfAssessment
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
 from ghost_core.loop import CycleResult, decide, emit
-from ghost_core.properties import BAUD_V1, BAUD_VERSION, judge_baud
+from ghost_core.properties import BAUD_V1, BAUD_VERSION, judge_baud, ViolationKind
 from ghost_core.wire import message_address
-from ghost_verify.common import PropertyChecker, ViolationKind
-from ghost_verify.cycle_properties import verify_baud
+from ghost_verify.cycle_properties import PropertyChecker, verify_baud
 from ghost_verify.events import BagInfo, CycleEvent
 
 KNOWN, UNCERTAIN = SelfAssessmentLevel.KNOWN, SelfAssessmentLevel.UNCERTAIN

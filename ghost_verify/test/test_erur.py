@@ -18,8 +18,7 @@ from ghost_verify_test.views import actuation, calibrated, kinds
 
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
 from ghost_core.loop import closed_loop_step, LoopConfig
-from ghost_core.properties import ERUR_VERSION, judge_erur
-from ghost_verify.common import ViolationKind
+from ghost_core.properties import ERUR_VERSION, judge_erur, ViolationKind
 from ghost_verify.cycle_properties import verify_baud, verify_erur
 
 KNOWN, UNCERTAIN, UNKNOWN = list(SelfAssessmentLevel)

@@ -30,8 +30,8 @@ from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_verify import cli
-from ghost_verify.common import canonical_report_json
 from ghost_verify.jobs import run_split, SplitRun
+from ghost_verify.report_json import canonical_report_json
 from ghost_verify.unverifiable import UnverifiableReason
 from ghost_verify.verify import VerificationResult, verify_all
 

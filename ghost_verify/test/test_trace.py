@@ -23,7 +23,7 @@ import pytest
 from ghost_core.actions import emit_reference_action
 from ghost_core.contracts import DecisionRationale
 from ghost_core.loop import CycleResult
-from ghost_verify.common import canonical_report_json
+from ghost_verify.report_json import canonical_report_json
 from ghost_verify.trace import ChainLink, ChainStatus, DecisionTraceReport, trace_decisions
 
 STATUSES = [status.value for status in ChainStatus]

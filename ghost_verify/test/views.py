@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ghost_verify.common import Violation
+from ghost_core.properties import Violation
 from ghost_verify.events import Actuation, Calibrated, GhostMessage, GhostTopicKind
 
 STAMP = 7_000_000_000
