@@ -10,7 +10,7 @@ from itertools import islice
 from ghost_core.calibration import build_calibration_history
 from ghost_core.contracts import PredictionOutcome
 from ghost_core.errors import GhostError
-from ghost_core.wire import calibration_history_to_msg_dict, parse_prediction_outcome
+from ghost_core.wire import parse_prediction_outcome, to_msg_dict
 
 from .common import JsonValue
 from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostMessage, GhostTopicKind
@@ -240,7 +240,7 @@ class HistoryChecker:
             self._unsure.append(f'the history at {stamp_ns} ns reaches outcomes before the '
                                 'part before was read for')
         eligible.reverse()
-        expected = calibration_history_to_msg_dict(
+        expected = to_msg_dict(
             build_calibration_history(eligible, window_size))
         differing = tuple(name for name in HISTORY_FIELDS
                           if not _same(recorded.get(name), expected[name]))
