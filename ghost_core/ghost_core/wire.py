@@ -219,10 +219,11 @@ def _sha(d: Mapping[str, Any], key: str, path: str) -> str | None:
 
 
 # --- compiling a message's converters --------------------------------------------------------
+# Each message compiles to two plain functions, built once from expression source (so a message
+# is converted by straight-line code, not by walking a field table).
 
-Reader = Callable[[Mapping[str, Any], str], Any]
-Writer = Callable[[Any], Any]
 Parser = Callable[..., Any]
+Writer = Callable[[Any], Any]
 
 
 def _nan_if_none(value: float | None) -> float:
@@ -232,6 +233,23 @@ def _nan_if_none(value: float | None) -> float:
 
 def _point(v: tuple[float, ...]) -> MsgDict:
     return {'x': float(v[0]), 'y': float(v[1]), 'z': float(v[2])}
+
+
+def _optional_time(d: Mapping[str, Any], key: str, flag: str, path: str) -> int | None:
+    present = _bool(d, flag, path)
+    stamp = _time(d, key, path)
+    if not present and stamp != 0:
+        raise MessageFormatError(
+            f'{path}.{key} must be zero when {flag} is false, got {stamp!r} ns')
+    return stamp if present else None
+
+
+def _optional_stamp(ns: int | None) -> dict[str, int]:
+    return ns_to_stamp(0 if ns is None else ns)
+
+
+def _not_a_mapping(d: object, path: str) -> MessageFormatError:
+    return MessageFormatError(f'{path} must be a mapping, got {d!r}')
 
 
 def _allows_none(hint: Any) -> bool:
@@ -245,19 +263,25 @@ def _is_enum(hint: Any, base: type) -> bool:
     return isinstance(hint, type) and issubclass(hint, base)
 
 
-class _Compiler:
-    """Builds the readers and writers of one message from its fields and its contract."""
+_SCALAR_READERS = {**dict.fromkeys(_INTEGERS, '_int'), **dict.fromkeys(_FLOATS, '_float'),
+                   'bool': '_bool', 'string': '_str'}
 
-    def __init__(self, name: str, parsers: Mapping[str, Parser],
-                 writers: Mapping[str, Writer]) -> None:
+
+class _Compiler:
+    """Writes the parser and the dict writer of one message from its fields and its contract.
+
+    Readers are expressions of `d` (the message dict) and `path`; writers expressions of `c`
+    (the contract). Names they use beyond the module's helpers go into `names`.
+    """
+
+    def __init__(self, name: str) -> None:
         self.name = name
         self.contract = CONTRACTS[name]
         self.hints = typing.get_type_hints(self.contract)
-        self.parsers = parsers
-        self.nested_writers = writers
-        self.readers: list[tuple[str, Reader]] = []
-        self.writers: list[tuple[str, Writer]] = []
-        self.flags = {flag: time for (msg, time), flag in PRESENCE_FLAGS.items() if msg == name}
+        self.readers: list[tuple[str, str]] = []
+        self.writers: list[tuple[str, str]] = []
+        self.names: dict[str, object] = {}
+        self.flags = {time: flag for (msg, time), flag in PRESENCE_FLAGS.items() if msg == name}
 
     def mismatch(self, detail: str) -> TypeError:
         return TypeError(f'contract {self.contract.__name__} does not mirror {self.name}.msg: '
@@ -268,12 +292,10 @@ class _Compiler:
             raise self.mismatch(f'message field {msg_field!r} has no contract field {field!r}')
         return self.hints[field]
 
-    def read(self, field: str, reader: Reader) -> None:
-        self.readers.append((field, reader))
-
-    def compile(self) -> tuple[tuple[tuple[str, Reader], ...], tuple[tuple[str, Writer], ...]]:
+    def source(self) -> str:
+        flags = set(self.flags.values())
         for key, msg_type in MESSAGE_FIELDS[self.name]:
-            if key not in self.flags:
+            if key not in flags:
                 self.field(key, msg_type)
         produced = [field for field, _ in self.readers]
         expected = [field.name for field in dataclasses.fields(self.contract)]
@@ -282,92 +304,78 @@ class _Compiler:
             raise self.mismatch(f'contract fields {missing} have no message field')
         order = {key: index for index, (key, _) in enumerate(MESSAGE_FIELDS[self.name])}
         self.writers.sort(key=lambda item: order[item[0]])
-        return tuple(self.readers), tuple(self.writers)
+        reads = ''.join(f'\n        {field}={expr},' for field, expr in self.readers)
+        writes = ''.join(f'\n        {key!r}: {expr},' for key, expr in self.writers)
+        return (f'def parse(d, path={self.name!r}):\n'
+                f'    if not isinstance(d, Mapping):\n'
+                f'        raise _not_a_mapping(d, path)\n'
+                f'    return _contract({reads}\n    )\n\n\n'
+                f'def write(c):\n'
+                f'    return {{{writes}\n    }}\n')
 
-    def field(self, key: str, msg_type: str) -> None:  # noqa: C901 - one case per field kind
-        getter = _attr
+    def field(self, key: str, msg_type: str) -> None:
         if msg_type == _HEADER:
             self.hint('stamp_ns', key)
             self.hint('frame_id', key)
-            self.read('stamp_ns', lambda d, path: _time(_sub(d, key, path), 'stamp',
-                                                        f'{path}.{key}'))
-            self.read('frame_id', lambda d, path: _str(_sub(d, key, path), 'frame_id',
-                                                       f'{path}.{key}'))
-            self.writers.append((key, lambda c: {'stamp': ns_to_stamp(c.stamp_ns),
-                                                 'frame_id': c.frame_id}))
+            where = f"path + '.{key}'"
+            self.readers.append(('stamp_ns', f"_time(_sub(d, {key!r}, path), 'stamp', {where})"))
+            self.readers.append(('frame_id',
+                                 f"_str(_sub(d, {key!r}, path), 'frame_id', {where})"))
+            self.writers.append((key, "{'stamp': ns_to_stamp(c.stamp_ns), "
+                                      "'frame_id': c.frame_id}"))
         elif msg_type == _TIME:
-            field = f'{key}_ns'
-            if _allows_none(self.hint(field, key)):
-                self.optional_time(key, field)
-            else:
-                self.read(field, lambda d, path: _time(d, key, path))
-                self.writers.append((key, lambda c: ns_to_stamp(getter(c, field))))
+            self.time(key, f'{key}_ns')
         elif msg_type in _VECTORS:
             self.hint(key, key)
-            self.read(key, lambda d, path: _vec3(d, key, path))
-            self.writers.append((key, lambda c: _point(getter(c, key))))
+            self.readers.append((key, f'_vec3(d, {key!r}, path)'))
+            self.writers.append((key, f'_point(c.{key})'))
         elif msg_type == _TWIST:
             self.twist(key)
         elif msg_type in CONTRACTS:
             self.hint(key, key)
-            parse = self.parsers[msg_type]
-            write = self.nested_writers[msg_type]
-            self.read(key, lambda d, path: parse(_sub(d, key, path), f'{path}.{key}'))
-            self.writers.append((key, lambda c: write(getter(c, key))))
+            self.readers.append(
+                (key, f"_parse_{msg_type}(_sub(d, {key!r}, path), path + '.{key}')"))
+            self.writers.append((key, f'_write_{msg_type}(c.{key})'))
         elif msg_type.endswith(']') and msg_type.split('[')[0] in _FLOATS:
             length = int(msg_type.split('[')[1].rstrip(']'))
-            self.read(key, lambda d, path: _floats(d, key, path, length))
-            if _allows_none(self.hint(key, key)):
-                self.writers.append((key, lambda c: [_nan_if_none(x) for x in getter(c, key)]))
-            else:
-                self.writers.append((key, lambda c: [float(x) for x in getter(c, key)]))
+            self.readers.append((key, f'_floats(d, {key!r}, path, {length})'))
+            convert = '_nan_if_none' if _allows_none(self.hint(key, key)) else 'float'
+            self.writers.append((key, f'[{convert}(x) for x in c.{key}]'))
         else:
             self.scalar(key, msg_type, self.hint(key, key))
 
     def scalar(self, key: str, msg_type: str, hint: Any) -> None:
-        getter = _attr
         if msg_type in _INTEGERS and _is_enum(hint, IntEnum):
-            self.read(key, lambda d, path: _enum(d, key, path, hint))
-            self.writers.append((key, lambda c: int(getter(c, key))))
-            return
-        if msg_type == 'string' and _is_enum(hint, StrEnum):
-            self.read(key, lambda d, path: _str_enum(d, key, path, hint))
-            self.writers.append((key, lambda c: getter(c, key).value))
-            return
-        if msg_type == 'string' and _allows_none(hint):
-            self.read(key, lambda d, path: _sha(d, key, path))
-            self.writers.append((key, lambda c: getter(c, key) or ''))
-            return
-        if msg_type in _FLOATS and _allows_none(hint):
-            self.read(key, lambda d, path: _float(d, key, path))
-            self.writers.append((key, lambda c: _nan_if_none(getter(c, key))))
-            return
-        readers: Mapping[str, Callable[[Mapping[str, Any], str, str], Any]] = {
-            **dict.fromkeys(_INTEGERS, _int), **dict.fromkeys(_FLOATS, _float),
-            'bool': _bool, 'string': _str}
-        read = readers.get(msg_type)
-        if read is None:
+            self.names[hint.__name__] = hint
+            self.readers.append((key, f'_enum(d, {key!r}, path, {hint.__name__})'))
+            self.writers.append((key, f'int(c.{key})'))
+        elif msg_type == 'string' and _is_enum(hint, StrEnum):
+            self.names[hint.__name__] = hint
+            self.readers.append((key, f'_str_enum(d, {key!r}, path, {hint.__name__})'))
+            self.writers.append((key, f'c.{key}.value'))
+        elif msg_type == 'string' and _allows_none(hint):
+            self.readers.append((key, f'_sha(d, {key!r}, path)'))
+            self.writers.append((key, f"c.{key} or ''"))
+        elif msg_type in _FLOATS and _allows_none(hint):
+            self.readers.append((key, f'_float(d, {key!r}, path)'))
+            self.writers.append((key, f'_nan_if_none(c.{key})'))
+        elif msg_type in _SCALAR_READERS:
+            self.readers.append((key, f'{_SCALAR_READERS[msg_type]}(d, {key!r}, path)'))
+            self.writers.append((key, f'c.{key}'))
+        else:
             raise self.mismatch(f'field {key!r} has type {msg_type}, which no contract reads')
-        self.read(key, lambda d, path: read(d, key, path))
-        self.writers.append((key, lambda c: getter(c, key)))
 
-    def optional_time(self, key: str, field: str) -> None:
-        flag = next((name for name, time in self.flags.items() if time == key), None)
+    def time(self, key: str, field: str) -> None:
+        if not _allows_none(self.hint(field, key)):
+            self.readers.append((field, f'_time(d, {key!r}, path)'))
+            self.writers.append((key, f'ns_to_stamp(c.{field})'))
+            return
+        flag = self.flags.get(key)
         if flag is None:
             raise self.mismatch(f'{field} may be None, but no PRESENCE_FLAGS entry says where')
-
-        def read(d: Mapping[str, Any], path: str) -> int | None:
-            present = _bool(d, flag, path)
-            stamp = _time(d, key, path)
-            if not present and stamp != 0:
-                raise MessageFormatError(
-                    f'{path}.{key} must be zero when {flag} is false, got {stamp!r} ns')
-            return stamp if present else None
-
-        self.read(field, read)
-        self.writers.append((flag, lambda c: getattr(c, field) is not None))
-        self.writers.append((key, lambda c: ns_to_stamp(0 if getattr(c, field) is None
-                                                        else getattr(c, field))))
+        self.readers.append((field, f'_optional_time(d, {key!r}, {flag!r}, path)'))
+        self.writers.append((flag, f'c.{field} is not None'))
+        self.writers.append((key, f'_optional_stamp(c.{field})'))
 
     def twist(self, key: str) -> None:
         names = next(((linear, angular) for linear, angular in
@@ -378,30 +386,11 @@ class _Compiler:
                                 f'or linear_/angular_{key}')
         linear, angular = names
         self.hint(angular, key)
-        self.read(linear, lambda d, path: _vec3(_sub(d, key, path), 'linear', f'{path}.{key}'))
-        self.read(angular, lambda d, path: _vec3(_sub(d, key, path), 'angular', f'{path}.{key}'))
-        self.writers.append((key, lambda c: {'linear': _point(getattr(c, linear)),
-                                             'angular': _point(getattr(c, angular))}))
-
-
-_attr = getattr
-
-
-def _parser(name: str, readers: tuple[tuple[str, Reader], ...]) -> Parser:
-    contract = CONTRACTS[name]
-
-    def parse(d: Mapping[str, Any], path: str = name) -> Any:
-        if not isinstance(d, Mapping):
-            raise MessageFormatError(f'{path} must be a mapping, got {d!r}')
-        return contract(**{field: read(d, path) for field, read in readers})
-
-    parse.__name__ = parse.__qualname__ = f'parse_{_snake(name)}'
-    parse.__doc__ = f'Return the {name} of a message dict (raise on invalid).'
-    return parse
-
-
-def _dict_writer(writers: tuple[tuple[str, Writer], ...]) -> Writer:
-    return lambda contract: {key: write(contract) for key, write in writers}
+        where = f"path + '.{key}'"
+        self.readers.append((linear, f"_vec3(_sub(d, {key!r}, path), 'linear', {where})"))
+        self.readers.append((angular, f"_vec3(_sub(d, {key!r}, path), 'angular', {where})"))
+        self.writers.append((key, f"{{'linear': _point(c.{linear}), "
+                                  f"'angular': _point(c.{angular})}}"))
 
 
 def _snake(name: str) -> str:
@@ -415,12 +404,20 @@ def _compile_all() -> tuple[dict[str, Parser], dict[type, Writer]]:
     while remaining:
         # A message compiles after the ghost messages it nests.
         name = next(name for name in remaining
-                    if all(t in parsers for _, t in MESSAGE_FIELDS[name]
-                           if t in CONTRACTS and t != name))
+                    if all(t in parsers for _, t in MESSAGE_FIELDS[name] if t in CONTRACTS))
         remaining.remove(name)
-        readers, field_writers = _Compiler(name, parsers, writers).compile()
-        parsers[name] = _parser(name, readers)
-        writers[name] = _dict_writer(field_writers)
+        compiler = _Compiler(name)
+        source = compiler.source()
+        namespace: dict[str, Any] = {
+            **globals(), **compiler.names, '_contract': compiler.contract,
+            **{f'_parse_{nested}': parse for nested, parse in parsers.items()},
+            **{f'_write_{nested}': write for nested, write in writers.items()},
+        }
+        exec(compile(source, f'<ghost_core.wire: {name}>', 'exec'), namespace)  # noqa: S102
+        parse, write = namespace['parse'], namespace['write']
+        parse.__name__ = parse.__qualname__ = f'parse_{_snake(name)}'
+        parse.__doc__ = f'Return the {name} of a message dict (raise on invalid).'
+        parsers[name], writers[name] = parse, write
     return parsers, {CONTRACTS[name]: writer for name, writer in writers.items()}
 
 
