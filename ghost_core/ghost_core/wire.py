@@ -30,19 +30,7 @@ import typing
 from typing import Any, TypeVar
 
 from ghost_core import _checks as check
-from ghost_core.contracts import (
-    ActionEmission,
-    ActuatorCommand,
-    AxisAssessment,
-    BeliefSelfAssessment,
-    CalibratedSelfAssessment,
-    CalibrationHistory,
-    Decision,
-    DecisionRationale,
-    ForwardPrediction,
-    GateEmission,
-    PredictionOutcome,
-)
+from ghost_core import contracts
 from ghost_core.errors import MessageFormatError
 from ghost_core.hashing import content_address
 from ghost_core.msg_fields import MESSAGE_FIELDS
@@ -78,12 +66,10 @@ _NS_PER_S = 10**9
 EnumT = TypeVar('EnumT', bound=IntEnum)
 StrEnumT = TypeVar('StrEnumT', bound=StrEnum)
 
-#: Every ghost message's contract, by .msg name.
+#: Every ghost message's contract, by .msg name: the contract class of that name, for every
+#: message of the field table (ghost_core.msg_fields) that is not another package's.
 CONTRACTS: Mapping[str, type] = MappingProxyType({
-    contract.__name__: contract
-    for contract in (ActionEmission, ActuatorCommand, AxisAssessment, BeliefSelfAssessment,
-                     CalibratedSelfAssessment, CalibrationHistory, Decision, DecisionRationale,
-                     ForwardPrediction, GateEmission, PredictionOutcome)
+    name: getattr(contracts, name) for name in MESSAGE_FIELDS if '/' not in name
 })
 
 #: (message, Time field) -> the bool field saying whether the stamp is present.
@@ -140,22 +126,25 @@ def _get(d: Mapping[str, Any], key: str, path: str) -> Any:
     return d[key]
 
 
-def _int(d: Mapping[str, Any], key: str, path: str) -> int:
+_NumberT = TypeVar('_NumberT', int, float)
+
+
+def _number(d: Mapping[str, Any], key: str, path: str, exact: type[_NumberT],
+            abstract: type[Any], what: str) -> _NumberT:
     value = _get(d, key, path)
-    if type(value) is int:
+    if type(value) is exact:
         return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise MessageFormatError(f'{path}.{key} must be an integer, got {value!r}')
-    return int(value)
+    if isinstance(value, bool) or not isinstance(value, abstract):
+        raise MessageFormatError(f'{path}.{key} must be {what}, got {value!r}')
+    return exact(value)
+
+
+def _int(d: Mapping[str, Any], key: str, path: str) -> int:
+    return _number(d, key, path, int, numbers.Integral, 'an integer')
 
 
 def _float(d: Mapping[str, Any], key: str, path: str) -> float:
-    value = _get(d, key, path)
-    if type(value) is float:
-        return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise MessageFormatError(f'{path}.{key} must be a number, got {value!r}')
-    return float(value)
+    return _number(d, key, path, float, numbers.Real, 'a number')
 
 
 def _enum(d: Mapping[str, Any], key: str, path: str, enum: type[EnumT]) -> EnumT:
@@ -263,8 +252,12 @@ def _is_enum(hint: Any, base: type) -> bool:
     return isinstance(hint, type) and issubclass(hint, base)
 
 
-_SCALAR_READERS = {**dict.fromkeys(_INTEGERS, '_int'), **dict.fromkeys(_FLOATS, '_float'),
-                   'bool': '_bool', 'string': '_str'}
+# What reads a scalar field {key} of d (the number checks inlined: this is the hot path).
+_SCALAR_READERS = {
+    **dict.fromkeys(_INTEGERS, "_number(d, {key!r}, path, int, _Integral, 'an integer')"),
+    **dict.fromkeys(_FLOATS, "_number(d, {key!r}, path, float, _Real, 'a number')"),
+    'bool': '_bool(d, {key!r}, path)', 'string': '_str(d, {key!r}, path)'}
+_Integral, _Real = numbers.Integral, numbers.Real
 
 
 class _Compiler:
@@ -357,10 +350,10 @@ class _Compiler:
             self.readers.append((key, f'_sha(d, {key!r}, path)'))
             self.writers.append((key, f"c.{key} or ''"))
         elif msg_type in _FLOATS and _allows_none(hint):
-            self.readers.append((key, f'_float(d, {key!r}, path)'))
+            self.readers.append((key, _SCALAR_READERS[msg_type].format(key=key)))
             self.writers.append((key, f'_nan_if_none(c.{key})'))
         elif msg_type in _SCALAR_READERS:
-            self.readers.append((key, f'{_SCALAR_READERS[msg_type]}(d, {key!r}, path)'))
+            self.readers.append((key, _SCALAR_READERS[msg_type].format(key=key)))
             self.writers.append((key, f'c.{key}'))
         else:
             raise self.mismatch(f'field {key!r} has type {msg_type}, which no contract reads')
@@ -445,21 +438,25 @@ def parse_message(name: str, d: Mapping[str, Any], path: str | None = None) -> A
     return _PARSERS[name](d, name if path is None else path)
 
 
-parse_action_emission: Callable[..., ActionEmission] = _PARSERS['ActionEmission']
-parse_actuator_command: Callable[..., ActuatorCommand] = _PARSERS['ActuatorCommand']
-parse_axis_assessment: Callable[..., AxisAssessment] = _PARSERS['AxisAssessment']
-parse_belief_self_assessment: Callable[..., BeliefSelfAssessment] = (
+parse_action_emission: Callable[..., contracts.ActionEmission] = _PARSERS['ActionEmission']
+parse_actuator_command: Callable[..., contracts.ActuatorCommand] = _PARSERS['ActuatorCommand']
+parse_axis_assessment: Callable[..., contracts.AxisAssessment] = _PARSERS['AxisAssessment']
+parse_belief_self_assessment: Callable[..., contracts.BeliefSelfAssessment] = (
     _PARSERS['BeliefSelfAssessment'])
-parse_calibrated_self_assessment: Callable[..., CalibratedSelfAssessment] = (
+parse_calibrated_self_assessment: Callable[..., contracts.CalibratedSelfAssessment] = (
     _PARSERS['CalibratedSelfAssessment'])
 #: parse_calibrated_self_assessment, by its short name.
 parse_calibrated = parse_calibrated_self_assessment
-parse_calibration_history: Callable[..., CalibrationHistory] = _PARSERS['CalibrationHistory']
-parse_decision: Callable[..., Decision] = _PARSERS['Decision']
-parse_decision_rationale: Callable[..., DecisionRationale] = _PARSERS['DecisionRationale']
-parse_forward_prediction: Callable[..., ForwardPrediction] = _PARSERS['ForwardPrediction']
-parse_gate_emission: Callable[..., GateEmission] = _PARSERS['GateEmission']
-parse_prediction_outcome: Callable[..., PredictionOutcome] = _PARSERS['PredictionOutcome']
+parse_calibration_history: Callable[..., contracts.CalibrationHistory] = (
+    _PARSERS['CalibrationHistory'])
+parse_decision: Callable[..., contracts.Decision] = _PARSERS['Decision']
+parse_decision_rationale: Callable[..., contracts.DecisionRationale] = (
+    _PARSERS['DecisionRationale'])
+parse_forward_prediction: Callable[..., contracts.ForwardPrediction] = (
+    _PARSERS['ForwardPrediction'])
+parse_gate_emission: Callable[..., contracts.GateEmission] = _PARSERS['GateEmission']
+parse_prediction_outcome: Callable[..., contracts.PredictionOutcome] = (
+    _PARSERS['PredictionOutcome'])
 
 #: Every ghost message: its .msg name -> (contract type, parser).
 MESSAGE_TYPES: Mapping[str, tuple[type, Callable[..., object]]] = MappingProxyType({

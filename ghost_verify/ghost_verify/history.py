@@ -10,6 +10,7 @@ from itertools import islice
 from ghost_core.calibration import build_calibration_history
 from ghost_core.contracts import PredictionOutcome
 from ghost_core.errors import GhostError
+from ghost_core.msg_fields import MESSAGE_FIELDS
 from ghost_core.wire import parse_prediction_outcome, to_msg_dict
 
 from .common import JsonValue
@@ -33,17 +34,9 @@ HISTORY_OUTCOME_LIMIT = 4096
 
 #: The CalibrationHistory fields compared (window_size is the input of the recomputation, and
 #: schema_version describes the message layout, not the evidence).
-HISTORY_FIELDS: tuple[str, ...] = (
-    'outcomes_considered',
-    'count_within_1_std',
-    'count_beyond_1_std',
-    'count_beyond_3_std',
-    'count_beyond_5_std',
-    'worst_position_mahalanobis',
-    'worst_orientation_mahalanobis',
-    'has_observed_stamp',
-    'most_recent_observed_stamp',
-)
+HISTORY_FIELDS: tuple[str, ...] = tuple(
+    name for name, _ in MESSAGE_FIELDS['CalibrationHistory']
+    if name not in ('window_size', 'schema_version'))
 _SHOWN_COUNTS = HISTORY_FIELDS[:5]
 
 _OUTCOME_TYPES = frozenset(name for name, kind in GHOST_SCHEMAS.items()
