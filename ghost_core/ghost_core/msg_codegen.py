@@ -28,7 +28,11 @@ FOREIGN_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = {
 
 def parse_msg(text: str, where: str) -> tuple[tuple[tuple[str, str], ...],
                                                 tuple[tuple[str, str, int], ...]]:
-    """Return the (name, type) fields and the (name, type, value) constants of a .msg text."""
+    """Return the (name, type) fields and the (name, type, value) constants of a .msg text.
+
+    Constants are returned so that a line is never mistaken for a field; the table holds
+    fields only.
+    """
     fields: list[tuple[str, str]] = []
     constants: list[tuple[str, str, int]] = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -63,27 +67,23 @@ def render(msg_texts: Mapping[str, str]) -> str:
         'from collections.abc import Mapping',
         'from types import MappingProxyType',
         '',
-        "__all__ = ['MESSAGE_CONSTANTS', 'MESSAGE_FIELDS']",
+        "__all__ = ['MESSAGE_FIELDS']",
         '',
         '#: Per message, its fields in .msg order: (name, type).',
         'MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({',
     ]
-    tables = {**{name: fields for name, (fields, _) in parsed.items()}, **FOREIGN_FIELDS}
-    for name, fields in tables.items():
+    for name, (fields, _) in parsed.items():
         lines.append(f'    {name!r}: (')
         lines.extend(f'        ({field!r}, {field_type!r}),' for field, field_type in fields)
         lines.append('    ),')
-    lines += [
-        '})',
-        '',
-        '#: Per ghost message, its constants in .msg order: (name, type, value).',
-        'MESSAGE_CONSTANTS: Mapping[str, tuple[tuple[str, str, int], ...]] = MappingProxyType({',
-    ]
-    for name, (_, constants) in parsed.items():
-        if constants:
+    lines.append("    # Other packages' types, as ROS 2 Jazzy defines them.")
+    for name, fields in FOREIGN_FIELDS.items():
+        line = f'    {name!r}: {fields!r},'
+        if len(line) <= 99:
+            lines.append(line)
+        else:
             lines.append(f'    {name!r}: (')
-            lines.extend(f'        ({constant!r}, {ctype!r}, {value!r}),'
-                         for constant, ctype, value in constants)
+            lines.extend(f'        {field!r},' for field in fields)
             lines.append('    ),')
     lines.append('})')
     return '\n'.join(lines) + '\n'

@@ -9,7 +9,7 @@ by 'package/Name'. A field is (name, type) with the type as the .msg spells it.
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ['MESSAGE_CONSTANTS', 'MESSAGE_FIELDS']
+__all__ = ['MESSAGE_FIELDS']
 
 #: Per message, its fields in .msg order: (name, type).
 MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
@@ -125,58 +125,13 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('position_normalised_distance', 'float64'),
         ('schema_version', 'uint32'),
     ),
-    'builtin_interfaces/Time': (
-        ('sec', 'int32'),
-        ('nanosec', 'uint32'),
-    ),
-    'std_msgs/Header': (
-        ('stamp', 'builtin_interfaces/Time'),
-        ('frame_id', 'string'),
-    ),
-    'geometry_msgs/Point': (
-        ('x', 'float64'),
-        ('y', 'float64'),
-        ('z', 'float64'),
-    ),
-    'geometry_msgs/Vector3': (
-        ('x', 'float64'),
-        ('y', 'float64'),
-        ('z', 'float64'),
-    ),
+    # Other packages' types, as ROS 2 Jazzy defines them.
+    'builtin_interfaces/Time': (('sec', 'int32'), ('nanosec', 'uint32')),
+    'std_msgs/Header': (('stamp', 'builtin_interfaces/Time'), ('frame_id', 'string')),
+    'geometry_msgs/Point': (('x', 'float64'), ('y', 'float64'), ('z', 'float64')),
+    'geometry_msgs/Vector3': (('x', 'float64'), ('y', 'float64'), ('z', 'float64')),
     'geometry_msgs/Twist': (
         ('linear', 'geometry_msgs/Vector3'),
         ('angular', 'geometry_msgs/Vector3'),
-    ),
-})
-
-#: Per ghost message, its constants in .msg order: (name, type, value).
-MESSAGE_CONSTANTS: Mapping[str, tuple[tuple[str, str, int], ...]] = MappingProxyType({
-    'ActuatorCommand': (
-        ('NONE', 'uint8', 0),
-        ('HOLD_POSITION', 'uint8', 1),
-        ('CONTINUE_MISSION', 'uint8', 2),
-        ('VELOCITY_SETPOINT', 'uint8', 3),
-        ('LAND', 'uint8', 4),
-        ('RETURN_TO_LAUNCH', 'uint8', 5),
-        ('KILL', 'uint8', 6),
-    ),
-    'BeliefSelfAssessment': (
-        ('KNOWN', 'uint8', 0),
-        ('UNCERTAIN', 'uint8', 1),
-        ('UNKNOWN', 'uint8', 2),
-    ),
-    'Decision': (
-        ('PROCEED', 'uint8', 0),
-        ('HOLD', 'uint8', 1),
-        ('YIELD_TO_PILOT', 'uint8', 2),
-        ('ENGAGE_RTL', 'uint8', 3),
-        ('ENGAGE_LAND', 'uint8', 4),
-        ('ENGAGE_KILL', 'uint8', 5),
-        ('ABSTAIN_UNCERTAIN', 'uint8', 6),
-    ),
-    'GateEmission': (
-        ('PASSED', 'uint8', 0),
-        ('HELD', 'uint8', 1),
-        ('VEHICLE_COMMAND', 'uint8', 2),
     ),
 })
