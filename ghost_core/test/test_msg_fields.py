@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import ghost_core.msg_codegen as codegen
 import ghost_core.msg_fields as msg_fields
 from ghost_core.msg_fields import MESSAGE_FIELDS
+import ghost_core.wire as wire
 
 MSG_DIR = Path(__file__).resolve().parent / '..' / '..' / 'ghost_interfaces' / 'msg'
 
@@ -36,3 +40,15 @@ def test_parse_msg_reads_fields_and_constants() -> None:
         'X.msg')
     assert fields == (('header', 'std_msgs/Header'), ('cov', 'float64[9]'))
     assert constants == (('KNOWN', 'uint8', 0),)
+
+
+def test_a_contract_that_does_not_mirror_its_message_is_refused(monkeypatch: Any) -> None:
+    """The wire layer refuses a message field without a contract field, and the reverse."""
+    fields = dict(MESSAGE_FIELDS)
+    fields['Decision'] = (*MESSAGE_FIELDS['Decision'], ('priority', 'uint8'))
+    monkeypatch.setattr(wire, 'MESSAGE_FIELDS', fields)
+    with pytest.raises(TypeError, match=r"Decision does not mirror Decision\.msg.*'priority'"):
+        wire._Compiler('Decision').source()
+    fields['Decision'] = MESSAGE_FIELDS['Decision'][:-1]
+    with pytest.raises(TypeError, match=r"contract fields \['reason'\] have no message field"):
+        wire._Compiler('Decision').source()
