@@ -17,7 +17,6 @@ __all__ = [
     'GHOST_SCHEMAS',
     'VIEWS',
     'Actuation',
-    'View',
     'At',
     'BagFileDigest',
     'BagInfo',
@@ -30,6 +29,7 @@ __all__ = [
     'Rationale',
     'ReadError',
     'ReadErrorKind',
+    'View',
     'actuation_of',
     'calibrated_of',
     'field_type',
@@ -168,9 +168,9 @@ class GhostMessage:
 
 
 # The typed views below read their fields from the message dict. A view field is read at the
-# message field of the same name unless annotated with At(another dotted path); its type is the one
-# ghost_core.msg_fields gives that path (generated from the .msg files), so no view spells a
-# field's type, and schema.REQUIRED_FIELDS is derived from the same paths.
+# message field of the same name unless annotated At(another dotted path); its type is the
+# one ghost_core.msg_fields gives that path (generated from the .msg files), so no view
+# spells a field's type, and schema.REQUIRED_FIELDS is derived from the same paths.
 
 @dataclass(frozen=True, slots=True)
 class At:
@@ -412,7 +412,7 @@ def _viewer(kind: GhostTopicKind, view: type[_V]) -> Callable[[GhostMessage], _V
 
     def view_of(message: GhostMessage) -> _V:
         where = _where(message)
-        return build(message, *(read(message, where) for read in readers))
+        return build(message, *[read(message, where) for read in readers])
 
     view_of.__doc__ = f'Extract the typed {view.__name__} view of a {message_type} message.'
     return view_of
