@@ -165,9 +165,6 @@ def _label(func: tuple[str, int, str]) -> str:
             index = len(parts) - 1 - parts[::-1].index(root)
             module = '.'.join(parts[index:])
             return f'{module.removesuffix(".py")}.{name}'
-    if (parts[-1], name) == ('functools.py', 'wrapper'):
-        # The only single-dispatch function the nodes call.
-        return 'ghost_core.wire.to_msg_dict'
     return name if path == '~' else f'{parts[-1].removesuffix(".py")}.{name}'
 
 

@@ -47,17 +47,20 @@ class ActionEmissionContract(Protocol):
         ...
 
 
-def emit_reference_action(rationale: DecisionRationale) -> ActionEmission:
+def emit_reference_action(rationale: DecisionRationale,
+                          rationale_sha256: str | None = None) -> ActionEmission:
     """Return the reference actuation of `rationale` (pure).
 
     The command kind comes from EMISSION_TABLE, the velocity is zero, the decision is carried
-    inline and rationale_sha256 = H(rationale); the stamp and frame are the rationale's.
+    inline and rationale_sha256 = H(rationale) (given when the caller has it already, hashed
+    from the message it received); the stamp and frame are the rationale's.
     """
     return ActionEmission(
         stamp_ns=rationale.stamp_ns,
         frame_id=rationale.frame_id,
         decision=rationale.decision,
-        rationale_sha256=message_address(rationale),
+        rationale_sha256=(message_address(rationale) if rationale_sha256 is None
+                          else rationale_sha256),
         command=ActuatorCommand(EMISSION_TABLE[rationale.decision.kind]),
         contract_id=REFERENCE_EMISSION_CONTRACT_ID,
     )

@@ -166,9 +166,14 @@ class MahalanobisDowngradePolicy:
                                self.downgrade_threshold)
 
     def adjust(
-        self, raw: BeliefSelfAssessment, history: CalibrationHistory
+        self, raw: BeliefSelfAssessment, history: CalibrationHistory,
+        raw_sha256: str | None = None,
     ) -> CalibratedSelfAssessment:
-        """Return `raw` calibrated by `history` (pure)."""
+        """Return `raw` calibrated by `history` (pure).
+
+        `raw_sha256` is H(raw) when the caller has it already (hashed from the message it
+        received); it is computed when None.
+        """
         if self.is_drift(history):
             level, reason = downgrade(raw.overall_level), REASON_DOWNGRADE
         elif history.outcomes_considered == 0:
@@ -179,7 +184,7 @@ class MahalanobisDowngradePolicy:
             stamp_ns=raw.stamp_ns,
             frame_id=raw.frame_id,
             raw_assessment=raw,
-            raw_assessment_sha256=message_address(raw),
+            raw_assessment_sha256=message_address(raw) if raw_sha256 is None else raw_sha256,
             calibration_history=history,
             adjusted_overall_level=level,
             adjustment_policy_id=self.policy_id,

@@ -442,6 +442,14 @@ class Decision:
         _set(self, 'reason', check.taxonomy(owner, 'reason', self.reason))
 
 
+def _decided_this_cycle(self: DecisionRationale | ActionEmission, owner: str) -> None:
+    """Check the decision carried inline: a Decision for this very cycle (ADR-0021)."""
+    decision = check.instance(owner, 'decision', self.decision, Decision)
+    if decision.decision_stamp_ns != self.stamp_ns:
+        raise check.failure(owner, 'decision.decision_stamp_ns',
+                            f'equal to stamp_ns ({self.stamp_ns})', decision.decision_stamp_ns)
+
+
 @dataclass(frozen=True, slots=True)
 class DecisionRationale:
     """A decision together with the content addresses of the assessments that justified it.
@@ -464,11 +472,7 @@ class DecisionRationale:
         """Enforce the invariants above, normalising field types."""
         owner = 'DecisionRationale'
         _header(self, owner)
-        decision = check.instance(owner, 'decision', self.decision, Decision)
-        if decision.decision_stamp_ns != self.stamp_ns:
-            raise check.failure(owner, 'decision.decision_stamp_ns',
-                                f'equal to stamp_ns ({self.stamp_ns})',
-                                decision.decision_stamp_ns)
+        _decided_this_cycle(self, owner)
         raw_sha = check.optional_sha256(owner, 'self_assessment_sha256',
                                         self.self_assessment_sha256)
         calibrated_sha = check.optional_sha256(owner, 'calibrated_assessment_sha256',
@@ -524,11 +528,7 @@ class ActionEmission:
         """Enforce the invariants above, normalising field types."""
         owner = 'ActionEmission'
         _header(self, owner)
-        decision = check.instance(owner, 'decision', self.decision, Decision)
-        if decision.decision_stamp_ns != self.stamp_ns:
-            raise check.failure(owner, 'decision.decision_stamp_ns',
-                                f'equal to stamp_ns ({self.stamp_ns})',
-                                decision.decision_stamp_ns)
+        _decided_this_cycle(self, owner)
         _set(self, 'rationale_sha256',
              check.sha256(owner, 'rationale_sha256', self.rationale_sha256))
         check.instance(owner, 'command', self.command, ActuatorCommand)

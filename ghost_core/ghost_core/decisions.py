@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
 from ghost_core.contracts import Decision, DecisionContext, DecisionRationale
+from ghost_core.errors import ContractError
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 from ghost_core.wire import message_address
 
@@ -94,20 +95,33 @@ class UncertaintyAwareReferencePolicy:
         return 'UncertaintyAwareReferencePolicy()'
 
 
-def decide_with_rationale(policy: Policy, context: DecisionContext) -> DecisionRationale:
+def decide_with_rationale(policy: Policy, context: DecisionContext,
+                          addresses: tuple[str, str] | None = None) -> DecisionRationale:
     """Run `policy` on `context` and return the decision with its rationale (pure).
 
     self_assessment_sha256 = H(raw assessment) and calibrated_assessment_sha256 =
-    H(calibrated assessment), each None when the context has none.
+    H(calibrated assessment), each None when the context has none. `addresses` gives both
+    when the caller has them already (a node hashes the message it received); it requires a
+    calibrated assessment in the context.
     """
     decision = policy.decide(context)
     raw, calibrated = context.self_assessment, context.calibrated_assessment
+    raw_sha: str | None
+    calibrated_sha: str | None
+    if addresses is not None:
+        if calibrated is None:
+            raise ContractError('decide_with_rationale: addresses given for a context without a '
+                                'calibrated assessment')
+        raw_sha, calibrated_sha = addresses
+    else:
+        raw_sha = None if raw is None else message_address(raw)
+        calibrated_sha = None if calibrated is None else message_address(calibrated)
     return DecisionRationale(
         stamp_ns=context.stamp_ns,
         frame_id=context.frame_id,
         decision=decision,
-        self_assessment_sha256=None if raw is None else message_address(raw),
-        calibrated_assessment_sha256=None if calibrated is None else message_address(calibrated),
+        self_assessment_sha256=raw_sha,
+        calibrated_assessment_sha256=calibrated_sha,
         policy_id=policy.policy_id,
     )
 

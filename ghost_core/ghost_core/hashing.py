@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 import hashlib
 import json
 import re
+from typing import Any
 
-__all__ = ['SHA256_HEX_PATTERN', 'canonical_json', 'content_address', 'is_sha256_hex']
+__all__ = ['SHA256_HEX_PATTERN', 'canonical_json', 'content_address', 'hash_form',
+           'is_sha256_hex', 'message_content_address']
 
 #: A content address: 64 lowercase hexadecimal digits.
 SHA256_HEX_PATTERN = re.compile(r'[0-9a-f]{64}')
@@ -30,3 +32,93 @@ def content_address(obj: Mapping[str, object]) -> str:
 def is_sha256_hex(value: object) -> bool:
     """Return True when `value` is a string of exactly 64 lowercase hexadecimal digits."""
     return isinstance(value, str) and SHA256_HEX_PATTERN.fullmatch(value) is not None
+
+
+# --- any message -> the dict H is defined on ---------------------------------------------------
+# One function for every form a message takes: an rclpy message (get_fields_and_field_types,
+# numpy arrays for fixed arrays), a decoded one (rosbags / mcap_ros2 / ghost_verify's own CDR
+# decoder: __slots__ objects) or a Mapping. Per message class the conversion is compiled once.
+
+_Converter = Callable[[Any], dict[str, Any]]
+_FLOAT_TYPES = frozenset({'float', 'double', 'float32', 'float64'})
+_converters: dict[type, _Converter] = {}
+
+
+def hash_form(msg: object) -> dict[str, Any]:
+    """Return the SPEC section 4 dict of a message: every field by its .msg name.
+
+    Nested messages become dicts, arrays lists, byte and uint8 arrays lists of ints, float
+    fields floats; other scalars keep their type. Raise TypeError for a value that is not a
+    message (no fields).
+    """
+    convert = _converters.get(type(msg))
+    if convert is None:
+        convert = _converters[type(msg)] = _compile(type(msg))
+    return convert(msg)
+
+
+def message_content_address(msg: object) -> str:
+    """Return H(msg) of a message in any of the forms hash_form reads."""
+    return content_address(hash_form(msg))
+
+
+def _compile(msg_type: type) -> _Converter:
+    if issubclass(msg_type, Mapping):
+        return _mapping_form
+    fields = getattr(msg_type, 'get_fields_and_field_types', None)
+    if callable(fields):
+        return _rclpy_converter(msg_type, fields())
+    names = getattr(msg_type, '__slots__', None)
+    if isinstance(names, (list, tuple)) and names:
+        slots = tuple(names)
+        return lambda msg: {name: _plain(getattr(msg, name)) for name in slots}
+    raise TypeError(f'a value of type {msg_type.__name__} is not a message (it has no fields)')
+
+
+def _mapping_form(msg: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _plain(value) for name, value in msg.items()}
+
+
+def _plain(value: Any) -> Any:
+    kind = type(value)
+    if kind is int or kind is float or kind is str or kind is bool:
+        return value
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return list(bytes(value))
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    tolist = getattr(value, 'tolist', None)
+    if callable(tolist):  # numpy arrays and scalars, array.array
+        plain = tolist()
+        return [_plain(item) for item in plain] if isinstance(plain, list) else plain
+    return hash_form(value)
+
+
+def _rclpy_converter(msg_type: type, fields: Mapping[str, str]) -> _Converter:
+    # rclpy gives scalars as Python values; only floats (an int may be assigned to a float
+    # field), arrays and nested messages need converting, by what the field's type says.
+    plan = tuple((name, _rclpy_field(type_name)) for name, type_name in fields.items())
+    identity = tuple(name for name, convert in plan if convert is None)
+    if len(identity) == len(plan):
+        return lambda msg: {name: getattr(msg, name) for name in identity}
+    return lambda msg: {name: getattr(msg, name) if convert is None
+                        else convert(getattr(msg, name)) for name, convert in plan}
+
+
+def _rclpy_field(type_name: str) -> Callable[[Any], Any] | None:
+    if type_name.startswith('sequence<') or type_name.endswith(']'):
+        element = type_name.removeprefix('sequence<').split('[')[0].split(',')[0].rstrip('>')
+        if element in ('byte', 'octet'):
+            return lambda values: [_byte(item) for item in values]
+        return _plain
+    if type_name in _FLOAT_TYPES:
+        return float
+    if '/' in type_name:
+        return hash_form
+    return None
+
+
+def _byte(value: Any) -> int:
+    return value[0] if isinstance(value, (bytes, bytearray)) else int(value)

@@ -70,15 +70,20 @@ def calibrate_from_history(
     raw: BeliefSelfAssessment,
     history: CalibrationHistory,
     config: LoopConfig = _DEFAULT_CONFIG,
+    raw_sha256: str | None = None,
 ) -> CalibratedSelfAssessment:
-    """Return `raw` calibrated by `history` under MahalanobisDowngradePolicy(M, K)."""
-    return config.adjustment_policy.adjust(raw, history)
+    """Return `raw` calibrated by `history` under MahalanobisDowngradePolicy(M, K).
+
+    `raw_sha256` is H(raw) when the caller already has it (computed when None).
+    """
+    return config.adjustment_policy.adjust(raw, history, raw_sha256)
 
 
 def calibrate(
     raw: BeliefSelfAssessment,
     outcomes: Iterable[PredictionOutcome],
     config: LoopConfig = _DEFAULT_CONFIG,
+    raw_sha256: str | None = None,
 ) -> CalibratedSelfAssessment:
     """Return `raw` calibrated by the last W observed outcomes stamped no later than it.
 
@@ -88,17 +93,26 @@ def calibrate(
     """
     eligible = (outcome for outcome in outcomes if outcome.stamp_ns <= raw.stamp_ns)
     return calibrate_from_history(raw, build_calibration_history(eligible, config.max_history),
-                                  config)
+                                  config, raw_sha256)
 
 
-def decide(calibrated: CalibratedSelfAssessment) -> DecisionRationale:
-    """Return the reference decision on the adjusted level, with both hashes filled."""
-    return decide_with_rationale(_REFERENCE_POLICY, DecisionContext.from_calibrated(calibrated))
+def decide(calibrated: CalibratedSelfAssessment,
+           addresses: tuple[str, str] | None = None) -> DecisionRationale:
+    """Return the reference decision on the adjusted level, with both hashes filled.
+
+    `addresses` is (H(calibrated.raw_assessment), H(calibrated)) when the caller has them
+    already, hashed from the message it received; they are computed when None.
+    """
+    return decide_with_rationale(_REFERENCE_POLICY, DecisionContext.from_calibrated(calibrated),
+                                 addresses)
 
 
-def emit(rationale: DecisionRationale) -> ActionEmission:
-    """Return the reference actuation of `rationale` (rationale_sha256 = H(rationale))."""
-    return emit_reference_action(rationale)
+def emit(rationale: DecisionRationale, rationale_sha256: str | None = None) -> ActionEmission:
+    """Return the reference actuation of `rationale` (rationale_sha256 = H(rationale)).
+
+    `rationale_sha256` is H(rationale) when the caller already has it (computed when None).
+    """
+    return emit_reference_action(rationale, rationale_sha256)
 
 
 def cycle_from_history(

@@ -1,50 +1,45 @@
-"""The message-dict layer: every ghost contract to and from the dict of SPEC section 4."""
+"""The message-dict layer: every ghost contract to and from the dict of SPEC section 4.
+
+Nothing here is written per message. For each ghost message, its fields (ghost_core.msg_fields,
+generated from the .msg files) and its contract's dataclass fields and annotations give a
+converter each way, compiled once at import; a contract that does not mirror its message (a
+field of one with no counterpart in the other) fails the import, naming both. The mapping
+between a message field and contract fields is by name and type:
+
+- ``std_msgs/Header header`` is the contract's ``stamp_ns`` and ``frame_id``;
+- a ``builtin_interfaces/Time X`` is ``X_ns`` (integer ns); ``int | None`` when a ``bool``
+  message field says whether it is present (PRESENCE_FLAGS; absent is a zero Time);
+- a ``geometry_msgs/Point`` or ``Vector3`` is a 3-tuple of floats of the same name;
+- a ``geometry_msgs/Twist X`` is two 3-tuples, ``X_linear``/``X_angular`` or
+  ``linear_X``/``angular_X``;
+- a nested ghost message is its contract; a fixed float array a tuple of floats;
+- an integer is an int, or the IntEnum the contract annotates; a string a str, a StrEnum, or
+  ``str | None`` (None is ''); a float annotated ``float | None`` (and array elements so
+  annotated) is NaN on the wire when None.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+import dataclasses
 from enum import IntEnum, StrEnum
-import functools
 import math
 import numbers
-from types import MappingProxyType
+from types import MappingProxyType, NoneType
+import typing
 from typing import Any, TypeVar
 
 from ghost_core import _checks as check
-from ghost_core.contracts import (
-    ActionEmission,
-    ActuatorCommand,
-    AxisAssessment,
-    BeliefSelfAssessment,
-    CalibratedSelfAssessment,
-    CalibrationHistory,
-    Decision,
-    DecisionRationale,
-    ForwardPrediction,
-    GateEmission,
-    Mat3,
-    PredictionOutcome,
-    SetpointVec3,
-    Vec3,
-)
+from ghost_core import contracts
 from ghost_core.errors import MessageFormatError
-from ghost_core.gate import GateAction, GateReason
 from ghost_core.hashing import content_address
-from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
+from ghost_core.msg_fields import MESSAGE_FIELDS
 
 __all__ = [
+    'CONTRACTS',
     'MESSAGE_TYPES',
     'MsgDict',
-    'action_emission_to_msg_dict',
-    'actuator_command_to_msg_dict',
-    'axis_assessment_to_msg_dict',
-    'belief_self_assessment_to_msg_dict',
-    'calibrated_to_msg_dict',
-    'calibration_history_to_msg_dict',
-    'decision_rationale_to_msg_dict',
-    'decision_to_msg_dict',
-    'forward_prediction_to_msg_dict',
-    'gate_emission_to_msg_dict',
+    'PRESENCE_FLAGS',
     'message_address',
     'ns_to_stamp',
     'parse_action_emission',
@@ -58,8 +53,8 @@ __all__ = [
     'parse_decision_rationale',
     'parse_forward_prediction',
     'parse_gate_emission',
+    'parse_message',
     'parse_prediction_outcome',
-    'prediction_outcome_to_msg_dict',
     'stamp_to_ns',
     'to_msg_dict',
 ]
@@ -71,11 +66,36 @@ _NS_PER_S = 10**9
 EnumT = TypeVar('EnumT', bound=IntEnum)
 StrEnumT = TypeVar('StrEnumT', bound=StrEnum)
 
+#: Every ghost message's contract, by .msg name: the contract class of that name, for every
+#: message of the field table (ghost_core.msg_fields) that is not another package's.
+CONTRACTS: Mapping[str, type] = MappingProxyType({
+    name: getattr(contracts, name) for name in MESSAGE_FIELDS if '/' not in name
+})
+
+#: (message, Time field) -> the bool field saying whether the stamp is present.
+PRESENCE_FLAGS: Mapping[tuple[str, str], str] = MappingProxyType({
+    ('CalibrationHistory', 'most_recent_observed_stamp'): 'has_observed_stamp',
+})
+
+_HEADER = 'std_msgs/Header'
+_TIME = 'builtin_interfaces/Time'
+_TWIST = 'geometry_msgs/Twist'
+_VECTORS = frozenset({'geometry_msgs/Point', 'geometry_msgs/Vector3'})
+_INTEGERS = frozenset({'byte', 'char', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32',
+                       'int64', 'uint64'})
+_FLOATS = frozenset({'float32', 'float64'})
+
 
 # --- time -------------------------------------------------------------------------------------
 
-def stamp_to_ns(d: Mapping[str, Any], path: str = 'stamp') -> int:
-    """Return a builtin_interfaces/Time dict ({'sec', 'nanosec'}) as integer nanoseconds."""
+def stamp_to_ns(d: Any, path: str = 'stamp') -> int:
+    """Return a builtin_interfaces/Time as integer nanoseconds (>= 0).
+
+    `d` is a {'sec', 'nanosec'} Mapping or a message with those attributes (rclpy, decoded);
+    raise MessageFormatError naming `path` when it is not a valid stamp.
+    """
+    if not isinstance(d, Mapping):
+        d = {'sec': getattr(d, 'sec', None), 'nanosec': getattr(d, 'nanosec', None)}
     sec = _int(d, 'sec', path)
     nanosec = _int(d, 'nanosec', path)
     if not 0 <= nanosec < _NS_PER_S:
@@ -93,203 +113,7 @@ def ns_to_stamp(ns: int) -> dict[str, int]:
     return {'sec': sec, 'nanosec': nanosec}
 
 
-# --- contract -> dict -------------------------------------------------------------------------
-
-def _header(stamp_ns: int, frame_id: str) -> MsgDict:
-    return {'stamp': ns_to_stamp(stamp_ns), 'frame_id': frame_id}
-
-
-def _point(v: Vec3) -> MsgDict:
-    return {'x': float(v[0]), 'y': float(v[1]), 'z': float(v[2])}
-
-
-@functools.singledispatch
-def to_msg_dict(contract: object) -> MsgDict:
-    """Return the message dict of any ghost message contract (SPEC section 4)."""
-    raise TypeError(f'no ghost message for {type(contract).__name__}')
-
-
-@to_msg_dict.register
-def axis_assessment_to_msg_dict(contract: AxisAssessment) -> MsgDict:
-    """Return the AxisAssessment message dict."""
-    return {'level': int(contract.level), 'max_std': contract.max_std, 'reason': contract.reason}
-
-
-@to_msg_dict.register
-def belief_self_assessment_to_msg_dict(contract: BeliefSelfAssessment) -> MsgDict:
-    """Return the BeliefSelfAssessment message dict."""
-    return {
-        'header': _header(contract.stamp_ns, contract.frame_id),
-        'overall_level': int(contract.overall_level),
-        'position': axis_assessment_to_msg_dict(contract.position),
-        'velocity': axis_assessment_to_msg_dict(contract.velocity),
-        'orientation': axis_assessment_to_msg_dict(contract.orientation),
-        'thresholds_sha256': contract.thresholds_sha256,
-        'assessor_id': contract.assessor_id,
-        'schema_version': contract.schema_version,
-    }
-
-
-@to_msg_dict.register
-def forward_prediction_to_msg_dict(contract: ForwardPrediction) -> MsgDict:
-    """Return the ForwardPrediction message dict."""
-    return {
-        'header': _header(contract.stamp_ns, contract.frame_id),
-        'target_stamp': ns_to_stamp(contract.target_stamp_ns),
-        'predicted_position': _point(contract.predicted_position),
-        'position_covariance': [float(x) for x in contract.position_covariance],
-        'model_id': contract.model_id,
-        'origin_position': _point(contract.origin_position),
-        'velocity': _point(contract.velocity),
-        'origin_position_covariance': [float(x) for x in contract.origin_position_covariance],
-        'velocity_covariance': [float(x) for x in contract.velocity_covariance],
-        'process_noise': contract.process_noise,
-        'schema_version': contract.schema_version,
-    }
-
-
-@to_msg_dict.register
-def prediction_outcome_to_msg_dict(contract: PredictionOutcome) -> MsgDict:
-    """Return the PredictionOutcome message dict."""
-    return {
-        'header': _header(contract.stamp_ns, contract.frame_id),
-        'prediction_stamp': ns_to_stamp(contract.prediction_stamp_ns),
-        'observed': contract.observed,
-        'status': contract.status,
-        'predicted_position': _point(contract.predicted_position),
-        'observed_position': _point(contract.observed_position),
-        'position_mahalanobis': contract.position_mahalanobis,
-        'orientation_mahalanobis': contract.orientation_mahalanobis,
-        'observation_stamp': ns_to_stamp(contract.observation_stamp_ns),
-        'position_axes_compared': contract.position_axes_compared,
-        'position_normalised_distance': contract.position_normalised_distance,
-        'schema_version': contract.schema_version,
-    }
-
-
-@to_msg_dict.register
-def calibration_history_to_msg_dict(contract: CalibrationHistory) -> MsgDict:
-    """Return the CalibrationHistory message dict (an absent stamp is has_observed_stamp False)."""
-    stamp = contract.most_recent_observed_stamp_ns
-    return {
-        'outcomes_considered': contract.outcomes_considered,
-        'count_within_1_std': contract.count_within_1_std,
-        'count_beyond_1_std': contract.count_beyond_1_std,
-        'count_beyond_3_std': contract.count_beyond_3_std,
-        'count_beyond_5_std': contract.count_beyond_5_std,
-        'worst_position_mahalanobis': contract.worst_position_mahalanobis,
-        'worst_orientation_mahalanobis': contract.worst_orientation_mahalanobis,
-        'has_observed_stamp': stamp is not None,
-        'most_recent_observed_stamp': ns_to_stamp(0 if stamp is None else stamp),
-        'window_size': contract.window_size,
-        'schema_version': contract.schema_version,
-    }
-
-
-@to_msg_dict.register
-def calibrated_to_msg_dict(contract: CalibratedSelfAssessment) -> MsgDict:
-    """Return the CalibratedSelfAssessment message dict."""
-    return {
-        'header': _header(contract.stamp_ns, contract.frame_id),
-        'raw_assessment': belief_self_assessment_to_msg_dict(contract.raw_assessment),
-        'raw_assessment_sha256': contract.raw_assessment_sha256,
-        'calibration_history': calibration_history_to_msg_dict(contract.calibration_history),
-        'adjusted_overall_level': int(contract.adjusted_overall_level),
-        'adjustment_policy_id': contract.adjustment_policy_id,
-        'adjustment_reason': contract.adjustment_reason,
-        'min_outcomes': contract.min_outcomes,
-        'downgrade_threshold': contract.downgrade_threshold,
-        'schema_version': contract.schema_version,
-    }
-
-
-@to_msg_dict.register
-def decision_to_msg_dict(contract: Decision) -> MsgDict:
-    """Return the Decision message dict."""
-    return {
-        'kind': int(contract.kind),
-        'decision_stamp': ns_to_stamp(contract.decision_stamp_ns),
-        'reason': contract.reason,
-    }
-
-
-@to_msg_dict.register
-def decision_rationale_to_msg_dict(contract: DecisionRationale) -> MsgDict:
-    """Return the DecisionRationale message dict (an absent sha is the empty string)."""
-    return {
-        'header': _header(contract.stamp_ns, contract.frame_id),
-        'decision': decision_to_msg_dict(contract.decision),
-        'self_assessment_sha256': contract.self_assessment_sha256 or '',
-        'calibrated_assessment_sha256': contract.calibrated_assessment_sha256 or '',
-        'policy_id': contract.policy_id,
-        'schema_version': contract.schema_version,
-    }
-
-
-@to_msg_dict.register
-def actuator_command_to_msg_dict(contract: ActuatorCommand) -> MsgDict:
-    """Return the ActuatorCommand message dict (velocity as a geometry_msgs/Twist dict)."""
-    return {
-        'kind': int(contract.kind),
-        'velocity': {
-            'linear': _point(contract.linear_velocity),
-            'angular': _point(contract.angular_velocity),
-        },
-    }
-
-
-@to_msg_dict.register
-def action_emission_to_msg_dict(contract: ActionEmission) -> MsgDict:
-    """Return the ActionEmission message dict."""
-    return {
-        'header': _header(contract.stamp_ns, contract.frame_id),
-        'decision': decision_to_msg_dict(contract.decision),
-        'rationale_sha256': contract.rationale_sha256,
-        'command': actuator_command_to_msg_dict(contract.command),
-        'contract_id': contract.contract_id,
-        'schema_version': contract.schema_version,
-    }
-
-
-def _setpoint(value: float | None) -> float:
-    # Not controlled (None) is NaN on the wire, as PX4 reads it; canonical JSON keeps NaN.
-    return math.nan if value is None else value
-
-
-@to_msg_dict.register
-def gate_emission_to_msg_dict(contract: GateEmission) -> MsgDict:
-    """Return the GateEmission message dict (a setpoint axis not controlled is NaN)."""
-    return {
-        'header': _header(contract.stamp_ns, contract.frame_id),
-        'action': int(contract.action),
-        'reason': contract.reason.value,
-        'mode': contract.mode,
-        'output_topic': contract.output_topic,
-        'has_actuation': contract.has_actuation,
-        'actuation_stamp': ns_to_stamp(contract.actuation_stamp_ns),
-        'rationale_sha256': contract.rationale_sha256,
-        'decision_kind': contract.decision_kind,
-        'command_kind': contract.command_kind,
-        'actuation_received': ns_to_stamp(contract.actuation_received_ns),
-        'timeout_s': contract.timeout_s,
-        'position': [_setpoint(value) for value in contract.position],
-        'velocity': [_setpoint(value) for value in contract.velocity],
-        'yaw': _setpoint(contract.yaw),
-        'twist': {
-            'linear': _point(contract.twist_linear),
-            'angular': _point(contract.twist_angular),
-        },
-        'vehicle_command': contract.vehicle_command,
-        'schema_version': contract.schema_version,
-    }
-
-
-def message_address(contract: object) -> str:
-    """Return H(msg) of a ghost message contract: content_address(to_msg_dict(contract))."""
-    return content_address(to_msg_dict(contract))
-
-
-# --- dict -> contract -------------------------------------------------------------------------
+# --- field readers (dict -> contract value) ----------------------------------------------------
 # Parsers accept any Mapping (e.g. rosidl's OrderedDict) and ignore fields they do not know:
 # SPEC section 3 allows extra fields. Shape errors raise MessageFormatError naming the path;
 # invariant violations raise ContractError from the contract itself.
@@ -302,22 +126,25 @@ def _get(d: Mapping[str, Any], key: str, path: str) -> Any:
     return d[key]
 
 
-def _int(d: Mapping[str, Any], key: str, path: str) -> int:
+_NumberT = TypeVar('_NumberT', int, float)
+
+
+def _number(d: Mapping[str, Any], key: str, path: str, exact: type[_NumberT],
+            abstract: type[Any], what: str) -> _NumberT:
     value = _get(d, key, path)
-    if type(value) is int:
+    if type(value) is exact:
         return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise MessageFormatError(f'{path}.{key} must be an integer, got {value!r}')
-    return int(value)
+    if isinstance(value, bool) or not isinstance(value, abstract):
+        raise MessageFormatError(f'{path}.{key} must be {what}, got {value!r}')
+    return exact(value)
+
+
+def _int(d: Mapping[str, Any], key: str, path: str) -> int:
+    return _number(d, key, path, int, numbers.Integral, 'an integer')
 
 
 def _float(d: Mapping[str, Any], key: str, path: str) -> float:
-    value = _get(d, key, path)
-    if type(value) is float:
-        return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise MessageFormatError(f'{path}.{key} must be a number, got {value!r}')
-    return float(value)
+    return _number(d, key, path, float, numbers.Real, 'a number')
 
 
 def _enum(d: Mapping[str, Any], key: str, path: str, enum: type[EnumT]) -> EnumT:
@@ -356,18 +183,13 @@ def _time(d: Mapping[str, Any], key: str, path: str) -> int:
     return stamp_to_ns(_sub(d, key, path), f'{path}.{key}')
 
 
-def _header_fields(d: Mapping[str, Any], path: str) -> tuple[int, str]:
-    header = _sub(d, 'header', path)
-    return _time(header, 'stamp', f'{path}.header'), _str(header, 'frame_id', f'{path}.header')
-
-
-def _vec3(d: Mapping[str, Any], key: str, path: str) -> Vec3:
+def _vec3(d: Mapping[str, Any], key: str, path: str) -> tuple[float, float, float]:
     point = _sub(d, key, path)
     where = f'{path}.{key}'
     return (_float(point, 'x', where), _float(point, 'y', where), _float(point, 'z', where))
 
 
-def _floats(d: Mapping[str, Any], key: str, path: str, length: int) -> Mat3:
+def _floats(d: Mapping[str, Any], key: str, path: str, length: int) -> tuple[float, ...]:
     value = _get(d, key, path)
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise MessageFormatError(f'{path}.{key} must be {length} numbers, got {value!r}')
@@ -379,227 +201,264 @@ def _floats(d: Mapping[str, Any], key: str, path: str, length: int) -> Mat3:
     return tuple(float(item) for item in items)
 
 
-def _float_triple(d: Mapping[str, Any], key: str, path: str) -> SetpointVec3:
-    x, y, z = _floats(d, key, path, 3)
-    return x, y, z
-
-
 def _sha(d: Mapping[str, Any], key: str, path: str) -> str | None:
     value = _str(d, key, path)
     return value or None
 
 
-def parse_axis_assessment(d: Mapping[str, Any], path: str = 'AxisAssessment') -> AxisAssessment:
-    """Return the AxisAssessment of a message dict (raise on invalid)."""
-    return AxisAssessment(_enum(d, 'level', path, SelfAssessmentLevel),
-                          _float(d, 'max_std', path),
-                          _str(d, 'reason', path))
+
+# --- compiling a message's converters --------------------------------------------------------
+# Each message compiles to two plain functions, built once from expression source (so a message
+# is converted by straight-line code, not by walking a field table).
+
+Parser = Callable[..., Any]
+Writer = Callable[[Any], Any]
 
 
-def parse_belief_self_assessment(
-    d: Mapping[str, Any], path: str = 'BeliefSelfAssessment'
-) -> BeliefSelfAssessment:
-    """Return the BeliefSelfAssessment of a message dict (raise on invalid)."""
-    stamp_ns, frame_id = _header_fields(d, path)
-    return BeliefSelfAssessment(
-        stamp_ns=stamp_ns,
-        frame_id=frame_id,
-        overall_level=_enum(d, 'overall_level', path, SelfAssessmentLevel),
-        position=parse_axis_assessment(_sub(d, 'position', path), f'{path}.position'),
-        velocity=parse_axis_assessment(_sub(d, 'velocity', path), f'{path}.velocity'),
-        orientation=parse_axis_assessment(_sub(d, 'orientation', path), f'{path}.orientation'),
-        thresholds_sha256=_str(d, 'thresholds_sha256', path),
-        assessor_id=_str(d, 'assessor_id', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
+def _nan_if_none(value: float | None) -> float:
+    # Not controlled (None) is NaN on the wire, as PX4 reads it; canonical JSON keeps NaN.
+    return math.nan if value is None else value
 
 
-def parse_forward_prediction(
-    d: Mapping[str, Any], path: str = 'ForwardPrediction'
-) -> ForwardPrediction:
-    """Return the ForwardPrediction of a message dict (raise on invalid)."""
-    stamp_ns, frame_id = _header_fields(d, path)
-    return ForwardPrediction(
-        stamp_ns=stamp_ns,
-        frame_id=frame_id,
-        target_stamp_ns=_time(d, 'target_stamp', path),
-        predicted_position=_vec3(d, 'predicted_position', path),
-        position_covariance=_floats(d, 'position_covariance', path, 9),
-        model_id=_str(d, 'model_id', path),
-        origin_position=_vec3(d, 'origin_position', path),
-        velocity=_vec3(d, 'velocity', path),
-        origin_position_covariance=_floats(d, 'origin_position_covariance', path, 9),
-        velocity_covariance=_floats(d, 'velocity_covariance', path, 9),
-        process_noise=_float(d, 'process_noise', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
+def _point(v: tuple[float, ...]) -> MsgDict:
+    return {'x': float(v[0]), 'y': float(v[1]), 'z': float(v[2])}
 
 
-def parse_prediction_outcome(
-    d: Mapping[str, Any], path: str = 'PredictionOutcome'
-) -> PredictionOutcome:
-    """Return the PredictionOutcome of a message dict (raise on invalid, NaN included)."""
-    stamp_ns, frame_id = _header_fields(d, path)
-    return PredictionOutcome(
-        stamp_ns=stamp_ns,
-        frame_id=frame_id,
-        prediction_stamp_ns=_time(d, 'prediction_stamp', path),
-        observed=_bool(d, 'observed', path),
-        status=_str(d, 'status', path),
-        predicted_position=_vec3(d, 'predicted_position', path),
-        observed_position=_vec3(d, 'observed_position', path),
-        position_mahalanobis=_float(d, 'position_mahalanobis', path),
-        orientation_mahalanobis=_float(d, 'orientation_mahalanobis', path),
-        observation_stamp_ns=_time(d, 'observation_stamp', path),
-        position_axes_compared=_int(d, 'position_axes_compared', path),
-        position_normalised_distance=_float(d, 'position_normalised_distance', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
-
-
-def parse_calibration_history(
-    d: Mapping[str, Any], path: str = 'CalibrationHistory'
-) -> CalibrationHistory:
-    """Return the CalibrationHistory of a message dict (raise on invalid).
-
-    When has_observed_stamp is False the stamp must be zero and is read as absent (None).
-    """
-    has_stamp = _bool(d, 'has_observed_stamp', path)
-    stamp = _time(d, 'most_recent_observed_stamp', path)
-    if not has_stamp and stamp != 0:
+def _optional_time(d: Mapping[str, Any], key: str, flag: str, path: str) -> int | None:
+    present = _bool(d, flag, path)
+    stamp = _time(d, key, path)
+    if not present and stamp != 0:
         raise MessageFormatError(
-            f'{path}.most_recent_observed_stamp must be zero when has_observed_stamp is false,'
-            f' got {stamp!r} ns')
-    return CalibrationHistory(
-        outcomes_considered=_int(d, 'outcomes_considered', path),
-        count_within_1_std=_int(d, 'count_within_1_std', path),
-        count_beyond_1_std=_int(d, 'count_beyond_1_std', path),
-        count_beyond_3_std=_int(d, 'count_beyond_3_std', path),
-        count_beyond_5_std=_int(d, 'count_beyond_5_std', path),
-        worst_position_mahalanobis=_float(d, 'worst_position_mahalanobis', path),
-        worst_orientation_mahalanobis=_float(d, 'worst_orientation_mahalanobis', path),
-        most_recent_observed_stamp_ns=stamp if has_stamp else None,
-        window_size=_int(d, 'window_size', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
+            f'{path}.{key} must be zero when {flag} is false, got {stamp!r} ns')
+    return stamp if present else None
 
 
-def parse_calibrated(
-    d: Mapping[str, Any], path: str = 'CalibratedSelfAssessment'
-) -> CalibratedSelfAssessment:
-    """Return the CalibratedSelfAssessment of a message dict (raise on invalid)."""
-    stamp_ns, frame_id = _header_fields(d, path)
-    return CalibratedSelfAssessment(
-        stamp_ns=stamp_ns,
-        frame_id=frame_id,
-        raw_assessment=parse_belief_self_assessment(_sub(d, 'raw_assessment', path),
-                                                    f'{path}.raw_assessment'),
-        raw_assessment_sha256=_str(d, 'raw_assessment_sha256', path),
-        calibration_history=parse_calibration_history(_sub(d, 'calibration_history', path),
-                                                      f'{path}.calibration_history'),
-        adjusted_overall_level=_enum(d, 'adjusted_overall_level', path, SelfAssessmentLevel),
-        adjustment_policy_id=_str(d, 'adjustment_policy_id', path),
-        adjustment_reason=_str(d, 'adjustment_reason', path),
-        min_outcomes=_int(d, 'min_outcomes', path),
-        downgrade_threshold=_int(d, 'downgrade_threshold', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
+def _optional_stamp(ns: int | None) -> dict[str, int]:
+    return ns_to_stamp(0 if ns is None else ns)
 
 
-#: Alias of parse_calibrated named after the message.
-parse_calibrated_self_assessment = parse_calibrated
+def _not_a_mapping(d: object, path: str) -> MessageFormatError:
+    return MessageFormatError(f'{path} must be a mapping, got {d!r}')
 
 
-def parse_decision(d: Mapping[str, Any], path: str = 'Decision') -> Decision:
-    """Return the Decision of a message dict (raise on invalid)."""
-    return Decision(
-        kind=_enum(d, 'kind', path, DecisionKind),
-        decision_stamp_ns=_time(d, 'decision_stamp', path),
-        reason=_str(d, 'reason', path),
-    )
+def _allows_none(hint: Any) -> bool:
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple:
+        return any(_allows_none(arg) for arg in args)
+    return NoneType in args
 
 
-def parse_decision_rationale(
-    d: Mapping[str, Any], path: str = 'DecisionRationale'
-) -> DecisionRationale:
-    """Return the DecisionRationale of a message dict (empty sha strings become None)."""
-    stamp_ns, frame_id = _header_fields(d, path)
-    return DecisionRationale(
-        stamp_ns=stamp_ns,
-        frame_id=frame_id,
-        decision=parse_decision(_sub(d, 'decision', path), f'{path}.decision'),
-        self_assessment_sha256=_sha(d, 'self_assessment_sha256', path),
-        calibrated_assessment_sha256=_sha(d, 'calibrated_assessment_sha256', path),
-        policy_id=_str(d, 'policy_id', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
+def _is_enum(hint: Any, base: type) -> bool:
+    return isinstance(hint, type) and issubclass(hint, base)
 
 
-def parse_actuator_command(
-    d: Mapping[str, Any], path: str = 'ActuatorCommand'
-) -> ActuatorCommand:
-    """Return the ActuatorCommand of a message dict (raise on invalid)."""
-    velocity = _sub(d, 'velocity', path)
-    return ActuatorCommand(
-        kind=_enum(d, 'kind', path, ActuatorCommandKind),
-        linear_velocity=_vec3(velocity, 'linear', f'{path}.velocity'),
-        angular_velocity=_vec3(velocity, 'angular', f'{path}.velocity'),
-    )
+# What reads a scalar field {key} of d (the number checks inlined: this is the hot path).
+_SCALAR_READERS = {
+    **dict.fromkeys(_INTEGERS, "_number(d, {key!r}, path, int, _Integral, 'an integer')"),
+    **dict.fromkeys(_FLOATS, "_number(d, {key!r}, path, float, _Real, 'a number')"),
+    'bool': '_bool(d, {key!r}, path)', 'string': '_str(d, {key!r}, path)'}
+_Integral, _Real = numbers.Integral, numbers.Real
 
 
-def parse_action_emission(d: Mapping[str, Any], path: str = 'ActionEmission') -> ActionEmission:
-    """Return the ActionEmission of a message dict (raise on invalid)."""
-    stamp_ns, frame_id = _header_fields(d, path)
-    return ActionEmission(
-        stamp_ns=stamp_ns,
-        frame_id=frame_id,
-        decision=parse_decision(_sub(d, 'decision', path), f'{path}.decision'),
-        rationale_sha256=_str(d, 'rationale_sha256', path),
-        command=parse_actuator_command(_sub(d, 'command', path), f'{path}.command'),
-        contract_id=_str(d, 'contract_id', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
+class _Compiler:
+    """Writes the parser and the dict writer of one message from its fields and its contract.
+
+    Readers are expressions of `d` (the message dict) and `path`; writers expressions of `c`
+    (the contract). Names they use beyond the module's helpers go into `names`.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.contract = CONTRACTS[name]
+        self.hints = typing.get_type_hints(self.contract)
+        self.readers: list[tuple[str, str]] = []
+        self.writers: list[tuple[str, str]] = []
+        self.names: dict[str, object] = {}
+        self.flags = {time: flag for (msg, time), flag in PRESENCE_FLAGS.items() if msg == name}
+
+    def mismatch(self, detail: str) -> TypeError:
+        return TypeError(f'contract {self.contract.__name__} does not mirror {self.name}.msg: '
+                         f'{detail}')
+
+    def hint(self, field: str, msg_field: str) -> Any:
+        if field not in self.hints:
+            raise self.mismatch(f'message field {msg_field!r} has no contract field {field!r}')
+        return self.hints[field]
+
+    def source(self) -> str:
+        flags = set(self.flags.values())
+        for key, msg_type in MESSAGE_FIELDS[self.name]:
+            if key not in flags:
+                self.field(key, msg_type)
+        produced = [field for field, _ in self.readers]
+        expected = [field.name for field in dataclasses.fields(self.contract)]
+        if sorted(produced) != sorted(expected):
+            missing = sorted(set(expected) - set(produced))
+            raise self.mismatch(f'contract fields {missing} have no message field')
+        order = {key: index for index, (key, _) in enumerate(MESSAGE_FIELDS[self.name])}
+        self.writers.sort(key=lambda item: order[item[0]])
+        reads = ''.join(f'\n        {field}={expr},' for field, expr in self.readers)
+        writes = ''.join(f'\n        {key!r}: {expr},' for key, expr in self.writers)
+        return (f'def parse(d, path={self.name!r}):\n'
+                f'    if not isinstance(d, Mapping):\n'
+                f'        raise _not_a_mapping(d, path)\n'
+                f'    return _contract({reads}\n    )\n\n\n'
+                f'def write(c):\n'
+                f'    return {{{writes}\n    }}\n')
+
+    def field(self, key: str, msg_type: str) -> None:
+        if msg_type == _HEADER:
+            self.hint('stamp_ns', key)
+            self.hint('frame_id', key)
+            where = f"path + '.{key}'"
+            self.readers.append(('stamp_ns', f"_time(_sub(d, {key!r}, path), 'stamp', {where})"))
+            self.readers.append(('frame_id',
+                                 f"_str(_sub(d, {key!r}, path), 'frame_id', {where})"))
+            self.writers.append((key, "{'stamp': ns_to_stamp(c.stamp_ns), "
+                                      "'frame_id': c.frame_id}"))
+        elif msg_type == _TIME:
+            self.time(key, f'{key}_ns')
+        elif msg_type in _VECTORS:
+            self.hint(key, key)
+            self.readers.append((key, f'_vec3(d, {key!r}, path)'))
+            self.writers.append((key, f'_point(c.{key})'))
+        elif msg_type == _TWIST:
+            self.twist(key)
+        elif msg_type in CONTRACTS:
+            self.hint(key, key)
+            self.readers.append(
+                (key, f"_parse_{msg_type}(_sub(d, {key!r}, path), path + '.{key}')"))
+            self.writers.append((key, f'_write_{msg_type}(c.{key})'))
+        elif msg_type.endswith(']') and msg_type.split('[')[0] in _FLOATS:
+            length = int(msg_type.split('[')[1].rstrip(']'))
+            self.readers.append((key, f'_floats(d, {key!r}, path, {length})'))
+            convert = '_nan_if_none' if _allows_none(self.hint(key, key)) else 'float'
+            self.writers.append((key, f'[{convert}(x) for x in c.{key}]'))
+        else:
+            self.scalar(key, msg_type, self.hint(key, key))
+
+    def scalar(self, key: str, msg_type: str, hint: Any) -> None:
+        if msg_type in _INTEGERS and _is_enum(hint, IntEnum):
+            self.names[hint.__name__] = hint
+            self.readers.append((key, f'_enum(d, {key!r}, path, {hint.__name__})'))
+            self.writers.append((key, f'int(c.{key})'))
+        elif msg_type == 'string' and _is_enum(hint, StrEnum):
+            self.names[hint.__name__] = hint
+            self.readers.append((key, f'_str_enum(d, {key!r}, path, {hint.__name__})'))
+            self.writers.append((key, f'c.{key}.value'))
+        elif msg_type == 'string' and _allows_none(hint):
+            self.readers.append((key, f'_sha(d, {key!r}, path)'))
+            self.writers.append((key, f"c.{key} or ''"))
+        elif msg_type in _FLOATS and _allows_none(hint):
+            self.readers.append((key, _SCALAR_READERS[msg_type].format(key=key)))
+            self.writers.append((key, f'_nan_if_none(c.{key})'))
+        elif msg_type in _SCALAR_READERS:
+            self.readers.append((key, _SCALAR_READERS[msg_type].format(key=key)))
+            self.writers.append((key, f'c.{key}'))
+        else:
+            raise self.mismatch(f'field {key!r} has type {msg_type}, which no contract reads')
+
+    def time(self, key: str, field: str) -> None:
+        if not _allows_none(self.hint(field, key)):
+            self.readers.append((field, f'_time(d, {key!r}, path)'))
+            self.writers.append((key, f'ns_to_stamp(c.{field})'))
+            return
+        flag = self.flags.get(key)
+        if flag is None:
+            raise self.mismatch(f'{field} may be None, but no PRESENCE_FLAGS entry says where')
+        self.readers.append((field, f'_optional_time(d, {key!r}, {flag!r}, path)'))
+        self.writers.append((flag, f'c.{field} is not None'))
+        self.writers.append((key, f'_optional_stamp(c.{field})'))
+
+    def twist(self, key: str) -> None:
+        names = next(((linear, angular) for linear, angular in
+                      ((f'{key}_linear', f'{key}_angular'), (f'linear_{key}', f'angular_{key}'))
+                      if linear in self.hints), None)
+        if names is None:
+            raise self.mismatch(f'twist {key!r} has no contract fields {key}_linear/_angular '
+                                f'or linear_/angular_{key}')
+        linear, angular = names
+        self.hint(angular, key)
+        where = f"path + '.{key}'"
+        self.readers.append((linear, f"_vec3(_sub(d, {key!r}, path), 'linear', {where})"))
+        self.readers.append((angular, f"_vec3(_sub(d, {key!r}, path), 'angular', {where})"))
+        self.writers.append((key, f"{{'linear': _point(c.{linear}), "
+                                  f"'angular': _point(c.{angular})}}"))
 
 
-def parse_gate_emission(d: Mapping[str, Any], path: str = 'GateEmission') -> GateEmission:
-    """Return the GateEmission of a message dict (NaN setpoint axes become None)."""
-    stamp_ns, frame_id = _header_fields(d, path)
-    twist = _sub(d, 'twist', path)
-    return GateEmission(
-        stamp_ns=stamp_ns,
-        frame_id=frame_id,
-        action=_enum(d, 'action', path, GateAction),
-        reason=_str_enum(d, 'reason', path, GateReason),
-        mode=_str(d, 'mode', path),
-        output_topic=_str(d, 'output_topic', path),
-        timeout_s=_float(d, 'timeout_s', path),
-        has_actuation=_bool(d, 'has_actuation', path),
-        actuation_stamp_ns=_time(d, 'actuation_stamp', path),
-        rationale_sha256=_str(d, 'rationale_sha256', path),
-        decision_kind=_int(d, 'decision_kind', path),
-        command_kind=_int(d, 'command_kind', path),
-        actuation_received_ns=_time(d, 'actuation_received', path),
-        position=_float_triple(d, 'position', path),
-        velocity=_float_triple(d, 'velocity', path),
-        yaw=_float(d, 'yaw', path),
-        twist_linear=_vec3(twist, 'linear', f'{path}.twist'),
-        twist_angular=_vec3(twist, 'angular', f'{path}.twist'),
-        vehicle_command=_int(d, 'vehicle_command', path),
-        schema_version=_int(d, 'schema_version', path),
-    )
+def _snake(name: str) -> str:
+    return ''.join(f'_{char.lower()}' if char.isupper() else char for char in name).lstrip('_')
 
+
+def _compile_all() -> tuple[dict[str, Parser], dict[type, Writer]]:
+    parsers: dict[str, Parser] = {}
+    writers: dict[str, Writer] = {}
+    remaining = list(CONTRACTS)
+    while remaining:
+        # A message compiles after the ghost messages it nests.
+        name = next(name for name in remaining
+                    if all(t in parsers for _, t in MESSAGE_FIELDS[name] if t in CONTRACTS))
+        remaining.remove(name)
+        compiler = _Compiler(name)
+        source = compiler.source()
+        namespace: dict[str, Any] = {
+            **globals(), **compiler.names, '_contract': compiler.contract,
+            **{f'_parse_{nested}': parse for nested, parse in parsers.items()},
+            **{f'_write_{nested}': write for nested, write in writers.items()},
+        }
+        exec(compile(source, f'<ghost_core.wire: {name}>', 'exec'), namespace)  # noqa: S102
+        parse, write = namespace['parse'], namespace['write']
+        parse.__name__ = parse.__qualname__ = f'parse_{_snake(name)}'
+        parse.__doc__ = f'Return the {name} of a message dict (raise on invalid).'
+        parsers[name], writers[name] = parse, write
+    return parsers, {CONTRACTS[name]: writer for name, writer in writers.items()}
+
+
+_PARSERS, _WRITERS = _compile_all()
+
+
+# --- the public layer -------------------------------------------------------------------------
+
+def to_msg_dict(contract: object) -> MsgDict:
+    """Return the message dict of any ghost message contract (SPEC section 4)."""
+    write = _WRITERS.get(type(contract))
+    if write is None:
+        raise TypeError(f'no ghost message for {type(contract).__name__}')
+    result: MsgDict = write(contract)
+    return result
+
+
+def message_address(contract: object) -> str:
+    """Return H(msg) of a ghost message contract: content_address(to_msg_dict(contract))."""
+    return content_address(to_msg_dict(contract))
+
+
+def parse_message(name: str, d: Mapping[str, Any], path: str | None = None) -> Any:
+    """Return the contract of the ghost message `name` read from a message dict."""
+    return _PARSERS[name](d, name if path is None else path)
+
+
+parse_action_emission: Callable[..., contracts.ActionEmission] = _PARSERS['ActionEmission']
+parse_actuator_command: Callable[..., contracts.ActuatorCommand] = _PARSERS['ActuatorCommand']
+parse_axis_assessment: Callable[..., contracts.AxisAssessment] = _PARSERS['AxisAssessment']
+parse_belief_self_assessment: Callable[..., contracts.BeliefSelfAssessment] = (
+    _PARSERS['BeliefSelfAssessment'])
+parse_calibrated_self_assessment: Callable[..., contracts.CalibratedSelfAssessment] = (
+    _PARSERS['CalibratedSelfAssessment'])
+#: parse_calibrated_self_assessment, by its short name.
+parse_calibrated = parse_calibrated_self_assessment
+parse_calibration_history: Callable[..., contracts.CalibrationHistory] = (
+    _PARSERS['CalibrationHistory'])
+parse_decision: Callable[..., contracts.Decision] = _PARSERS['Decision']
+parse_decision_rationale: Callable[..., contracts.DecisionRationale] = (
+    _PARSERS['DecisionRationale'])
+parse_forward_prediction: Callable[..., contracts.ForwardPrediction] = (
+    _PARSERS['ForwardPrediction'])
+parse_gate_emission: Callable[..., contracts.GateEmission] = _PARSERS['GateEmission']
+parse_prediction_outcome: Callable[..., contracts.PredictionOutcome] = (
+    _PARSERS['PredictionOutcome'])
 
 #: Every ghost message: its .msg name -> (contract type, parser).
 MESSAGE_TYPES: Mapping[str, tuple[type, Callable[..., object]]] = MappingProxyType({
-    'ActionEmission': (ActionEmission, parse_action_emission),
-    'ActuatorCommand': (ActuatorCommand, parse_actuator_command),
-    'AxisAssessment': (AxisAssessment, parse_axis_assessment),
-    'BeliefSelfAssessment': (BeliefSelfAssessment, parse_belief_self_assessment),
-    'CalibratedSelfAssessment': (CalibratedSelfAssessment, parse_calibrated),
-    'CalibrationHistory': (CalibrationHistory, parse_calibration_history),
-    'Decision': (Decision, parse_decision),
-    'DecisionRationale': (DecisionRationale, parse_decision_rationale),
-    'ForwardPrediction': (ForwardPrediction, parse_forward_prediction),
-    'GateEmission': (GateEmission, parse_gate_emission),
-    'PredictionOutcome': (PredictionOutcome, parse_prediction_outcome),
+    name: (contract, _PARSERS[name]) for name, contract in CONTRACTS.items()
 })

@@ -11,11 +11,11 @@ import rclpy
 
 from ghost_core.contracts import Decision, DecisionContext
 from ghost_core.decisions import decide_with_rationale
+from ghost_core.hashing import hash_form
 from ghost_core.levels import DecisionKind
 from ghost_core.wire import parse_calibrated, to_msg_dict
 from ghost_interfaces.msg import CalibratedSelfAssessment, DecisionRationale
 from ghost_nodes.convert import from_msg_dict
-from ghost_nodes.convert import to_msg_dict as msg_to_dict
 from ghost_nodes.qos import GHOST_QOS
 from ghost_nodes.readiness import GraphStatusReporter
 
@@ -36,7 +36,7 @@ def main() -> None:
     pub = node.create_publisher(DecisionRationale, 'decisions', GHOST_QOS)
 
     def on_calibrated(msg: CalibratedSelfAssessment) -> None:
-        context = DecisionContext.from_calibrated(parse_calibrated(msg_to_dict(msg)))
+        context = DecisionContext.from_calibrated(parse_calibrated(hash_form(msg)))
         rationale = decide_with_rationale(policy, context)
         pub.publish(from_msg_dict(DecisionRationale, to_msg_dict(rationale)))
 

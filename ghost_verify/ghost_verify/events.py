@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import TypeVar
+from typing import Annotated, Any, get_args, get_type_hints, TypeVar
 
 from ghost_core.hashing import content_address
+from ghost_core.msg_fields import MESSAGE_FIELDS
 
 from .errors import BagFormatError
 
 __all__ = [
+    'COMPUTED',
     'GHOST_SCHEMAS',
+    'VIEWS',
     'Actuation',
+    'At',
     'BagFileDigest',
     'BagInfo',
     'Calibrated',
@@ -25,16 +29,20 @@ __all__ = [
     'Rationale',
     'ReadError',
     'ReadErrorKind',
+    'View',
     'actuation_of',
     'calibrated_of',
+    'field_type',
     'gate_record_of',
     'ghost_kind_of_schema',
     'rationale_of',
     'raw_assessment_of',
     'stamp_ns_of',
+    'view_paths',
 ]
 
 _T = TypeVar('_T')
+_V = TypeVar('_V', bound='View')
 
 
 class GhostTopicKind(StrEnum):
@@ -159,99 +167,107 @@ class GhostMessage:
     part_sha256: tuple[tuple[str, str], ...] = ()
 
 
+# The typed views below read their fields from the message dict. A view field is read at the
+# message field of the same name unless annotated At(another dotted path); its type is the
+# one ghost_core.msg_fields gives that path (generated from the .msg files), so no view
+# spells a field's type, and schema.REQUIRED_FIELDS is derived from the same paths.
+
 @dataclass(frozen=True, slots=True)
-class RawAssessment:
-    """A BeliefSelfAssessment published on the raw assessment topic."""
+class At:
+    """Annotates a view field read at the dotted message path `path`."""
+
+    path: str
+
+
+#: Annotates a view field that the view's reader computes (it reads no path of its own).
+COMPUTED = At('')
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A typed view of one ghost message: the message, then the fields read from it."""
 
     message: GhostMessage
+
+    @property
+    def stamp_ns(self) -> int:
+        """The message's header.stamp: the cycle stamp (a gate record's: when it was sent)."""
+        return self.message.stamp_ns
+
+
+@dataclass(frozen=True, slots=True)
+class RawAssessment(View):
+    """A BeliefSelfAssessment published on the raw assessment topic."""
+
     overall_level: int
 
 
 @dataclass(frozen=True, slots=True)
-class Calibrated:
+class Calibrated(View):
     """A CalibratedSelfAssessment: the facts the properties and the chain need from it.
 
     A ``ghost_core.properties.CalibratedFacts``, so the judges read it as it is.
     """
 
-    message: GhostMessage
-    raw_overall_level: int
-    inline_raw_sha256: str
+    raw_overall_level: Annotated[int, At('raw_assessment.overall_level')]
+    inline_raw_sha256: Annotated[str, COMPUTED]
     raw_assessment_sha256: str
     adjusted_overall_level: int
-    outcomes_considered: int
-    count_beyond_3_std: int
-    count_beyond_5_std: int
+    outcomes_considered: Annotated[int, At('calibration_history.outcomes_considered')]
+    count_beyond_3_std: Annotated[int, At('calibration_history.count_beyond_3_std')]
+    count_beyond_5_std: Annotated[int, At('calibration_history.count_beyond_5_std')]
     min_outcomes: int
     downgrade_threshold: int
 
-    @property
-    def stamp_ns(self) -> int:
-        """The cycle stamp (what ghost_core.properties.CalibratedFacts reads)."""
-        return self.message.stamp_ns
-
 
 @dataclass(frozen=True, slots=True)
-class Rationale:
+class Rationale(View):
     """A DecisionRationale: the decision and the content addresses it claims."""
 
-    message: GhostMessage
-    decision_kind: int
-    decision_reason: str
+    decision_kind: Annotated[int, At('decision.kind')]
+    decision_reason: Annotated[str, At('decision.reason')]
     policy_id: str
     self_assessment_sha256: str
     calibrated_assessment_sha256: str
 
 
 @dataclass(frozen=True, slots=True)
-class Actuation:
+class Actuation(View):
     """An ActionEmission: the decision it carries inline and the command it sent."""
 
-    message: GhostMessage
-    decision_kind: int
-    command_kind: int
+    decision_kind: Annotated[int, At('decision.kind')]
+    command_kind: Annotated[int, At('command.kind')]
     rationale_sha256: str
-
-    @property
-    def stamp_ns(self) -> int:
-        """The cycle stamp."""
-        return self.message.stamp_ns
 
 
 @dataclass(frozen=True, slots=True)
-class GateRecord:
+class GateRecord(View):
     """A GateEmission: what the command gate sent (a ``ghost_core.gate_property.GateRecordFacts``).
 
     Not part of a cycle: its header.stamp is when the gate sent the output; the cycle it acts
     on is `actuation_stamp_ns`. Times in nanoseconds.
     """
 
-    message: GhostMessage
     action: int
     reason: str
     mode: str
     output_topic: str
     has_actuation: bool
-    actuation_stamp_ns: int
+    actuation_stamp_ns: Annotated[int, At('actuation_stamp')]
     rationale_sha256: str
     decision_kind: int
     command_kind: int
-    actuation_received_ns: int
+    actuation_received_ns: Annotated[int, At('actuation_received')]
     timeout_s: float
     velocity: tuple[float, ...]
-    twist_linear: tuple[float, ...]
-    twist_angular: tuple[float, ...]
+    twist_linear: Annotated[tuple[float, ...], At('twist.linear')]
+    twist_angular: Annotated[tuple[float, ...], At('twist.angular')]
     vehicle_command: int
 
     @property
     def gate(self) -> str:
         """The gate that sent it: the topic it was recorded on."""
         return self.message.topic
-
-    @property
-    def stamp_ns(self) -> int:
-        """When the gate sent the output (header.stamp)."""
-        return self.message.stamp_ns
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,90 +311,6 @@ def _get(msg: Mapping[str, object], path: str, typ: type[_T], where: str) -> _T:
     return value
 
 
-def stamp_ns_of(msg: Mapping[str, object], where: str) -> int:
-    """Return header.stamp of a message dict as integer nanoseconds (the cycle stamp)."""
-    sec = _get(msg, 'header.stamp.sec', int, where)
-    nanosec = _get(msg, 'header.stamp.nanosec', int, where)
-    return sec * 1_000_000_000 + nanosec
-
-
-def raw_assessment_of(message: GhostMessage) -> RawAssessment:
-    """Extract the typed view of a raw assessment message."""
-    where = _where(message)
-    return RawAssessment(message, _get(message.msg, 'overall_level', int, where))
-
-
-def calibrated_of(message: GhostMessage) -> Calibrated:
-    """Extract the typed view of a calibrated assessment message."""
-    where = _where(message)
-    msg = message.msg
-    raw = _get(msg, 'raw_assessment', dict, where)
-    inline_sha256 = next((sha256 for name, sha256 in message.part_sha256
-                          if name == 'raw_assessment'), None)
-    return Calibrated(
-        message=message,
-        raw_overall_level=_get(msg, 'raw_assessment.overall_level', int, where),
-        inline_raw_sha256=content_address(raw) if inline_sha256 is None else inline_sha256,
-        raw_assessment_sha256=_get(msg, 'raw_assessment_sha256', str, where),
-        adjusted_overall_level=_get(msg, 'adjusted_overall_level', int, where),
-        outcomes_considered=_get(msg, 'calibration_history.outcomes_considered', int, where),
-        count_beyond_3_std=_get(msg, 'calibration_history.count_beyond_3_std', int, where),
-        count_beyond_5_std=_get(msg, 'calibration_history.count_beyond_5_std', int, where),
-        min_outcomes=_get(msg, 'min_outcomes', int, where),
-        downgrade_threshold=_get(msg, 'downgrade_threshold', int, where),
-    )
-
-
-def rationale_of(message: GhostMessage) -> Rationale:
-    """Extract the typed view of a decision rationale message."""
-    where = _where(message)
-    msg = message.msg
-    return Rationale(
-        message=message,
-        decision_kind=_get(msg, 'decision.kind', int, where),
-        decision_reason=_get(msg, 'decision.reason', str, where),
-        policy_id=_get(msg, 'policy_id', str, where),
-        self_assessment_sha256=_get(msg, 'self_assessment_sha256', str, where),
-        calibrated_assessment_sha256=_get(msg, 'calibrated_assessment_sha256', str, where),
-    )
-
-
-def actuation_of(message: GhostMessage) -> Actuation:
-    """Extract the typed view of an actuation message."""
-    where = _where(message)
-    msg = message.msg
-    return Actuation(
-        message=message,
-        decision_kind=_get(msg, 'decision.kind', int, where),
-        command_kind=_get(msg, 'command.kind', int, where),
-        rationale_sha256=_get(msg, 'rationale_sha256', str, where),
-    )
-
-
-def gate_record_of(message: GhostMessage) -> GateRecord:
-    """Extract the typed view of a gate record message."""
-    where = _where(message)
-    msg = message.msg
-    return GateRecord(
-        message=message,
-        action=_get(msg, 'action', int, where),
-        reason=_get(msg, 'reason', str, where),
-        mode=_get(msg, 'mode', str, where),
-        output_topic=_get(msg, 'output_topic', str, where),
-        has_actuation=_get(msg, 'has_actuation', bool, where),
-        actuation_stamp_ns=_time_ns(msg, 'actuation_stamp', where),
-        rationale_sha256=_get(msg, 'rationale_sha256', str, where),
-        decision_kind=_get(msg, 'decision_kind', int, where),
-        command_kind=_get(msg, 'command_kind', int, where),
-        actuation_received_ns=_time_ns(msg, 'actuation_received', where),
-        timeout_s=_get(msg, 'timeout_s', float, where),
-        velocity=_floats(msg, 'velocity', where),
-        twist_linear=tuple(_get(msg, f'twist.linear.{axis}', float, where) for axis in 'xyz'),
-        twist_angular=tuple(_get(msg, f'twist.angular.{axis}', float, where) for axis in 'xyz'),
-        vehicle_command=_get(msg, 'vehicle_command', int, where),
-    )
-
-
 def _time_ns(msg: Mapping[str, object], path: str, where: str) -> int:
     return (_get(msg, f'{path}.sec', int, where) * 1_000_000_000
             + _get(msg, f'{path}.nanosec', int, where))
@@ -391,5 +323,103 @@ def _floats(msg: Mapping[str, object], path: str, where: str) -> tuple[float, ..
     return tuple(values)
 
 
+def _vector(msg: Mapping[str, object], path: str, where: str) -> tuple[float, ...]:
+    return tuple(_get(msg, f'{path}.{axis}', float, where) for axis, _ in _VECTOR_FIELDS)
+
+
+def stamp_ns_of(msg: Mapping[str, object], where: str) -> int:
+    """Return header.stamp of a message dict as integer nanoseconds (the cycle stamp)."""
+    return _time_ns(msg, 'header.stamp', where)
+
+
 def _where(message: GhostMessage) -> str:
     return f'{message.topic} ({message.type_name}) at log time {message.log_time_ns} ns'
+
+
+def field_type(message_type: str, path: str) -> str:
+    """Return the .msg type of the dotted field `path` of a ghost message (KeyError if none)."""
+    field_type_ = message_type
+    for name in path.split('.'):
+        field_type_ = dict(MESSAGE_FIELDS[field_type_])[name]
+    return field_type_
+
+
+_VECTOR_FIELDS = MESSAGE_FIELDS['geometry_msgs/Vector3']
+_SCALARS: Mapping[str, type] = {
+    **dict.fromkeys(('byte', 'char', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32',
+                     'int64', 'uint64'), int),
+    'float32': float, 'float64': float, 'bool': bool, 'string': str,
+}
+_Reader = Callable[[GhostMessage, str], Any]
+
+
+def _path_reader(message_type: str, path: str) -> _Reader:
+    kind = field_type(message_type, path)
+    scalar = _SCALARS.get(kind)
+    if scalar is not None:
+        return lambda message, where: _get(message.msg, path, scalar, where)
+    if kind == 'builtin_interfaces/Time':
+        return lambda message, where: _time_ns(message.msg, path, where)
+    if kind in ('geometry_msgs/Vector3', 'geometry_msgs/Point'):
+        return lambda message, where: _vector(message.msg, path, where)
+    if kind.endswith(']') and _SCALARS.get(kind.split('[')[0]) is float:
+        return lambda message, where: _floats(message.msg, path, where)
+    raise TypeError(f'{message_type}.{path} is a {kind}: no view reads that type')
+
+
+def _inline_raw_sha256(message: GhostMessage, where: str) -> str:
+    for name, sha256 in message.part_sha256:
+        if name == 'raw_assessment':
+            return sha256
+    return content_address(_get(message.msg, 'raw_assessment', dict, where))
+
+
+_COMPUTED: Mapping[tuple[type, str], _Reader] = {
+    (Calibrated, 'inline_raw_sha256'): _inline_raw_sha256,
+}
+
+#: Per ghost stream with a typed view, the message type and the view.
+VIEWS: Mapping[GhostTopicKind, tuple[str, type[View]]] = {
+    GhostTopicKind.RAW_ASSESSMENT: ('BeliefSelfAssessment', RawAssessment),
+    GhostTopicKind.CALIBRATED: ('CalibratedSelfAssessment', Calibrated),
+    GhostTopicKind.RATIONALE: ('DecisionRationale', Rationale),
+    GhostTopicKind.ACTUATION: ('ActionEmission', Actuation),
+    GhostTopicKind.GATE: ('GateEmission', GateRecord),
+}
+
+
+def _sources(view: type) -> tuple[tuple[str, str | None], ...]:
+    """Each field of a view after `message`: (name, dotted path read, None when computed)."""
+    hints = get_type_hints(view, include_extras=True)
+    out = []
+    for item in fields(view)[1:]:
+        at = next((arg for arg in get_args(hints[item.name])[1:] if isinstance(arg, At)), None)
+        path = item.name if at is None else at.path
+        out.append((item.name, path or None))
+    return tuple(out)
+
+
+def view_paths(view: type) -> tuple[str, ...]:
+    """Return the dotted message paths a view's fields are read at (computed ones excluded)."""
+    return tuple(path for _, path in _sources(view) if path is not None)
+
+
+def _viewer(kind: GhostTopicKind, view: type[_V]) -> Callable[[GhostMessage], _V]:
+    message_type = VIEWS[kind][0]
+    readers = tuple(_COMPUTED[view, name] if path is None else _path_reader(message_type, path)
+                    for name, path in _sources(view))
+    build: Callable[..., _V] = view
+
+    def view_of(message: GhostMessage) -> _V:
+        where = _where(message)
+        return build(message, *[read(message, where) for read in readers])
+
+    view_of.__doc__ = f'Extract the typed {view.__name__} view of a {message_type} message.'
+    return view_of
+
+
+raw_assessment_of = _viewer(GhostTopicKind.RAW_ASSESSMENT, RawAssessment)
+calibrated_of = _viewer(GhostTopicKind.CALIBRATED, Calibrated)
+rationale_of = _viewer(GhostTopicKind.RATIONALE, Rationale)
+actuation_of = _viewer(GhostTopicKind.ACTUATION, Actuation)
+gate_record_of = _viewer(GhostTopicKind.GATE, GateRecord)

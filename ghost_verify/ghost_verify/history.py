@@ -10,8 +10,9 @@ from itertools import islice
 from ghost_core.calibration import build_calibration_history
 from ghost_core.contracts import PredictionOutcome
 from ghost_core.errors import GhostError
+from ghost_core.msg_fields import MESSAGE_FIELDS
 from ghost_core.properties import JsonValue
-from ghost_core.wire import calibration_history_to_msg_dict, parse_prediction_outcome
+from ghost_core.wire import parse_prediction_outcome, to_msg_dict
 
 from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostMessage, GhostTopicKind
 from .unverifiable import unverifiable_to_json, UnverifiableCycle, UnverifiableReason
@@ -33,17 +34,9 @@ HISTORY_OUTCOME_LIMIT = 4096
 
 #: The CalibrationHistory fields compared (window_size is the input of the recomputation, and
 #: schema_version describes the message layout, not the evidence).
-HISTORY_FIELDS: tuple[str, ...] = (
-    'outcomes_considered',
-    'count_within_1_std',
-    'count_beyond_1_std',
-    'count_beyond_3_std',
-    'count_beyond_5_std',
-    'worst_position_mahalanobis',
-    'worst_orientation_mahalanobis',
-    'has_observed_stamp',
-    'most_recent_observed_stamp',
-)
+HISTORY_FIELDS: tuple[str, ...] = tuple(
+    name for name, _ in MESSAGE_FIELDS['CalibrationHistory']
+    if name not in ('window_size', 'schema_version'))
 _SHOWN_COUNTS = HISTORY_FIELDS[:5]
 
 _OUTCOME_TYPES = frozenset(name for name, kind in GHOST_SCHEMAS.items()
@@ -240,7 +233,7 @@ class HistoryChecker:
             self._unsure.append(f'the history at {stamp_ns} ns reaches outcomes before the '
                                 'part before was read for')
         eligible.reverse()
-        expected = calibration_history_to_msg_dict(
+        expected = to_msg_dict(
             build_calibration_history(eligible, window_size))
         differing = tuple(name for name in HISTORY_FIELDS
                           if not _same(recorded.get(name), expected[name]))

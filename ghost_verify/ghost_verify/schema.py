@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 import contextlib
 import io
 from typing import Any
@@ -11,9 +11,12 @@ from typing import Any
 # text; using the same parser here means the check sees exactly what the decoder will build.
 from mcap_ros2._dynamic import _for_each_msgdef
 
-from .events import GhostTopicKind
+from ghost_core.msg_fields import MESSAGE_FIELDS
 
-__all__ = ['REQUIRED_FIELDS', 'FieldKind', 'quiet_parser', 'schema_problems']
+from .events import field_type, GHOST_SCHEMAS, GhostTopicKind, view_paths, VIEWS
+from .history import HISTORY_FIELDS
+
+__all__ = ['REQUIRED_FIELDS', 'FieldKind', 'quiet_parser', 'requirement_of', 'schema_problems']
 
 #: The kinds of scalar field the verifier distinguishes (CDR width does not matter to it).
 FieldKind = str
@@ -34,80 +37,72 @@ _KIND_OF_PRIMITIVE: Mapping[str, FieldKind] = {
 # A requirement maps a field name to a scalar kind, or to the requirement of a nested message.
 Requirement = Mapping[str, 'FieldKind | Requirement']
 
-_TIME: Requirement = {'sec': INTEGER, 'nanosec': INTEGER}
-_HEADER: Requirement = {'stamp': _TIME}
-_POINT: Requirement = {'x': FLOAT, 'y': FLOAT, 'z': FLOAT}
-_HISTORY: Requirement = {
-    'outcomes_considered': INTEGER,
-    'count_within_1_std': INTEGER,
-    'count_beyond_1_std': INTEGER,
-    'count_beyond_3_std': INTEGER,
-    'count_beyond_5_std': INTEGER,
-    'worst_position_mahalanobis': FLOAT,
-    'worst_orientation_mahalanobis': FLOAT,
-    'has_observed_stamp': BOOL,
-    'most_recent_observed_stamp': _TIME,
-    'window_size': INTEGER,
+# Read beyond the typed views (events.VIEWS): the history check parses every outcome whole
+# (ghost_core.wire.parse_prediction_outcome) and recomputes each calibrated assessment's
+# HISTORY_FIELDS from its window_size.
+_ALSO_READ: Mapping[GhostTopicKind, tuple[str, ...]] = {
+    GhostTopicKind.OUTCOME: tuple(name for name, _ in MESSAGE_FIELDS['PredictionOutcome']),
+    GhostTopicKind.CALIBRATED: tuple(f'calibration_history.{name}'
+                                     for name in (*HISTORY_FIELDS, 'window_size')),
 }
 
+
+def _kind(field_type: str, where: str) -> FieldKind | Requirement:
+    """Return what the verifier requires of a field of `field_type` it reads whole."""
+    if field_type in _KIND_OF_PRIMITIVE:
+        return _KIND_OF_PRIMITIVE[field_type]
+    if field_type in MESSAGE_FIELDS:
+        return {name: _kind(nested, f'{where}.{name}')
+                for name, nested in MESSAGE_FIELDS[field_type]}
+    if _KIND_OF_PRIMITIVE.get(field_type.split('[')[0]) == FLOAT and field_type.endswith('[3]'):
+        return FLOAT_TRIPLE
+    raise TypeError(f'{where} is a {field_type}: the schema check has no kind for it')
+
+
+def _merge(into: dict[str, Any], name: str, wanted: FieldKind | Requirement) -> None:
+    present = into.get(name)
+    if isinstance(present, dict) and not isinstance(wanted, str):
+        for nested, kind in wanted.items():
+            _merge(present, nested, kind)
+    else:
+        into[name] = dict(wanted) if not isinstance(wanted, str) else wanted
+
+
+def requirement_of(message_type: str, paths: Iterable[str]) -> Requirement:
+    """Return the requirement of reading `paths` (dotted .msg field paths) of a message.
+
+    A path to a nested message requires all of it; fields come in .msg order.
+    """
+    def position(path: str) -> tuple[int, ...]:
+        order, owner = [], message_type
+        for name in path.split('.'):
+            order.append([field for field, _ in MESSAGE_FIELDS[owner]].index(name))
+            owner = field_type(owner, name)
+        return tuple(order)
+
+    tree: dict[str, Any] = {}
+    for path in sorted(set(paths), key=position):
+        *parents, leaf = path.split('.')
+        node, owner = tree, message_type
+        for name in parents:
+            owner = field_type(owner, name)
+            node = node.setdefault(name, {})
+        _merge(node, leaf, _kind(field_type(owner, leaf), f'{message_type}.{path}'))
+    return tree
+
+
+_MESSAGE_TYPE_OF = {kind: name.rsplit('/', 1)[1] for name, kind in GHOST_SCHEMAS.items()}
+
 #: Per ghost stream, the fields (SPEC section 3 names) that the judges, the chain check and the
-#: history check read. A schema may define more (SPEC: extra fields allowed), never fewer.
+#: history check read: the cycle stamp, the paths of the stream's typed view and what the
+#: history check reads. A schema may define more (SPEC: extra fields allowed), never fewer.
 REQUIRED_FIELDS: Mapping[GhostTopicKind, Requirement] = {
-    GhostTopicKind.RAW_ASSESSMENT: {'header': _HEADER, 'overall_level': INTEGER},
-    GhostTopicKind.PREDICTION: {'header': _HEADER},
-    GhostTopicKind.OUTCOME: {
-        'header': {'stamp': _TIME, 'frame_id': STRING},
-        'prediction_stamp': _TIME,
-        'observed': BOOL,
-        'status': STRING,
-        'predicted_position': _POINT,
-        'observed_position': _POINT,
-        'position_mahalanobis': FLOAT,
-        'orientation_mahalanobis': FLOAT,
-        'observation_stamp': _TIME,
-        'position_axes_compared': INTEGER,
-        'position_normalised_distance': FLOAT,
-        'schema_version': INTEGER,
-    },
-    GhostTopicKind.CALIBRATED: {
-        'header': _HEADER,
-        'raw_assessment': {'overall_level': INTEGER},
-        'raw_assessment_sha256': STRING,
-        'calibration_history': _HISTORY,
-        'adjusted_overall_level': INTEGER,
-        'min_outcomes': INTEGER,
-        'downgrade_threshold': INTEGER,
-    },
-    GhostTopicKind.RATIONALE: {
-        'header': _HEADER,
-        'decision': {'kind': INTEGER, 'reason': STRING},
-        'policy_id': STRING,
-        'self_assessment_sha256': STRING,
-        'calibrated_assessment_sha256': STRING,
-    },
-    GhostTopicKind.ACTUATION: {
-        'header': _HEADER,
-        'decision': {'kind': INTEGER},
-        'rationale_sha256': STRING,
-        'command': {'kind': INTEGER},
-    },
-    GhostTopicKind.GATE: {
-        'header': _HEADER,
-        'action': INTEGER,
-        'reason': STRING,
-        'mode': STRING,
-        'output_topic': STRING,
-        'has_actuation': BOOL,
-        'actuation_stamp': _TIME,
-        'rationale_sha256': STRING,
-        'decision_kind': INTEGER,
-        'command_kind': INTEGER,
-        'actuation_received': _TIME,
-        'timeout_s': FLOAT,
-        'velocity': FLOAT_TRIPLE,
-        'twist': {'linear': _POINT, 'angular': _POINT},
-        'vehicle_command': INTEGER,
-    },
+    kind: requirement_of(_MESSAGE_TYPE_OF[kind], (
+        'header.stamp',
+        *(view_paths(VIEWS[kind][1]) if kind in VIEWS else ()),
+        *_ALSO_READ.get(kind, ()),
+    ))
+    for kind in GhostTopicKind
 }
 
 # builtin_interfaces/Time and Duration are known to the decoder without being in the schema.

@@ -2,11 +2,11 @@
 
 from typing import Any
 
+from ghost_core.hashing import content_address, hash_form
 from ghost_core.loop import emit
 from ghost_core.wire import parse_decision_rationale, to_msg_dict
 from ghost_interfaces.msg import ActionEmission, DecisionRationale
 from ghost_nodes.convert import from_msg_dict
-from ghost_nodes.convert import to_msg_dict as msg_to_dict
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.qos import GHOST_QOS
 
@@ -22,7 +22,8 @@ class ActionEmitterNode(GhostNode):
         self.create_subscription(DecisionRationale, 'decisions', self._on_decision, GHOST_QOS)
 
     def _on_decision(self, msg: DecisionRationale) -> None:
-        emission = emit(parse_decision_rationale(msg_to_dict(msg)))
+        received = hash_form(msg)  # cite what was received, hashed as it came
+        emission = emit(parse_decision_rationale(received), content_address(received))
         self._pub.publish(from_msg_dict(ActionEmission, to_msg_dict(emission)))
 
 

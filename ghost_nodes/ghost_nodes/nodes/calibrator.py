@@ -2,13 +2,15 @@
 
 from typing import Any
 
+from ghost_core.contracts import BeliefSelfAssessment as RawContract
+from ghost_core.hashing import content_address, hash_form
 from ghost_core.loop import calibrate
+from ghost_core.ros_inputs import time_ns
 from ghost_core.sequencing import CalibrationJoiner, StampedOutcome
 from ghost_core.wire import parse_belief_self_assessment, parse_prediction_outcome, to_msg_dict
 from ghost_interfaces.msg import BeliefSelfAssessment, CalibratedSelfAssessment, PredictionOutcome
 from ghost_nodes.agent_config import loop_config
-from ghost_nodes.convert import from_msg_dict, stamp_ns
-from ghost_nodes.convert import to_msg_dict as msg_to_dict
+from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
 
@@ -30,7 +32,8 @@ class CalibratorNode(GhostNode):
     def __init__(self, **options: Any) -> None:
         super().__init__('calibrator', PARAMS, **options)
         self.on_parameters_changed()
-        self._joiner: CalibrationJoiner[object, object] = CalibrationJoiner(
+        # Each raw assessment is kept with H of the message received, which C_t cites.
+        self._joiner: CalibrationJoiner[tuple[RawContract, str], object] = CalibrationJoiner(
             self.param('max_history'))
         self._pub = self.create_publisher(CalibratedSelfAssessment,
                                           'self_assessment/calibrated', GHOST_QOS)
@@ -44,21 +47,24 @@ class CalibratorNode(GhostNode):
         self._config = loop_config(self.param)
 
     def _on_raw(self, msg: BeliefSelfAssessment) -> None:
-        raw = parse_belief_self_assessment(msg_to_dict(msg))
-        self._publish(self._joiner.on_assessment(stamp_ns(msg.header.stamp), raw))
+        received = hash_form(msg)
+        raw = parse_belief_self_assessment(received)
+        self._publish(self._joiner.on_assessment(time_ns(msg.header.stamp),
+                                                 (raw, content_address(received))))
 
     def _on_outcome(self, msg: PredictionOutcome) -> None:
-        outcome = parse_prediction_outcome(msg_to_dict(msg))
+        outcome = parse_prediction_outcome(hash_form(msg))
         self._publish(self._joiner.on_outcome(
-            StampedOutcome(stamp_ns(msg.header.stamp), bool(msg.observed), outcome)))
+            StampedOutcome(time_ns(msg.header.stamp), bool(msg.observed), outcome)))
 
-    def _publish(self, ready: list[tuple[object, list[object]]]) -> None:
+    def _publish(self, ready: list[tuple[tuple[RawContract, str], list[object]]]) -> None:
         for dropped in self._joiner.dropped:
             self.get_logger().warning(f'cycle {dropped}: its outcome never came; '
                                       'no calibrated assessment for it')
         self._joiner.dropped.clear()
-        for raw, outcomes in ready:
-            calibrated = calibrate(raw, outcomes, self._config)  # type: ignore[arg-type]
+        for (raw, raw_sha256), outcomes in ready:
+            calibrated = calibrate(raw, outcomes, self._config,  # type: ignore[arg-type]
+                                   raw_sha256)
             self._pub.publish(from_msg_dict(CalibratedSelfAssessment, to_msg_dict(calibrated)))
 
 

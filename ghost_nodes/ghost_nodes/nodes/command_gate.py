@@ -61,9 +61,10 @@ from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReli
 from ghost_core.contracts import GateEmission as GateEmissionContract
 from ghost_core.gate import gate_verdict, GateAction, GateReason, GateVerdict, LatestActuation
 from ghost_core.hashing import is_sha256_hex
+from ghost_core.ros_inputs import time_ns
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import ActionEmission, GateEmission
-from ghost_nodes.convert import from_msg_dict, stamp_ns
+from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import (
     at_least,
     at_most,
@@ -273,7 +274,7 @@ class CommandGateNode(GhostNode):
             return
         self._actuation = _Actuation(
             LatestActuation(int(msg.decision.kind), int(msg.command.kind), now),
-            stamp_ns(msg.header.stamp), str(msg.rationale_sha256))
+            time_ns(msg.header.stamp), str(msg.rationale_sha256))
         self._source_gone = False
         self._decide_and_hold_if_stopped(now)
 

@@ -2,11 +2,11 @@
 
 from typing import Any
 
+from ghost_core.hashing import content_address, hash_form
 from ghost_core.loop import decide
 from ghost_core.wire import parse_calibrated, to_msg_dict
 from ghost_interfaces.msg import CalibratedSelfAssessment, DecisionRationale
 from ghost_nodes.convert import from_msg_dict
-from ghost_nodes.convert import to_msg_dict as msg_to_dict
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.qos import GHOST_QOS
 
@@ -23,7 +23,10 @@ class DecisionPolicyNode(GhostNode):
                                  self._on_calibrated, GHOST_QOS)
 
     def _on_calibrated(self, msg: CalibratedSelfAssessment) -> None:
-        rationale = decide(parse_calibrated(msg_to_dict(msg)))
+        # Cite what was received: hash its message dict rather than rebuild it from the contract.
+        received = hash_form(msg)
+        addresses = content_address(received['raw_assessment']), content_address(received)
+        rationale = decide(parse_calibrated(received), addresses)
         self._pub.publish(from_msg_dict(DecisionRationale, to_msg_dict(rationale)))
 
 

@@ -18,6 +18,7 @@ from ghost_core.calibration import drift_condition
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
 from ghost_core.monitor import OnlineMonitor
 from ghost_core.properties import ActuationView, CalibratedView, kind_name, Violation
+from ghost_core.ros_inputs import time_ns
 from ghost_interfaces.msg import (
     ActionEmission,
     BeliefSelfAssessment,
@@ -26,7 +27,6 @@ from ghost_interfaces.msg import (
     ForwardPrediction,
     PredictionOutcome,
 )
-from ghost_nodes.convert import stamp_ns
 from ghost_nodes.diagnostics import (
     default_hardware_id,
     GraphHealth,
@@ -76,7 +76,7 @@ def _raw_facts(msg: BeliefSelfAssessment) -> tuple[str, tuple[tuple[str, str], .
 
 def _prediction_facts(msg: ForwardPrediction) -> tuple[str, tuple[tuple[str, str], ...]]:
     return f'model {msg.model_id}', (('model_id', msg.model_id),
-                                     ('target_stamp_ns', str(stamp_ns(msg.target_stamp))))
+                                     ('target_stamp_ns', str(time_ns(msg.target_stamp))))
 
 
 def _outcome_facts(msg: PredictionOutcome) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -125,7 +125,7 @@ def calibrated_view(msg: CalibratedSelfAssessment) -> CalibratedView:
     """What the property judges read of a calibrated assessment."""
     history = msg.calibration_history
     return CalibratedView(
-        stamp_ns=stamp_ns(msg.header.stamp),
+        stamp_ns=time_ns(msg.header.stamp),
         raw_overall_level=int(msg.raw_assessment.overall_level),
         adjusted_overall_level=int(msg.adjusted_overall_level),
         outcomes_considered=int(history.outcomes_considered),
@@ -138,7 +138,7 @@ def calibrated_view(msg: CalibratedSelfAssessment) -> CalibratedView:
 
 def actuation_view(msg: ActionEmission) -> ActuationView:
     """What the property judges read of an actuation."""
-    return ActuationView(stamp_ns(msg.header.stamp), int(msg.decision.kind),
+    return ActuationView(time_ns(msg.header.stamp), int(msg.decision.kind),
                          int(msg.command.kind))
 
 
@@ -177,14 +177,14 @@ class MonitorNode(GhostNode):
 
     def _on_input(self, topic: str) -> Any:
         def callback(msg: Any) -> None:
-            self._health.on_message(topic, time.monotonic_ns(), stamp_ns(msg.header.stamp))
+            self._health.on_message(topic, time.monotonic_ns(), time_ns(msg.header.stamp))
         return callback
 
     def _on_output(self, topic: str, facts: Any) -> Any:
         def callback(msg: Any) -> None:
             now = time.monotonic_ns()
             summary, values = facts(msg)
-            self._health.on_message(topic, now, stamp_ns(msg.header.stamp), summary, values)
+            self._health.on_message(topic, now, time_ns(msg.header.stamp), summary, values)
             found = []
             if topic == 'self_assessment/calibrated':
                 found = self._monitor.on_calibrated(calibrated_view(msg), now)

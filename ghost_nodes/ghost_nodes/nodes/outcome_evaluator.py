@@ -13,18 +13,19 @@ from ghost_core.contracts import (
     STATUS_NO_MEASURED_AXIS,
     STATUS_NO_OBSERVATION_COVARIANCE,
 )
+from ghost_core.hashing import hash_form
 from ghost_core.prediction import (
     DEFAULT_MAX_OBSERVATION_LAG_NS,
     DEFAULT_UNMEASURED_VARIANCE_M2,
     outcome_for_cycle,
 )
+from ghost_core.ros_inputs import time_ns
 from ghost_core.samples import Observation
 from ghost_core.sequencing import CycleInputs, OutcomeSequencer
 from ghost_core.wire import parse_forward_prediction, to_msg_dict
 from ghost_interfaces.msg import ForwardPrediction, PredictionOutcome
 from ghost_nodes.agent_config import evaluator_config
-from ghost_nodes.convert import from_msg_dict, stamp_ns
-from ghost_nodes.convert import to_msg_dict as msg_to_dict
+from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import (
     at_least,
     GhostNode,
@@ -95,7 +96,7 @@ class OutcomeEvaluatorNode(GhostNode):
 
     def _on_belief(self, msg: Odometry) -> None:
         self._last_input = time.monotonic()
-        stamp = stamp_ns(msg.header.stamp)
+        stamp = time_ns(msg.header.stamp)
         if self._beliefs.accept(stamp):
             # The outcome of a cycle is in its belief's frame (as the pure pipeline does).
             self._belief_frames[stamp] = msg.header.frame_id
@@ -103,19 +104,19 @@ class OutcomeEvaluatorNode(GhostNode):
 
     def _on_prediction(self, msg: ForwardPrediction) -> None:
         self._last_input = time.monotonic()
-        prediction = parse_forward_prediction(msg_to_dict(msg))
+        prediction = parse_forward_prediction(hash_form(msg))
         self._publish(self._sequencer.on_prediction(prediction.stamp_ns, prediction))
 
     def _on_observation(self, msg: PoseWithCovarianceStamped) -> None:
         self._last_input = time.monotonic()
-        if not self._observations.accept(stamp_ns(msg.header.stamp)):
+        if not self._observations.accept(time_ns(msg.header.stamp)):
             return
         p = msg.pose.pose.position
         cov = [float(v) for v in msg.pose.covariance]
-        observation = Observation(stamp_ns(msg.header.stamp), msg.header.frame_id,
+        observation = Observation(time_ns(msg.header.stamp), msg.header.frame_id,
                                   (float(p.x), float(p.y), float(p.z)),
                                   tuple(cov[r * 6 + c] for r in range(3) for c in range(3)))
-        self._publish(self._sequencer.on_observation(stamp_ns(msg.header.stamp), observation))
+        self._publish(self._sequencer.on_observation(time_ns(msg.header.stamp), observation))
 
     def _publish(self, cycles: list[CycleInputs[ForwardPredictionContract, Observation]]) -> None:
         if self._sequencer.late > self._late_reported:

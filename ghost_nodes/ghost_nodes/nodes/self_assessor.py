@@ -6,10 +6,11 @@ from nav_msgs.msg import Odometry
 
 from ghost_core.assessment import SelfAssessor, ThresholdsConfig
 from ghost_core.levels import SelfAssessmentLevel
+from ghost_core.ros_inputs import time_ns
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import BeliefSelfAssessment
 from ghost_nodes.agent_config import thresholds_config
-from ghost_nodes.convert import from_msg_dict, stamp_ns
+from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import below, GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
@@ -73,7 +74,7 @@ class SelfAssessorNode(GhostNode):
         return None
 
     def _on_belief(self, msg: Odometry) -> None:
-        if not self._stamps.accept(stamp_ns(msg.header.stamp)):
+        if not self._stamps.accept(time_ns(msg.header.stamp)):
             return
         assessment = self._assessor.assess(belief_sample(msg))
         if assessment.overall_level == SelfAssessmentLevel.UNKNOWN:
