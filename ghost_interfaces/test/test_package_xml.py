@@ -190,6 +190,16 @@ def test_only_the_writer_imports_the_writer_only_libraries() -> None:
         assert not writer_only & set(third_party_imports(package, RUNTIME_SOURCES[package]))
     _, comments = _manifest('ghost_bag')
     assert 'ghost_bag.write' in comments and 'ghost_nodes' in comments
+    # Nor does ghost_verify import the writer module itself (in any spelling).
+    for path in sorted((ROOT / 'ghost_verify' / 'ghost_verify').rglob('*.py')):
+        for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                modules = [node.module, *(f'{node.module}.{a.name}' for a in node.names)]
+            else:
+                continue
+            assert 'ghost_bag.write' not in modules, f'{path.relative_to(ROOT)} imports it'
 
 
 def test_the_scan_sees_the_imports_it_must_see() -> None:

@@ -20,7 +20,10 @@ VERIFIER = 'ghost_verify'
 
 def verifier_missing(bag: str | os.PathLike[str]) -> str | None:
     """Why the bag cannot be verified here (ghost_verify is not installed), or None."""
-    if importlib.util.find_spec(VERIFIER) is not None:
+    spec = importlib.util.find_spec(VERIFIER)
+    # A folder of that name on sys.path without the package in it (a namespace package, no
+    # origin) is not the verifier either.
+    if spec is not None and spec.origin is not None:
         return None
     return (f'{bag}: not verified: {VERIFIER} (the auditor) is not installed in this Python '
             f'({sys.executable}); install it and run `{VERIFIER} {bag}`')
