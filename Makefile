@@ -26,7 +26,7 @@ lint: bootstrap
 	@source scripts/env.sh && ruff check .
 
 typecheck: bootstrap
-	@source scripts/env.sh && mypy --strict ghost_core/ghost_core && mypy --strict ghost_verify/ghost_verify \
+	@source scripts/env.sh && mypy --strict ghost_core/ghost_core && mypy --strict ghost_bag/ghost_bag && mypy --strict ghost_verify/ghost_verify \
 		&& mypy --strict ghost_nodes/ghost_nodes
 
 bench: bootstrap

@@ -32,11 +32,11 @@ from typing import Any
 
 from benchlib import CACHE_DIR, MSG_DIR
 
+from ghost_bag.write import ghost_typestore, GhostBagWriter
 from ghost_core.hashing import canonical_json, content_address
 from ghost_core.pipeline import CycleTrace, run_pipeline
 from ghost_core.scenarios import generate_scenario
 from ghost_core.wire import to_msg_dict
-from ghost_nodes.bagwrite import ghost_typestore, GhostBagWriter
 
 __all__ = ['GENERATOR_VERSION', 'FLIGHT_CYCLES', 'cached_bag', 'write_bag']
 

@@ -9,8 +9,9 @@ source scripts/env.sh
 
 echo '== ruff'
 ruff check .
-echo '== mypy --strict (ghost_core, ghost_verify, ghost_nodes)'
+echo '== mypy --strict (ghost_core, ghost_bag, ghost_verify, ghost_nodes)'
 mypy --strict ghost_core/ghost_core
+mypy --strict ghost_bag/ghost_bag
 mypy --strict ghost_verify/ghost_verify
 mypy --strict ghost_nodes/ghost_nodes
 echo '== pytest'

@@ -18,12 +18,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_nodes', 'ghost_verify')
+PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_verify')
 #: Where each package's run-time Python lives (``ghost`` installs the root launch/ folder).
 RUNTIME_SOURCES = {
     'ghost': (ROOT / 'launch',),
     'ghost_interfaces': (),
     'ghost_core': (ROOT / 'ghost_core' / 'ghost_core',),
+    'ghost_bag': (ROOT / 'ghost_bag' / 'ghost_bag',),
     'ghost_nodes': (ROOT / 'ghost_nodes' / 'ghost_nodes',),
     'ghost_verify': (ROOT / 'ghost_verify' / 'ghost_verify',),
 }
@@ -50,10 +51,12 @@ PYPI_ONLY = {
 #: setup.py's setuptools comes with the ament_python build type.
 IMPLIED = frozenset({'setuptools'})
 #: (package, import) pairs that cannot be declared, with the reason (checked below).
-UNDECLARABLE = {
-    ('ghost_verify', 'ghost_nodes'):
-        'test-only, and ghost_nodes depends on ghost_verify: colcon refuses the cycle',
-}
+UNDECLARABLE: dict[tuple[str, str], str] = {}
+#: ghost_bag's writer: the one module importing the writer-only libraries. They are run-time
+#: dependencies of the packages that write (declared there), not of ghost_bag, so that an
+#: auditor's install (ghost_verify, ghost_bag) needs none of them.
+WRITER = ROOT / 'ghost_bag' / 'ghost_bag' / 'write.py'
+WRITERS = ('ghost_nodes',)
 RUN_TAGS = ('depend', 'exec_depend')
 TEST_TAGS = ('depend', 'exec_depend', 'test_depend')
 
@@ -112,27 +115,33 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def third_party_imports(package: str, folders: tuple[Path, ...]) -> dict[str, set[str]]:
-    """Top-level module -> the files importing it: neither stdlib nor local nor the package."""
+def third_party_imports(package: str, folders: tuple[Path, ...], *,
+                        files: tuple[Path, ...] = ()) -> dict[str, set[str]]:
+    """Top-level module -> the files importing it: neither stdlib nor local nor the package.
+
+    The files of `folders` (but ghost_bag's writer, see WRITER), then the given `files`.
+    """
     found: dict[str, set[str]] = {}
-    for folder in folders:
-        for path in sorted(folder.rglob('*.py')):
-            local = {p.stem for p in path.parent.iterdir() if p.suffix == '.py' or p.is_dir()}
-            for name in _imports(path):
-                if (name in sys.stdlib_module_names or name in local or name == package
-                        or name == '__future__' or name.endswith('_test')):
-                    continue
-                found.setdefault(name, set()).add(str(path.relative_to(ROOT)))
+    paths = [path for folder in folders for path in sorted(folder.rglob('*.py'))
+             if path != WRITER]
+    for path in (*paths, *files):
+        local = {p.stem for p in path.parent.iterdir() if p.suffix == '.py' or p.is_dir()}
+        for name in _imports(path):
+            if (name in sys.stdlib_module_names or name in local or name == package
+                    or name == '__future__' or name.endswith('_test')):
+                continue
+            found.setdefault(name, set()).add(str(path.relative_to(ROOT)))
     return found
 
 
 def _problems(package: str, kind: str, folders: tuple[Path, ...],
-              tags: tuple[str, ...]) -> list[str]:
+              tags: tuple[str, ...], files: tuple[Path, ...] = ()) -> list[str]:
     declared, comments = _manifest(package)
     names = set().union(*(declared.get(tag, set()) for tag in tags))
     pins = _pins(ROOT / 'requirements-ros.txt')
     problems = []
-    for module, files in sorted(third_party_imports(package, folders).items()):
+    imports = third_party_imports(package, folders, files=files)
+    for module, files in sorted(imports.items()):
         where = f'{package} ({kind}) imports {module!r} in {", ".join(sorted(files))}'
         if module in IMPLIED or (package, module) in UNDECLARABLE:
             continue
@@ -167,11 +176,37 @@ def test_every_test_import_is_declared_or_documented(package: str) -> None:
     assert _problems(package, 'tests', folders, TEST_TAGS) == []
 
 
+@pytest.mark.parametrize('package', WRITERS)
+def test_the_writer_imports_are_declared_by_every_package_that_writes(package: str) -> None:
+    """ghost_bag.write's imports (rosbags, numpy): run-time dependencies of each writer."""
+    assert _problems(package, 'run time, with ghost_bag.write', (), RUN_TAGS, (WRITER,)) == []
+
+
+def test_only_the_writer_imports_the_writer_only_libraries() -> None:
+    """The rest of ghost_bag, and ghost_verify, import neither rosbags nor numpy."""
+    writer_only = set(third_party_imports('ghost_bag', (), files=(WRITER,)))
+    assert {'rosbags', 'numpy'} <= writer_only
+    for package in ('ghost_bag', 'ghost_verify'):
+        assert not writer_only & set(third_party_imports(package, RUNTIME_SOURCES[package]))
+    _, comments = _manifest('ghost_bag')
+    assert 'ghost_bag.write' in comments and 'ghost_nodes' in comments
+    # Nor does ghost_verify import the writer module itself (in any spelling).
+    for path in sorted((ROOT / 'ghost_verify' / 'ghost_verify').rglob('*.py')):
+        for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                modules = [node.module, *(f'{node.module}.{a.name}' for a in node.names)]
+            else:
+                continue
+            assert 'ghost_bag.write' not in modules, f'{path.relative_to(ROOT)} imports it'
+
+
 def test_the_scan_sees_the_imports_it_must_see() -> None:
     """A sanity check of the scanner itself: known imports are found, stdlib ones are not."""
     imports = third_party_imports('ghost_nodes', RUNTIME_SOURCES['ghost_nodes'])
-    assert {'rclpy', 'rosbags', 'numpy', 'mcap', 'yaml', 'ghost_verify'} <= set(imports)
-    assert not {'os', 'json', 'ghost_nodes'} & set(imports)
+    assert {'rclpy', 'rosbags', 'mcap', 'yaml', 'ghost_bag'} <= set(imports)
+    assert not {'os', 'json', 'ghost_nodes', 'ghost_verify'} & set(imports)
 
 
 def test_declared_python_keys_are_the_checked_ones() -> None:
@@ -202,7 +237,7 @@ def test_requirements_ros_pins_are_those_of_requirements_txt() -> None:
 
 
 def test_undeclarable_dependencies_are_still_undeclarable() -> None:
-    """ghost_verify's tests use ghost_nodes, which cannot be declared while it is a cycle."""
+    """A pair listed in UNDECLARABLE must still be a cycle (none is, since ghost_bag)."""
     for (package, module), reason in UNDECLARABLE.items():
         declared, comments = _manifest(module)
         assert package in set().union(*declared.values()), (

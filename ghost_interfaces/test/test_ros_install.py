@@ -15,7 +15,7 @@ in a scratch copy of the workspace, with only what this machine lacks stood in f
 
 ghost_interfaces is left out of the scratch copy: its C/C++ message generation takes most of a
 minute and owes nothing to pip or PEP 668. Afterwards, in the same shell, the venv's Python
-imports ghost_verify and ghost_nodes.bagwrite from the new install space and the PyPI-only
+imports ghost_verify and ghost_bag.write from the new install space and the PyPI-only
 packages from the venv and writes a smoke bag with them; the installed ``verify_erur`` (what
 ``ros2 run`` starts) then runs with the venv's Python and verifies that bag.
 """
@@ -40,7 +40,8 @@ REQUIREMENTS_ROS = ROOT / 'requirements-ros.txt'
 MARKER = '<!-- ros-install:'
 ROS_SETUP = '/opt/ros/jazzy/setup.bash'
 #: What the scratch workspace holds (ghost_interfaces left out, see the module docstring).
-WORKSPACE = ('ghost', 'ghost_core', 'ghost_nodes', 'ghost_verify', 'launch', 'config',
+WORKSPACE = ('ghost', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_verify', 'launch',
+             'config',
              'colcon.meta', 'requirements-ros.txt')
 PYPI_ONLY_MODULES = ('mcap', 'mcap_ros2', 'rosbags', 'pyulog')
 
@@ -162,10 +163,10 @@ def _ros_python_path(work: Path) -> Path:
 #: the PyPI-only ones import, and write a smoke bag for the installed verify_erur.
 _REPORT = """
 import json, os, sys
-import ghost_nodes.bagwrite, ghost_verify, mcap, mcap_ros2, pyulog, rosbags
+import ghost_bag.write, ghost_verify, mcap, mcap_ros2, pyulog, rosbags
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import to_msg_dict
-from ghost_nodes.bagwrite import GhostBagWriter
+from ghost_bag.write import GhostBagWriter
 
 TOPICS = [('/self_assessment', 'BeliefSelfAssessment', 'raw'),
           ('/prediction_outcomes', 'PredictionOutcome', 'outcome'),
@@ -180,7 +181,7 @@ with GhostBagWriter(os.environ['GHOST_TEST_BAG'], os.environ['GHOST_TEST_MSG_DIR
             if contract is not None:
                 writer.write(topic, f'ghost_interfaces/msg/{kind}', to_msg_dict(contract),
                              trace.stamp_ns + 1000 * index)
-mods = (ghost_verify, ghost_nodes.bagwrite, mcap, mcap_ros2, rosbags, pyulog)
+mods = (ghost_verify, ghost_bag.write, mcap, mcap_ros2, rosbags, pyulog)
 print('CHECK ' + json.dumps({'prefix': sys.prefix, 'base_prefix': sys.base_prefix,
                              'modules': {m.__name__: m.__file__ or list(m.__path__)[0]
                                          for m in mods}}))
@@ -277,7 +278,7 @@ def test_readme_ros_install_works_under_pep_668(tmp_path: Path) -> None:
                             if line.startswith('CHECK '))[len('CHECK '):])
     assert Path(check['prefix']) == venv
     modules = {name: Path(path) for name, path in check['modules'].items()}
-    for name in ('ghost_verify', 'ghost_nodes.bagwrite'):
+    for name in ('ghost_verify', 'ghost_bag.write'):
         assert (workspace / 'install') in modules[name].parents, (name, modules[name])
     for name in PYPI_ONLY_MODULES:
         assert venv in modules[name].parents, (name, modules[name])

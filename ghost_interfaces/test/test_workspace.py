@@ -1,4 +1,4 @@
-"""The workspace: five colcon packages; a second bootstrap redoes nothing that did not change."""
+"""The workspace: six colcon packages; a second bootstrap redoes nothing that did not change."""
 
 import os
 from pathlib import Path
@@ -7,11 +7,11 @@ import subprocess
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_colcon_finds_the_five_packages() -> None:
+def test_colcon_finds_the_six_packages() -> None:
     out = subprocess.run(['colcon', 'list', '--names-only'], cwd=ROOT, text=True,
                          capture_output=True, check=True, timeout=60).stdout
-    assert sorted(out.split()) == ['ghost', 'ghost_core', 'ghost_interfaces', 'ghost_nodes',
-                                   'ghost_verify']
+    assert sorted(out.split()) == ['ghost', 'ghost_bag', 'ghost_core', 'ghost_interfaces',
+                                   'ghost_nodes', 'ghost_verify']
 
 
 def test_second_bootstrap_installs_and_builds_nothing() -> None:

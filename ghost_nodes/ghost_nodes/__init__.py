@@ -1,3 +1,3 @@
 """Ghost's closed loop as ROS 2 nodes: thin adapters over ghost_core."""
 
-__all__ = ['bagwrite', 'convert', 'errors', 'frames', 'graph', 'launcher', 'sequencing']
+__all__ = ['convert', 'errors', 'frames', 'graph', 'launcher', 'sequencing']

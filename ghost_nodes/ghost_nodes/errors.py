@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+# The bag writer's error is ghost_bag's (ghost_bag.write raises it); importable from here too.
+from ghost_bag.errors import BagWriteError
+
 __all__ = ['BagWriteError', 'Px4SampleRejected']
-
-
-class BagWriteError(ValueError):
-    """A message cannot be written: unknown type, or a message dict that does not fit it."""
 
 
 class Px4SampleRejected(ValueError):

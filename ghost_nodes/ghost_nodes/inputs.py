@@ -16,10 +16,10 @@ from mcap.exceptions import McapError
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
+from ghost_bag.errors import BagError
+from ghost_bag.layout import resolve_bag
 from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
-from ghost_verify.bag import resolve_bag
-from ghost_verify.errors import GhostVerifyError
 
 __all__ = ['InputBagError', 'InputMessage', 'STATE_TYPE', 'OBSERVATION_TYPE',
            'observation_of', 'read_inputs']
@@ -56,7 +56,7 @@ def read_inputs(
     """
     try:
         layout = resolve_bag(bag)
-    except GhostVerifyError as err:
+    except BagError as err:
         raise InputBagError(str(err)) from err
     seen_state = False
     for path in layout.files:

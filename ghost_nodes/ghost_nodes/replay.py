@@ -7,11 +7,13 @@ The pure pipeline (no DDS) takes the bag's /state/nav beliefs and /observations 
 log-time order, exactly as the node graph would receive them, with the configuration the nodes
 load from their parameter files (default: the installed config/ghost.yaml). The output bag holds
 the inputs (under the default names) and all six Ghost topics, each Ghost message written at the
-log time of the input that completed its cycle. It is then verified (verify_all), and the
-verdicts and a judgement summary are printed.
+log time of the input that completed its cycle. It is then verified (``python -m ghost_verify``
+in a child process: the runtime does not import the auditor), and the verdicts and a
+judgement summary are printed.
 
-Exit codes: 0 the replay completed and every verdict holds; 1 a verdict does not hold;
-2 usage error (bad arguments, output exists); 3 the input bag cannot be read.
+Exit codes: 0 the replay completed and every verdict holds; 1 a verdict does not hold, or the
+bag cannot be verified (ghost_verify not installed: said so on stderr); 2 usage error (bad
+arguments, output exists); 3 the input bag cannot be read.
 """
 
 import argparse
@@ -29,6 +31,7 @@ from ghost_core.wire import to_msg_dict
 from ghost_nodes.agent_config import pipeline_config_from_files
 from ghost_nodes.graph import GHOST_TOPICS
 from ghost_nodes.inputs import InputBagError, OBSERVATION_TYPE, read_inputs, STATE_TYPE
+from ghost_nodes.verifier import verify_bag
 
 __all__ = ['ReplayResult', 'default_params_files', 'main', 'replay_bag']
 
@@ -86,7 +89,7 @@ def replay_bag(
     if output_bag is not None:
         from ament_index_python.packages import get_package_share_directory
 
-        from ghost_nodes.bagwrite import GhostBagWriter
+        from ghost_bag.write import GhostBagWriter
 
         msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
         writer = GhostBagWriter(output_bag, msg_dir)
@@ -173,18 +176,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f'{_PROG}: fixes not used: {result.late_observations} later than '
               f'max_observation_lag, {result.superseded_observations} superseded by a later '
               'fix of the same cycle')
-    from ghost_verify import verify_all
-    from ghost_verify.errors import GhostVerifyError
-
-    try:
-        verdict = verify_all(args.output)
-    except GhostVerifyError as err:
-        return _error(f'{args.output}: cannot be verified: {err}', 1)
-    for line in verdict.summary_lines():
-        print(line)
+    # The auditor, as its own process (the runtime does not import it): its verdict lines,
+    # then the judgement summary.
+    code = verify_bag(args.output)
     for line in result.summary.lines():
         print(line)
-    return 0 if verdict.holds else 1
+    return 0 if code == 0 else 1
 
 
 if __name__ == '__main__':

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from datetime import datetime, UTC
 import os
 from pathlib import Path
-import subprocess
 import sys
 import time
 from typing import Any
@@ -32,6 +31,7 @@ from ghost_nodes.graph import (
 )
 from ghost_nodes.isolation import ClaimedDomain, DomainClaimError
 from ghost_nodes.launcher import GraphProcesses
+from ghost_nodes.verifier import verify_bag
 
 __all__ = ['main']
 
@@ -217,7 +217,7 @@ def _public_key_file(private_key: Path, run_dir: Path) -> Path:
     """Write the public key of ``private_key`` to ``run_dir/signing_key.pub``; return it."""
     from cryptography.hazmat.primitives import serialization
 
-    from ghost_verify.manifest import load_private_key
+    from ghost_bag.manifest import load_private_key
 
     public = load_private_key(private_key).public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},
                      'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
     if args.signing_key is not None:
-        from ghost_verify.manifest import load_private_key, ManifestError
+        from ghost_bag.manifest import load_private_key, ManifestError
 
         try:
             load_private_key(args.signing_key)
@@ -399,17 +399,18 @@ def main(argv: list[str] | None = None) -> int:
               f'(log: {run_dir / "logs" / "recorder.log"})', file=sys.stderr)
         return 3
     reports = run_dir / 'reports.json'
-    verify = [sys.executable, '-m', 'ghost_verify', str(bag), '--json', str(reports)]
+    options = ['--json', str(reports)]
     if args.signing_key is not None:
         # Check the signature too, with the public half of the key that signed (written
         # beside the run; the private key never leaves its file).
-        verify += ['--public-key', str(_public_key_file(args.signing_key, run_dir))]
-    verdict = subprocess.run(verify, check=False)  # noqa: S603
+        options += ['--public-key', str(_public_key_file(args.signing_key, run_dir))]
+    # The auditor runs as its own process (the runtime does not import it).
+    verdict = verify_bag(bag, *options)
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
     if expected is not None and got < expected:
         print(f'error: the loop completed {got} of {expected} cycles', file=sys.stderr)
         return 3
-    return verdict.returncode
+    return verdict
 
 
 if __name__ == '__main__':

@@ -511,7 +511,7 @@ def _check_output(output: Path) -> None:
 
 
 def _write_bag(output: Path, beliefs: _Stream, fixes: _Stream) -> int:
-    from ghost_nodes.bagwrite import GhostBagWriter
+    from ghost_bag.write import GhostBagWriter
     from ghost_nodes.errors import BagWriteError
 
     events = sorted(

@@ -16,7 +16,8 @@ import yaml
 from ghost_core.calibration import drift_condition
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.scenarios import generate_scenario
-from ghost_verify.bag import decoded_to_msg_dict, GhostBag
+from ghost_verify.bag import GhostBag
+from ghost_verify.decode import decoded_to_msg_dict
 
 FEED = str(Path(__file__).with_name('feed.py'))
 GHOST_RUN = [sys.executable, '-c',

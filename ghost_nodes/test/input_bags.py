@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+from ghost_bag.write import GhostBagWriter
 from ghost_core.scenarios import Scenario
-from ghost_nodes.bagwrite import GhostBagWriter
 
 MSG_DIR = Path(__file__).resolve().parents[2] / 'ghost_interfaces' / 'msg'
 STATE_TYPE = 'nav_msgs/msg/Odometry'

@@ -19,9 +19,10 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 import pytest
 
+from ghost_bag.layout import resolve_bag
 from ghost_nodes import px4_convert as px4
 from ghost_nodes.ulog_import import main
-from ghost_verify.bag import decoded_to_msg_dict, resolve_bag
+from ghost_verify.decode import decoded_to_msg_dict
 
 REPO = Path(__file__).resolve().parents[2]
 REALDATA = REPO.parent / 'shared' / 'realdata'

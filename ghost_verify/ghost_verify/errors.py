@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ghost_bag.errors import BagError, BagFormatError, BagNotFoundError
+
 __all__ = [
     'BagFormatError',
     'BagNotFoundError',
@@ -12,16 +14,10 @@ __all__ = [
 ]
 
 
-class GhostVerifyError(Exception):
-    """Base of every error ghost_verify raises on purpose (bad input, not a bug)."""
-
-
-class BagNotFoundError(GhostVerifyError, FileNotFoundError):
-    """The bag path, or a file its metadata.yaml lists, does not exist."""
-
-
-class BagFormatError(GhostVerifyError, ValueError):
-    """The input cannot be read as a rosbag2 MCAP bag, or a ghost message in it is malformed."""
+#: Base of every error ghost_verify raises on purpose (bad input, not a bug). It is
+#: ghost_bag's BagError, so that what the bag reader raises (BagNotFoundError and
+#: BagFormatError, re-exported here) is caught, and reported, as the verifier's own.
+GhostVerifyError = BagError
 
 
 class SchemaMismatchError(BagFormatError):

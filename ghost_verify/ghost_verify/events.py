@@ -1,4 +1,8 @@
-"""Typed cycle events: what the judges see of a bag, one event per cycle stamp."""
+"""Typed cycle events: what the judges see of a bag, one event per cycle stamp.
+
+The read-error types (BagFileDigest, ReadError, ReadErrorKind) are ghost_bag.mcap_read's,
+the reader that reports them; they stay importable from here.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Annotated, Any, get_args, get_type_hints, TypeVar
 
+from ghost_bag.mcap_read import BagFileDigest, ReadError, ReadErrorKind
 from ghost_core.hashing import content_address
 from ghost_core.msg_fields import MESSAGE_FIELDS
 
@@ -84,49 +89,6 @@ def ghost_kind_of_schema(schema_name: str) -> GhostTopicKind | None:
     if len(parts) == 2:
         parts = [parts[0], 'msg', parts[1]]
     return GHOST_SCHEMAS.get('/'.join(parts))
-
-
-@dataclass(frozen=True, slots=True)
-class BagFileDigest:
-    """One file of a bag (by name inside the bag) and the SHA-256 of its bytes."""
-
-    file: str
-    sha256: str
-
-
-class ReadErrorKind(StrEnum):
-    """Why part of a bag could not be read (closed catalogue, see docs/properties.md)."""
-
-    NOT_MCAP = 'not_mcap'
-    TRUNCATED = 'truncated'
-    CRC_MISMATCH = 'crc_mismatch'
-    CORRUPT_RECORD = 'corrupt_record'
-    UNDECLARED_CHANNEL = 'undeclared_channel'
-    UNDECODABLE_MESSAGE = 'undecodable_message'
-    FILE_MISSING = 'file_missing'
-    FILE_UNREADABLE = 'file_unreadable'
-    METADATA_MISSING = 'metadata_missing'
-    COUNT_MISMATCH = 'count_mismatch'
-
-
-@dataclass(frozen=True, slots=True)
-class ReadError:
-    """One part of a bag that could not be read: which file, why, where, how much was lost.
-
-    `offset` is the byte offset in `file` of the record concerned (None when it does not
-    apply); `count` is how many messages the entry stands for when it groups several (the
-    messages on one undeclared channel, or the undecodable messages of one topic).
-    """
-
-    file: str
-    kind: ReadErrorKind
-    detail: str
-    offset: int | None = None
-    count: int = 1
-
-    def describe(self) -> str:
-        """Return the one-line human form, ``<file>: <kind>: <detail>``."""
-        return f'{self.file}: {self.kind.value}: {self.detail}'
 
 
 @dataclass(frozen=True, slots=True)

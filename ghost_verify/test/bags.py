@@ -11,6 +11,7 @@ from typing import Any, TYPE_CHECKING
 
 from mcap.reader import make_reader
 
+from ghost_bag.write import ghost_typestore, GhostBagWriter
 from ghost_core.actions import emit_reference_action
 from ghost_core.contracts import (
     AxisAssessment,
@@ -28,9 +29,8 @@ from ghost_core.loop import CycleResult
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import message_address, ns_to_stamp, to_msg_dict
-from ghost_nodes.bagwrite import ghost_typestore, GhostBagWriter
 
-if TYPE_CHECKING:  # the writer's type; the tests get rosbags through ghost_nodes.bagwrite
+if TYPE_CHECKING:  # the writer's type; the tests get rosbags through ghost_bag.write
     from rosbags.typesys.store import Typestore
 
 HERE = Path(__file__).resolve().parent

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-if TYPE_CHECKING:  # the writer's type; the tests get rosbags through ghost_nodes.bagwrite
+if TYPE_CHECKING:  # the writer's type; the tests get rosbags through ghost_bag.write
     from rosbags.typesys.store import Typestore
 
 HERE = Path(__file__).resolve().parent
-# This package, its one workspace dependency, ghost_core, and ghost_nodes (only the tests need
-# it: they craft bags with ghost_nodes.bagwrite, the runtime's writer) importable without
+# This package and its workspace dependencies, ghost_core and ghost_bag (whose writer,
+# ghost_bag.write, only the tests use: they craft bags with it), importable without
 # installing: the package roots must come before the repository root, where ghost_verify/,
-# ghost_core/ and ghost_nodes/ would otherwise be seen as empty namespace packages.
-for _root in (HERE.parents[1] / 'ghost_nodes', HERE.parents[1] / 'ghost_core', HERE.parent):
+# ghost_core/ and ghost_bag/ would otherwise be seen as empty namespace packages.
+for _root in (HERE.parents[1] / 'ghost_bag', HERE.parents[1] / 'ghost_core', HERE.parent):
     if _root.is_dir() and str(_root) not in sys.path:
         sys.path.insert(0, str(_root))
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from bags import shared_typestore
 
+from ghost_bag.write import GhostBagWriter
 from ghost_core.assessment import SelfAssessor, ThresholdsConfig
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment, PredictionOutcome
 from ghost_core.distances import normalised_distance
@@ -29,7 +30,6 @@ from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.scenarios import Scenario
 from ghost_core.wire import ns_to_stamp
-from ghost_nodes.bagwrite import GhostBagWriter
 from ghost_verify.manifest import bag_file_digests, ManifestBuilder, write_manifest
 
 STATE = ('/state/nav', 'nav_msgs/msg/Odometry')

@@ -24,7 +24,9 @@ import pytest
 import yaml
 
 from ghost_core.hashing import content_address
-from ghost_verify.bag import decoded_to_msg_dict, GhostBag, group_cycles, HASHED_KINDS, resolve_bag
+from ghost_core.wire import to_msg_dict
+from ghost_verify.bag import GhostBag, group_cycles, resolve_bag
+from ghost_verify.decode import decoded_to_msg_dict, HASHED_KINDS
 from ghost_verify.errors import (
     BagFormatError,
     BagNotFoundError,
@@ -292,7 +294,7 @@ def test_a_malformed_ghost_message_is_a_format_error(tmp_path: Path) -> None:
     """A ghost type whose embedded schema lacks a field the judges need is refused up front."""
     from ghost_verify_test.bags import MSG_DIR
 
-    from ghost_nodes.bagwrite import ghost_typestore, GhostBagWriter
+    from ghost_bag.write import ghost_typestore, GhostBagWriter
 
     msg_dir = tmp_path / 'msg'
     shutil.copytree(MSG_DIR, msg_dir)
@@ -315,3 +317,24 @@ def test_every_bag_error_is_a_ghost_verify_error() -> None:
         assert issubclass(error, GhostVerifyError)
     assert issubclass(BagFormatError, ValueError)
     assert issubclass(BagNotFoundError, FileNotFoundError)
+
+
+def test_cdr_bytes_handed_to_the_writer_decode_to_their_message_dict(tmp_path: Path) -> None:
+    """A recorder may hand the writer serialised bytes; the verifier decodes them back.
+
+    (Moved from the writer's test, ghost_bag/test/test_write.py, which does not use the
+    auditor.)
+    """
+    from ghost_verify_test.bags import shared_typestore
+
+    from ghost_bag.write import GhostBagWriter
+
+    trace = scenario_traces('smoke')[3]
+    msg = to_msg_dict(trace.calibrated)
+    with GhostBagWriter(tmp_path / 'dict', typestore=shared_typestore()) as writer:
+        data = writer.serialize('ghost_interfaces/msg/CalibratedSelfAssessment', msg)
+    with GhostBagWriter(tmp_path / 'bytes', typestore=shared_typestore()) as writer:
+        writer.write('/self_assessment/calibrated',
+                     'ghost_interfaces/msg/CalibratedSelfAssessment', data, 5)
+    decoded = list(GhostBag(tmp_path / 'bytes').messages_in_file_order())
+    assert [message.msg for message in decoded] == [msg]

@@ -28,8 +28,8 @@ from mcap_ros2.decoder import DecoderFactory
 import pytest
 
 from ghost_core.hashing import canonical_json
-from ghost_verify.bag import decoded_to_msg_dict
 from ghost_verify.cdr import compile_decoder, compile_json_decoder
+from ghost_verify.decode import decoded_to_msg_dict
 
 # A schema with every kind of field mcap-ros2-support decodes (and wstring, which it does
 # not), nested, in fixed arrays, bounded and unbounded sequences, and an empty message.

@@ -210,7 +210,8 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
 
 def _subprocess(args: list[str]) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
-    roots = [str(HERE.parent), str(HERE.parents[1] / 'ghost_core')]
+    roots = [str(HERE.parent), str(HERE.parents[1] / 'ghost_bag'),
+             str(HERE.parents[1] / 'ghost_core')]
     env['PYTHONPATH'] = os.pathsep.join(roots + [env.get('PYTHONPATH', '')])
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
                           timeout=60, check=False)

@@ -27,8 +27,8 @@ from ghost_verify_test.bags import (
 import pytest
 import yaml
 
+from ghost_bag.write import ghost_typestore
 from ghost_core.assessment import ASSESSOR_ID
-from ghost_nodes.bagwrite import ghost_typestore
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.errors import BagFormatError, BagNotFoundError, SchemaMismatchError

@@ -24,7 +24,7 @@ from hypothesis import given, HealthCheck, settings
 from hypothesis import strategies as st
 import pytest
 
-from ghost_nodes.bagwrite import GhostBagWriter
+from ghost_bag.write import GhostBagWriter
 from ghost_verify import cli
 from ghost_verify.keygen import main as keygen
 from ghost_verify.manifest import (

@@ -1,9 +1,10 @@
 """Reading and verifying a bag needs neither numpy nor rosbags (the writer's dependencies).
 
-The writer lives in ghost_nodes (the runtime); an auditor installs ghost_verify with mcap,
-mcap-ros2-support, PyYAML and cryptography only. These tests run the verifier in a fresh
-interpreter where importing numpy or rosbags raises ImportError, installed before anything
-else is imported.
+The writer is ghost_bag.write, the only module importing them, and ghost_verify never imports
+it: an auditor installs ghost_verify and ghost_bag with mcap, mcap-ros2-support, PyYAML and
+cryptography only. These tests run the verifier in a fresh interpreter where importing numpy
+or rosbags raises ImportError, installed before anything else is imported; and in one where
+they are importable, to see that nothing imports them anyway (nor ghost_bag.write).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from ghost_verify_test.bags import FIXTURES, scenario_traces, trace_entries, wri
 import pytest
 
 HERE = Path(__file__).resolve().parent
-ROOTS = [str(HERE.parents[1] / 'ghost_core'), str(HERE.parent)]
+ROOTS = [str(HERE.parents[1] / 'ghost_core'), str(HERE.parents[1] / 'ghost_bag'),
+         str(HERE.parent)]
 BLOCKED = ('numpy', 'rosbags')
 
 # Installed first, before `import ghost_verify`: a finder that refuses the writer's modules.
@@ -95,3 +97,49 @@ def test_a_bag_is_read_and_verified_without_numpy_or_rosbags(tmp_path: Path) -> 
     code, err = report['real_bag']
     assert code == 3, err
     assert 'no ghost topics' in err
+
+
+_UNBLOCKED = f"""
+import sys
+
+sys.path[:0] = {ROOTS!r}
+"""
+
+_WHAT_WAS_IMPORTED = """
+import contextlib
+import io
+import json
+
+from ghost_verify.cli import verify_all as verify_all_main
+
+with contextlib.redirect_stdout(io.StringIO()):
+    code = verify_all_main([sys.argv[1]])
+print(json.dumps({
+    'code': code,
+    'writer': sorted(name for name in sys.modules
+                     if name.partition('.')[0] in ('rosbags', 'numpy')
+                     or name == 'ghost_bag.write'),
+    'ghost_bag': sys.modules['ghost_bag'].__file__,
+}))
+"""
+
+
+def test_verifying_a_bag_imports_no_writer_module_even_when_it_is_installed(
+        tmp_path: Path) -> None:
+    """With rosbags and numpy importable, verifying imports neither, nor ghost_bag.write.
+
+    Not even an import that would fall back when they are missing (the test above cannot
+    see one): they are not in sys.modules after verify_all's CLI ran.
+    """
+    import importlib.util
+
+    assert importlib.util.find_spec('rosbags') is not None  # else the test is void
+    bag = write_bag(tmp_path / 'bag', trace_entries(scenario_traces('smoke')))
+    result = subprocess.run([sys.executable, '-c', _UNBLOCKED + _WHAT_WAS_IMPORTED, str(bag)],
+                            text=True, capture_output=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report['ghost_bag'] == str(HERE.parents[1] / 'ghost_bag' / 'ghost_bag'
+                                      / '__init__.py')
+    assert report['code'] == 0
+    assert report['writer'] == []

@@ -392,7 +392,7 @@ def test_verify_imports_no_runtime() -> None:
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'ghost_nodes', 'rclpy', 'rosbags', 'numpy'}))")
     root = Path(__file__).resolve().parents[2]
-    env_path = [str(root / 'ghost_core'), str(root / 'ghost_verify')]
+    env_path = [str(root / 'ghost_core'), str(root / 'ghost_bag'), str(root / 'ghost_verify')]
     done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                           check=True, env={'PYTHONPATH': ':'.join(env_path), 'PATH': '/usr/bin'})
     assert done.stdout.strip() == '[]', done.stdout + done.stderr

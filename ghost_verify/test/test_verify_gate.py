@@ -302,7 +302,7 @@ def test_a_gate_schema_without_a_field_the_verifier_reads_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The GateEmission schema is checked like every ghost schema (exit 3 names the field)."""
-    from ghost_nodes.bagwrite import ghost_typestore
+    from ghost_bag.write import ghost_typestore
 
     msg_dir = tmp_path / 'msg'
     msg_dir.mkdir()

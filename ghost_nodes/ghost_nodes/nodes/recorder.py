@@ -7,7 +7,7 @@ A chunk is written when it reaches ``chunk_size`` bytes or its oldest message is
 being filled (docs/reliability.md). On SIGINT/SIGTERM the bag is closed with its summary and
 metadata.yaml, so nothing received is lost.
 
-Beside the bag's files it keeps ``manifest.json`` (ghost_verify.manifest): the count and
+Beside the bag's files it keeps ``manifest.json`` (ghost_bag.manifest): the count and
 running hash of every topic's messages, updated as each one is written, rewritten
 ``"complete": false`` at every flush, and at close the final manifest with the SHA-256 of
 the closed files, signed with the Ed25519 key of ``signing_key`` when one is given. The key
@@ -33,16 +33,7 @@ from rosbags.interfaces import (
     QosTime,
 )
 
-from ghost_nodes.bagwrite import (
-    GhostBagWriter,
-    MAX_CHUNK_SIZE,
-    normalize_type_name,
-    register_msg_package,
-)
-from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
-from ghost_nodes.node_base import at_least, at_most, GhostNode, one_of, ParamSpec, positive, run
-from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
-from ghost_verify.manifest import (
+from ghost_bag.manifest import (
     bag_file_digests,
     load_private_key,
     ManifestBuilder,
@@ -52,6 +43,15 @@ from ghost_verify.manifest import (
     software_versions,
     write_manifest,
 )
+from ghost_bag.write import (
+    GhostBagWriter,
+    MAX_CHUNK_SIZE,
+    normalize_type_name,
+    register_msg_package,
+)
+from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
+from ghost_nodes.node_base import at_least, at_most, GhostNode, one_of, ParamSpec, positive, run
+from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 
 __all__ = ['RecorderNode', 'main']
 

@@ -1,7 +1,8 @@
 """Write rosbag2 MCAP bags of ghost messages with rosbags (the recorder, importers, tests).
 
-The writer is the runtime's (ghost_nodes), not the auditor's: ghost_verify only reads, so
-verifying a bag needs neither rosbags nor numpy. Importable without rclpy.
+The only module of ghost_bag that imports rosbags and numpy (the writer-only libraries): the
+runtime (ghost_nodes) writes, the auditor (ghost_verify) only reads and never imports this
+module, so verifying a bag needs neither. Importable without rclpy.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rosbags.rosbag2.storage_mcap import McapWriter
 from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 from rosbags.typesys.store import Typestore
 
-from ghost_nodes.errors import BagWriteError
+from .errors import BagWriteError
 
 __all__ = [
     'MAX_CHUNK_SIZE',

@@ -1,0 +1,25 @@
+"""Exception types of ghost_bag: a bag that cannot be found, read, or written."""
+
+from __future__ import annotations
+
+__all__ = ['BagError', 'BagFormatError', 'BagNotFoundError', 'BagWriteError']
+
+
+class BagError(Exception):
+    """Base of every error raised on purpose about a bad input bag (bad input, not a bug).
+
+    ghost_verify's GhostVerifyError is this class: what the reader raises is what the
+    auditor reports.
+    """
+
+
+class BagNotFoundError(BagError, FileNotFoundError):
+    """The bag path, or a file its metadata.yaml lists, does not exist."""
+
+
+class BagFormatError(BagError, ValueError):
+    """The input cannot be read as a rosbag2 MCAP bag, or a ghost message in it is malformed."""
+
+
+class BagWriteError(ValueError):
+    """A message cannot be written: unknown type, or a message dict that does not fit it."""

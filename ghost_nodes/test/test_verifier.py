@@ -1,0 +1,35 @@
+"""The runtime verifies what it wrote through the auditor's command, and says when it cannot."""
+
+from pathlib import Path
+import sys
+
+from input_bags import write_input_bag
+
+from ghost_core.scenarios import generate_scenario
+from ghost_nodes import verifier
+from ghost_nodes.replay import main as replay_main
+
+CONFIG = Path(__file__).resolve().parents[2] / 'config'
+
+
+def test_the_verifier_is_the_auditors_command_in_a_child_process() -> None:
+    """``python -m ghost_verify BAG OPTIONS`` with this Python: what an auditor runs."""
+    assert verifier.verifier_command('/b', '--json', 'r.json') == [
+        sys.executable, '-m', 'ghost_verify', '/b', '--json', 'r.json']
+    assert verifier.verifier_missing('/b') is None  # this workspace has it
+
+
+def test_replay_without_the_verifier_says_so_and_how_to_verify_later(
+        tmp_path, capsys, monkeypatch) -> None:
+    """No ghost_verify installed: the bag is written, exit 1, one line naming the command."""
+    monkeypatch.setattr(verifier, 'VERIFIER', 'ghost_verify_not_installed')
+    source = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
+    code = replay_main([str(source), '--output', str(tmp_path / 'out'),
+                        '--params-file', str(CONFIG / 'ghost.yaml')])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert (tmp_path / 'out' / 'metadata.yaml').is_file()
+    assert (f'error: {tmp_path / "out"}: not verified: ghost_verify_not_installed (the auditor) '
+            'is not installed') in captured.err
+    assert f'run `ghost_verify_not_installed {tmp_path / "out"}`' in captured.err
+    assert 'judgement:' in captured.out
