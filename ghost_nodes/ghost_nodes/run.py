@@ -174,6 +174,7 @@ def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s
     import rclpy
     from rclpy.executors import ExternalShutdownException
 
+    from ghost_core.ros_inputs import time_ns
     from ghost_interfaces.msg import ActionEmission
     from ghost_nodes.qos import GHOST_QOS
     from ghost_nodes.readiness import GraphStatusReporter
@@ -184,7 +185,7 @@ def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s
     seen: set[int] = set()
 
     def on_actuation(msg: Any) -> None:
-        seen.add(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+        seen.add(time_ns(msg.header.stamp))
 
     node.create_subscription(ActionEmission, 'actuations', on_actuation, GHOST_QOS)
     # Report the matched /actuations reader: the scenario waits for it before its first cycle.

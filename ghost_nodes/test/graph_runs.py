@@ -14,10 +14,10 @@ from mcap_ros2.decoder import DecoderFactory
 import yaml
 
 from ghost_core.calibration import drift_condition
+from ghost_core.hashing import hash_form
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.scenarios import generate_scenario
 from ghost_verify.bag import GhostBag
-from ghost_verify.decode import decoded_to_msg_dict
 
 FEED = str(Path(__file__).with_name('feed.py'))
 GHOST_RUN = [sys.executable, '-c',
@@ -47,7 +47,7 @@ def payloads_by_topic(bag: Path) -> dict[str, list[dict[str, object]]]:
         with (bag / name).open('rb') as stream:
             reader = make_reader(stream, decoder_factories=[DecoderFactory()])
             for _s, channel, _m, decoded in reader.iter_decoded_messages(log_time_order=False):
-                out[channel.topic].append(decoded_to_msg_dict(decoded))
+                out[channel.topic].append(hash_form(decoded))
     return dict(out)
 
 

@@ -20,9 +20,9 @@ from mcap_ros2.decoder import DecoderFactory
 import pytest
 
 from ghost_bag.layout import resolve_bag
+from ghost_core.hashing import hash_form
 from ghost_nodes import px4_convert as px4
 from ghost_nodes.ulog_import import main
-from ghost_verify.decode import decoded_to_msg_dict
 
 REPO = Path(__file__).resolve().parents[2]
 REALDATA = REPO.parent / 'shared' / 'realdata'
@@ -467,7 +467,7 @@ def read_bag(bag: Path) -> dict[str, list[tuple[int, dict]]]:
             for schema, channel, message, decoded in reader.iter_decoded_messages():
                 assert schema is not None
                 topics.setdefault(channel.topic, []).append(
-                    (message.log_time, decoded_to_msg_dict(decoded)))
+                    (message.log_time, hash_form(decoded)))
     return topics
 
 

@@ -13,9 +13,9 @@ this module builds the dict in one pass, with a decoder generated once per schem
   each primitive to its size, relative to the end of the 4-byte encapsulation header), and a
   computed alignment after strings and sequences.
 
-The result is the dict ``decoded_to_msg_dict(mcap_ros2 decoder(data))`` gives, value for value
-and type for type (bool, int, float, str, list), and a payload the mcap_ros2 decoder rejects is
-rejected here too: both read little- and big-endian payloads (bit 0 of the encapsulation
+The result is the dict ``ghost_core.hashing.hash_form(mcap_ros2 decoder(data))`` gives, value
+for value and type for type (bool, int, float, str, list), and a payload the mcap_ros2 decoder
+rejects is rejected here too: both read little- and big-endian payloads (bit 0 of the encapsulation
 kind), accept a string or byte array that runs past the end of the payload as the bytes there
 are, and fail on any other read past the end, on invalid UTF-8, and on the types mcap_ros2
 does not decode (wstring, time, duration) when a payload reaches them (test_cdr.py checks all

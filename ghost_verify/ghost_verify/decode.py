@@ -21,7 +21,6 @@ __all__ = [
     'HASHED_KINDS',
     'GhostChannel',
     'compile_ghost_channel',
-    'decoded_to_msg_dict',
     'full_type_name',
     'stamp_ns',
 ]
@@ -102,23 +101,3 @@ def full_type_name(name: str) -> str:
     return name
 
 
-def decoded_to_msg_dict(decoded: object) -> dict[str, object]:
-    """Convert a message decoded by mcap_ros2 into the message dict of SPEC section 4.
-
-    Every field by its .msg name, nested messages as dicts, arrays as lists, byte and uint8
-    arrays as lists of ints; scalars keep the type the CDR decoder gave them.
-    """
-    names = getattr(type(decoded), '__slots__', None)
-    if not isinstance(names, (list, tuple)):
-        raise BagFormatError(f'decoded value of type {type(decoded).__name__} is not a message')
-    return {name: _plain(getattr(decoded, name)) for name in names}
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return list(bytes(value))
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return decoded_to_msg_dict(value)

@@ -23,10 +23,10 @@ from mcap_ros2.decoder import DecoderFactory
 import pytest
 import yaml
 
-from ghost_core.hashing import content_address
+from ghost_core.hashing import content_address, hash_form
 from ghost_core.wire import to_msg_dict
 from ghost_verify.bag import GhostBag, group_cycles, resolve_bag
-from ghost_verify.decode import decoded_to_msg_dict, HASHED_KINDS
+from ghost_verify.decode import HASHED_KINDS
 from ghost_verify.errors import (
     BagFormatError,
     BagNotFoundError,
@@ -114,7 +114,7 @@ def test_decoded_real_messages_become_spec_message_dicts() -> None:
     with path.open('rb') as handle:
         reader = make_reader(handle, decoder_factories=[DecoderFactory()])
         for schema, _channel, _message, decoded in reader.iter_decoded_messages():
-            msg = decoded_to_msg_dict(decoded)
+            msg = hash_form(decoded)
             assert schema is not None
             seen.add(schema.name)
             content_address(msg)  # hashable as SPEC section 4 requires

@@ -1,7 +1,7 @@
 """ghost_verify.cdr decodes what mcap-ros2-support decodes, into the same dicts, in one pass.
 
 The reference is what the verifier read with before: mcap-ros2-support's decoder, its objects
-turned into SPEC section 4 dicts by ``bag.decoded_to_msg_dict``. Compared by ``repr`` (so that
+turned into SPEC section 4 dicts by ``ghost_core.hashing.hash_form``. Compared by ``repr`` (so that
 True and 1, 1 and 1.0, -0.0 and 0.0 are told apart): on every message of every ghost type of a
 real run, on a schema with every kind of field in both byte orders, on random values, and on
 damaged payloads (cut, flipped, extended), where both must fail or both give the same dict.
@@ -27,9 +27,8 @@ from mcap_ros2._vendor.rosidl_adapter.parser import parse_message_string
 from mcap_ros2.decoder import DecoderFactory
 import pytest
 
-from ghost_core.hashing import canonical_json
+from ghost_core.hashing import canonical_json, hash_form
 from ghost_verify.cdr import compile_decoder, compile_json_decoder
-from ghost_verify.decode import decoded_to_msg_dict
 
 # A schema with every kind of field mcap-ros2-support decodes (and wstring, which it does
 # not), nested, in fixed arrays, bounded and unbounded sequences, and an empty message.
@@ -150,7 +149,7 @@ def _reference(schema: str, text: str) -> Callable[[bytes], Any]:
     decoder = DecoderFactory().decoder_for(
         'cdr', Schema(id=1, name=schema, encoding='ros2msg', data=text.encode()))
     assert decoder is not None
-    return lambda data: decoded_to_msg_dict(decoder(data))
+    return lambda data: hash_form(decoder(data))
 
 
 def _outcome(decode: Callable[[bytes], Any], data: bytes) -> str:
