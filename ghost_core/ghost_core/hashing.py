@@ -69,7 +69,8 @@ def _compile(msg_type: type) -> _Converter:
     if callable(fields):
         return _rclpy_converter(msg_type, fields())
     names = getattr(msg_type, '__slots__', None)
-    if isinstance(names, (list, tuple)) and names:
+    # A decoded message may have no fields at all (a .msg of constants only): its form is {}.
+    if isinstance(names, (list, tuple)):
         slots = tuple(names)
         return lambda msg: {name: _plain(getattr(msg, name)) for name in slots}
     raise TypeError(f'a value of type {msg_type.__name__} is not a message (it has no fields)')

@@ -70,3 +70,12 @@ def test_a_value_without_fields_is_not_a_message() -> None:
     """Something that is neither a Mapping nor has fields is refused, by its type name."""
     with pytest.raises(TypeError, match='object'):
         hash_form(object())
+
+
+def test_a_decoded_message_without_fields_is_an_empty_dict() -> None:
+    """A .msg of constants only decodes to an object with no slots: its form is {}."""
+
+    class Constants:
+        __slots__ = ()
+
+    assert hash_form(Constants()) == {}
