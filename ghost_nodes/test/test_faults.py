@@ -28,7 +28,8 @@ class _Run:
     def __init__(self, tmp_path: Path, env: dict[str, str], cycles: list[dict]) -> None:
         self.bag = tmp_path / 'bag'
         self.specs = closed_loop_graph(CONFIG, scenario='nominal', bag_path=str(self.bag),
-                                       with_scenario=False)
+                                       with_scenario=False,
+                                       graph_status=True)  # feed.py waits for the reports
         self.graph = GraphProcesses(self.specs, tmp_path / 'logs', env)
         self.env = env
         (tmp_path / 'cycles.json').write_text(json_safe(cycles))
