@@ -90,7 +90,9 @@ def _run_graph(tmp_path: Path, env: dict[str, str], processes, *, rate_hz: float
         node, script = replace
         spec = next(s for s in specs if s.name == node)
         specs = [s for s in specs if s is not spec]
-        assert not spec.parameters  # its parameters come from its files, as the node's do
+        # Its parameters come from its files, as the node's do (and the readiness report the
+        # graph turns on for the scenario to wait for).
+        assert spec.parameters == {'graph_status': True}
         stand_in = processes.start([sys.executable, str(HERE / script), *ros_arguments(spec)],
                                    env)
     graph = GraphProcesses(specs, tmp_path / 'logs', env)

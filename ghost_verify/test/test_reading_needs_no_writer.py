@@ -110,7 +110,7 @@ import contextlib
 import io
 import json
 
-from ghost_verify.cli import verify_all as verify_all_main
+from ghost_verify.cli import verify_all_main
 
 with contextlib.redirect_stdout(io.StringIO()):
     code = verify_all_main([sys.argv[1]])
