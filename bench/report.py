@@ -33,11 +33,12 @@ def closed_loop_table(result: Mapping[str, Any]) -> str:
     """Latency, loss and CPU per rate for the floor and each ghost graph, with the ratios.
 
     ghost: a process per node; ghost_single / ghost_events: single-process mode (one
-    ghost_agent process) on rclpy's SingleThreadedExecutor / EventsExecutor.
+    ghost_agent process) on rclpy's SingleThreadedExecutor / EventsExecutor, in-process
+    delivery between the nodes; ghost_events_dds: the EventsExecutor, every hop through DDS.
     """
     header = ['rate Hz', 'graph', 'lost', 'p50 ms', 'p99 ms', 'max ms', 'served Hz',
               'CPU s', 'CPU % (nodes)', 'p50 ratio', 'p99 ratio']
-    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events')
+    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds')
     rows = []
     for row in result['rates']:
         for system in systems:

@@ -29,7 +29,7 @@ def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
     assert result['config']['ros_domain_id'] == int(ros_env['ROS_DOMAIN_ID'])
     (row,) = result['rates']
     assert row['rate_hz'] == 100
-    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events')
+    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds')
     for system in systems:
         stats = row[system]
         assert 'error' not in stats, stats
@@ -43,7 +43,7 @@ def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
         assert all(v >= 0 for v in stats['cpu_s'].values())
     for key in ('ratio_p50', 'ratio_p99', 'ratio_max', 'ratio_cpu'):
         assert key in row
-    assert set(row['ratios']) == {'ghost', 'ghost_single', 'ghost_events'}
+    assert set(row['ratios']) == {'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds'}
     assert set(result['highest_zero_loss_rate_hz']) == set(systems)
     assert set(result['highest_sustained_rate_hz']) == set(systems)
     assert re.search(r'\| rate Hz \| +graph \|', stdout), stdout

@@ -1,6 +1,7 @@
 """Single-process mode: Ghost's nodes in one process, on one executor (``ghost_agent``).
 
-    ghost_agent --graph GRAPH.json [--executor single|events] [--ros-args ...]
+    ghost_agent --graph GRAPH.json [--executor single|events] [--delivery in_process|dds]
+                [--ros-args ...]
 
 ``GRAPH.json`` (written by ``ghost_nodes.launcher`` for ``ghost_run --single-process`` and by
 the launch file for ``single_process:=true``) lists the nodes: ``{"nodes": [{"name": ...,
@@ -16,6 +17,12 @@ Which nodes go in: ``ghost_nodes.graph.IN_PROCESS_NODES`` (the agent's six, the 
 bridge and the gate). The sources (scenario, players, the stand-in mission) stand for the
 vehicle and the mission, and the recorder for ``ros2 bag record``: they keep processes of
 their own, so the bag survives the agent's process.
+
+Between the nodes of the process, messages are delivered in it (``--delivery in_process``,
+the default; ``ghost_nodes.intra_process``: what rclcpp's intra-process communication does,
+which rclpy lacks): a hop is a queue and a guard condition instead of serialisation, DDS and
+deserialisation, and a topic nobody outside the process reads is not serialised at all.
+``--delivery dds`` sends every hop through the middleware, as between processes.
 
 ``--executor events`` uses rclpy's ``EventsExecutor`` (``rclpy.experimental``, Jazzy): the
 same callbacks, dispatched from middleware events instead of a wait set rebuilt on every
@@ -34,12 +41,15 @@ import sys
 from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
 
+from ghost_nodes.intra_process import IntraProcessBus
 from ghost_nodes.node_base import GhostNode, run_nodes
 
-__all__ = ['EXECUTORS', 'graph_document', 'main', 'node_class']
+__all__ = ['DELIVERIES', 'EXECUTORS', 'graph_document', 'main', 'node_class']
 
 #: ``--executor`` choices.
 EXECUTORS = ('single', 'events')
+#: ``--delivery`` choices: between the nodes of the process, in it or through DDS.
+DELIVERIES = ('in_process', 'dds')
 
 
 def node_class(executable: str) -> Callable[..., GhostNode]:
@@ -66,7 +76,7 @@ def graph_document(nodes: Sequence[tuple[str, str, Sequence[str]]]) -> str:
         for name, executable, arguments in nodes]}, indent=2) + '\n'
 
 
-def _factories(path: Path) -> list[Callable[[], Node]]:
+def _factories(path: Path, bus: IntraProcessBus | None) -> list[Callable[[], Node]]:
     try:
         document = json.loads(path.read_text(encoding='utf-8'))
     except (OSError, ValueError) as err:
@@ -87,7 +97,9 @@ def _factories(path: Path) -> list[Callable[[], Node]]:
 
         def factory(cls: Callable[..., GhostNode] = cls, arguments: list[str] = arguments
                     ) -> Node:
-            return cls(cli_args=arguments, use_global_arguments=False)
+            if bus is None:
+                return cls(cli_args=arguments, use_global_arguments=False)
+            return cls(cli_args=arguments, use_global_arguments=False, intra_process_bus=bus)
         factories.append(factory)
     return factories
 
@@ -114,10 +126,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument('--executor', choices=EXECUTORS, default='single',
                         help="'single' (rclpy's SingleThreadedExecutor, the default) or "
                              "'events' (rclpy.experimental.EventsExecutor)")
+    parser.add_argument('--delivery', choices=DELIVERIES, default='in_process',
+                        help="'in_process' (the default: between the nodes of this process "
+                             "without DDS, ghost_nodes.intra_process) or 'dds' (every hop "
+                             "through the middleware, as between processes)")
     options = parser.parse_args(args)
+    bus = IntraProcessBus() if options.delivery == 'in_process' else None
     try:
-        factories = _factories(options.graph)
+        factories = _factories(options.graph, bus)
     except ValueError as err:
         print(f'ghost_agent: error: {err}', file=sys.stderr)
         sys.exit(2)
-    run_nodes(factories, ['ghost_agent', *ros_args], _executor(options.executor))
+    run_nodes(factories, ['ghost_agent', *ros_args], _executor(options.executor), bus)

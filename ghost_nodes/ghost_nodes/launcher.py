@@ -76,17 +76,19 @@ class GraphProcesses:
 
     def __init__(self, specs: Sequence[NodeSpec], log_dir: Path,
                  env: Mapping[str, str] | None = None, single_process: bool = False,
-                 executor: str = 'single') -> None:
+                 executor: str = 'single', delivery: str = 'in_process') -> None:
         """The processes of ``specs``; start() starts them, with logs in ``log_dir``.
 
         ``single_process``: the nodes of ``IN_PROCESS_NODES`` run in one ``ghost_agent``
-        process (``procs['ghost_agent']``) on ``executor`` (ghost_nodes.agent_process).
+        process (``procs['ghost_agent']``) on ``executor``, with ``delivery`` between them
+        (ghost_nodes.agent_process).
         """
         self.specs = list(specs)
         self.log_dir = log_dir
         self.env = dict(env if env is not None else os.environ)
         self.single_process = single_process
         self.executor = executor
+        self.delivery = delivery
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self._logs: list[IO[bytes]] = []
 
@@ -121,7 +123,7 @@ class GraphProcesses:
             for spec in specs]))
         agent = NodeSpec(name=AGENT_PROCESS, executable=AGENT_PROCESS)
         self._popen(AGENT_PROCESS, [executable_path(agent), '--graph', str(graph),
-                                    '--executor', self.executor])
+                                    '--executor', self.executor, '--delivery', self.delivery])
 
     def _popen(self, name: str, argv: list[str]) -> None:
         log = (self.log_dir / f'{name}.log').open('ab')

@@ -21,8 +21,10 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
 
+from ghost_nodes.intra_process import GraphPublisher, IntraProcessBus
 from ghost_nodes.readiness import GraphStatusReporter
 
 __all__ = ['at_least', 'at_most', 'below', 'Bound', 'COMMON_PARAMS', 'GhostNode', 'non_negative',
@@ -226,7 +228,9 @@ class GhostNode(Node):
 
     def __init__(self, node_name: str, specs: Sequence[ParamSpec], **options: Any) -> None:
         # ``options`` go to rclpy's Node: in one process (ghost_nodes.agent_process) each node
-        # gets its own command line there (cli_args, use_global_arguments=False).
+        # gets its own command line there (cli_args, use_global_arguments=False), and the
+        # process's IntraProcessBus as ``intra_process_bus``.
+        self._bus: IntraProcessBus | None = options.pop('intra_process_bus', None)
         super().__init__(node_name, **options)
         specs = (*specs, *COMMON_PARAMS)
         self._specs = {spec.name: spec for spec in specs}
@@ -239,7 +243,36 @@ class GhostNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(lambda _params: self.on_parameters_changed())
         self.graph_status: GraphStatusReporter | None = (
-            GraphStatusReporter(self) if self.param('graph_status') else None)
+            GraphStatusReporter(self, in_process=self._endpoints_in_process)
+            if self.param('graph_status') else None)
+
+    def create_graph_publisher(self, msg_type: type[Any], topic: str,
+                               qos: QoSProfile) -> GraphPublisher:
+        """A publisher of a Ghost graph topic (rclpy's own, or ``ghost_nodes.intra_process``'s).
+
+        In one process with a bus, it also serves that process's subscribers without DDS.
+        """
+        if self._bus is None:
+            publisher: GraphPublisher = self.create_publisher(msg_type, topic, qos)
+            return publisher
+        return self._bus.create_publisher(self, msg_type, topic, qos)
+
+    def create_graph_subscription(self, msg_type: type[Any], topic: str,
+                                  callback: Callable[[Any], None], qos: QoSProfile) -> None:
+        """A subscription to a Ghost graph topic, over DDS or in the process.
+
+        In one process with a bus, it is served in the process when a node of the process
+        publishes the topic (``ghost_nodes.intra_process``).
+        """
+        if self._bus is None:
+            self.create_subscription(msg_type, topic, callback, qos)
+        else:
+            self._bus.create_subscription(self, msg_type, topic, callback, qos)
+
+    def _endpoints_in_process(self) -> tuple[dict[str, int], dict[str, int]]:
+        if self._bus is None:
+            return {}, {}
+        return self._bus.writers_in_process(self), self._bus.readers_in_process(self)
 
     def _declare(self, spec: ParamSpec) -> None:
         try:
@@ -335,7 +368,8 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
 
 
 def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | None = None,
-              executor_factory: Callable[[], Executor] = SingleThreadedExecutor) -> None:
+              executor_factory: Callable[[], Executor] = SingleThreadedExecutor,
+              bus: IntraProcessBus | None = None) -> None:
     """Run nodes on one executor until SIGINT/SIGTERM, then drain them and shut down.
 
     rclpy's own signal handler would shut the context down at once, dropping whatever is in
@@ -344,7 +378,8 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
     ``SAME_REQUEST_S`` after the first exits at once; one sooner is the same request (Ctrl-C
     under ``ros2 launch`` delivers two: the terminal's to the process group, and launch's own).
     Nodes are destroyed in reverse order of creation. One node per process is the usual graph;
-    several are ``ghost_agent``'s single-process mode.
+    several are ``ghost_agent``'s single-process mode, where ``bus`` (the one the factories
+    gave the nodes) is connected once they are all built, before the executor runs.
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     requested: list[float] = []
@@ -362,6 +397,8 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
     try:
         for factory in node_factories:
             nodes.append(factory())
+        if bus is not None:
+            bus.connect()
         executor = executor_factory()
         for node in nodes:
             executor.add_node(node)

@@ -26,7 +26,7 @@ Ghost graph on the same ROS domain, most often). The reporter logs it, naming th
 (``foreign_producers`` is the pure check, ``foreign_producer_message`` the line).
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import json
 import time
@@ -141,14 +141,20 @@ class GraphStatusReporter:
     On each poll it also checks every subscribed topic for more than ``expected_writers``
     matched writers (``None``: no check) and logs a warning naming them, at most once per topic
     every ``FOREIGN_WARNING_PERIOD_S``.
+
+    ``in_process`` gives the (writers, readers) counts of the node's endpoints served inside
+    its process (``ghost_nodes.intra_process``), which DDS does not see; they are added.
     """
 
     def __init__(self, node: Any, fast_period_s: float = 0.1, slow_period_s: float = 2.0,
-                 settle_s: float = 3.0, expected_writers: int | None = 1) -> None:
+                 settle_s: float = 3.0, expected_writers: int | None = 1,
+                 in_process: Callable[[], tuple[Mapping[str, int], Mapping[str, int]]] | None
+                 = None) -> None:
         from rclpy.event_handler import PublisherEventCallbacks
         from std_msgs.msg import String
 
         self._node = node
+        self._in_process = in_process
         self._string = String
         self._ignored = _IGNORED | {node.resolve_topic_name(GRAPH_STATUS_TOPIC)}
         # No QoS event handlers: each would be one more entity in every wait of the executor.
@@ -170,6 +176,13 @@ class GraphStatusReporter:
                    if p.topic_name not in self._ignored}
         readers = {s.topic_name: s.get_publisher_count() for s in self._node.subscriptions
                    if s.topic_name not in self._ignored}
+        if self._in_process is not None:
+            # Endpoints served in the process (ghost_nodes.intra_process) are matched there.
+            in_writers, in_readers = self._in_process()
+            for topic, count in in_writers.items():
+                writers[topic] = writers.get(topic, 0) + count
+            for topic, count in in_readers.items():
+                readers[topic] = readers.get(topic, 0) + count
         return EndpointReport(self._node.get_fully_qualified_name(), writers, readers)
 
     @property

@@ -113,6 +113,9 @@ def _parser() -> argparse.ArgumentParser:
     agent.add_argument('--executor', choices=('single', 'events'), default='single',
                        help="with --single-process: rclpy's SingleThreadedExecutor (default) "
                             'or the EventsExecutor (rclpy.experimental)')
+    agent.add_argument('--delivery', choices=('in_process', 'dds'), default='in_process',
+                       help='with --single-process: between the nodes of the process, in it '
+                            'without DDS (default) or through DDS as between processes')
     agent.add_argument('--no-monitor', dest='monitor', action='store_false',
                        help='do not start the online monitor (/diagnostics; launch '
                             'monitor:=false)')
@@ -382,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f'error: {err}', file=sys.stderr)
         return 3
     graph = GraphProcesses(specs, run_dir / 'logs', env, single_process=args.single_process,
-                           executor=args.executor)
+                           executor=args.executor, delivery=args.delivery)
     print(f'ghost: {label} ({expected if expected is not None else "open-ended"} cycles)'
           f' -> {run_dir}', flush=True)
     graph.start()

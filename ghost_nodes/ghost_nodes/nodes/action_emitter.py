@@ -18,8 +18,9 @@ class ActionEmitterNode(GhostNode):
 
     def __init__(self, **options: Any) -> None:
         super().__init__('action_emitter', (), **options)
-        self._pub = self.create_publisher(ActionEmission, 'actuations', GHOST_QOS)
-        self.create_subscription(DecisionRationale, 'decisions', self._on_decision, GHOST_QOS)
+        self._pub = self.create_graph_publisher(ActionEmission, 'actuations', GHOST_QOS)
+        self.create_graph_subscription(DecisionRationale, 'decisions', self._on_decision,
+                                       GHOST_QOS)
 
     def _on_decision(self, msg: DecisionRationale) -> None:
         received = hash_form(msg)  # cite what was received, hashed as it came

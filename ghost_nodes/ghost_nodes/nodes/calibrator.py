@@ -35,12 +35,12 @@ class CalibratorNode(GhostNode):
         # Each raw assessment is kept with H of the message received, which C_t cites.
         self._joiner: CalibrationJoiner[tuple[RawContract, str], object] = CalibrationJoiner(
             self.param('max_history'))
-        self._pub = self.create_publisher(CalibratedSelfAssessment,
-                                          'self_assessment/calibrated', GHOST_QOS)
-        self.create_subscription(BeliefSelfAssessment, 'self_assessment', self._on_raw,
-                                 GHOST_QOS)
-        self.create_subscription(PredictionOutcome, 'prediction_outcomes', self._on_outcome,
-                                 GHOST_QOS)
+        self._pub = self.create_graph_publisher(CalibratedSelfAssessment,
+                                                'self_assessment/calibrated', GHOST_QOS)
+        self.create_graph_subscription(BeliefSelfAssessment, 'self_assessment', self._on_raw,
+                                       GHOST_QOS)
+        self.create_graph_subscription(PredictionOutcome, 'prediction_outcomes',
+                                       self._on_outcome, GHOST_QOS)
 
     def on_parameters_changed(self) -> None:
         """Rebuild the core configuration from the parameters."""

@@ -18,9 +18,9 @@ class DecisionPolicyNode(GhostNode):
 
     def __init__(self, **options: Any) -> None:
         super().__init__('decision_policy', (), **options)
-        self._pub = self.create_publisher(DecisionRationale, 'decisions', GHOST_QOS)
-        self.create_subscription(CalibratedSelfAssessment, 'self_assessment/calibrated',
-                                 self._on_calibrated, GHOST_QOS)
+        self._pub = self.create_graph_publisher(DecisionRationale, 'decisions', GHOST_QOS)
+        self.create_graph_subscription(CalibratedSelfAssessment, 'self_assessment/calibrated',
+                                       self._on_calibrated, GHOST_QOS)
 
     def _on_calibrated(self, msg: CalibratedSelfAssessment) -> None:
         # Cite what was received: hash its message dict rather than rebuild it from the contract.

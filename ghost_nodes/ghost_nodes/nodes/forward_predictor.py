@@ -33,9 +33,9 @@ class ForwardPredictorNode(GhostNode):
     def __init__(self, **options: Any) -> None:
         super().__init__('forward_predictor', PARAMS, **options)
         self._stamps = StampGuard(self.get_logger(), 'belief')
-        self._pub = self.create_publisher(ForwardPrediction, 'predictions', GHOST_QOS)
-        self.create_subscription(Odometry, 'state/nav', self._on_belief,
-                                 input_qos(self.param('input_qos')))
+        self._pub = self.create_graph_publisher(ForwardPrediction, 'predictions', GHOST_QOS)
+        self.create_graph_subscription(Odometry, 'state/nav', self._on_belief,
+                                       input_qos(self.param('input_qos')))
 
     def _on_belief(self, msg: Odometry) -> None:
         belief = belief_sample(msg)

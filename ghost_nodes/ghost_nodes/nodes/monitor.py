@@ -164,7 +164,7 @@ class MonitorNode(GhostNode):
         inputs = input_qos('best_effort')
         for topic, msg_type in zip(INPUT_TOPICS, (Odometry, PoseWithCovarianceStamped),
                                    strict=True):
-            self.create_subscription(msg_type, topic, self._on_input(topic), inputs)
+            self.create_graph_subscription(msg_type, topic, self._on_input(topic), inputs)
         for topic, msg_type, facts in (
                 ('self_assessment', BeliefSelfAssessment, _raw_facts),
                 ('predictions', ForwardPrediction, _prediction_facts),
@@ -172,7 +172,8 @@ class MonitorNode(GhostNode):
                 ('self_assessment/calibrated', CalibratedSelfAssessment, _calibrated_facts),
                 ('decisions', DecisionRationale, _decision_facts),
                 ('actuations', ActionEmission, _actuation_facts)):
-            self.create_subscription(msg_type, topic, self._on_output(topic, facts), GHOST_QOS)
+            self.create_graph_subscription(msg_type, topic, self._on_output(topic, facts),
+                                           GHOST_QOS)
         self.create_timer(self.param('publish_period_s'), self._on_timer)
 
     def _on_input(self, topic: str) -> Any:

@@ -81,14 +81,15 @@ class OutcomeEvaluatorNode(GhostNode):
             self.create_timer(min(idle / 4.0, 0.25), self._flush_if_idle)
         self._beliefs = StampGuard(self.get_logger(), 'belief')
         self._observations = StampGuard(self.get_logger(), 'observation')
-        self._pub = self.create_publisher(PredictionOutcome, 'prediction_outcomes', GHOST_QOS)
+        self._pub = self.create_graph_publisher(PredictionOutcome, 'prediction_outcomes',
+                                                GHOST_QOS)
         qos = input_qos(self.param('input_qos'))
         # Observations first: when both are ready at once, the observation is taken first.
-        self.create_subscription(PoseWithCovarianceStamped, 'observations',
-                                 self._on_observation, qos)
-        self.create_subscription(ForwardPrediction, 'predictions', self._on_prediction,
-                                 GHOST_QOS)
-        self.create_subscription(Odometry, 'state/nav', self._on_belief, qos)
+        self.create_graph_subscription(PoseWithCovarianceStamped, 'observations',
+                                       self._on_observation, qos)
+        self.create_graph_subscription(ForwardPrediction, 'predictions', self._on_prediction,
+                                       GHOST_QOS)
+        self.create_graph_subscription(Odometry, 'state/nav', self._on_belief, qos)
 
     def _flush_if_idle(self) -> None:
         if self._sequencer.pending_cycles and time.monotonic() - self._last_input >= self._idle_s:

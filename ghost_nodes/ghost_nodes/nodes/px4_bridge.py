@@ -88,9 +88,9 @@ class Px4BridgeNode(GhostNode):
         self._last_fix_ns: int | None = None
         self._status: tuple[int, int, bool] | None = None
         self.dropped: Counter[str] = Counter()
-        self._nav_pub = self.create_publisher(Odometry, 'state/nav', GHOST_QOS)
-        self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, 'observations',
-                                              GHOST_QOS)
+        self._nav_pub = self.create_graph_publisher(Odometry, 'state/nav', GHOST_QOS)
+        self._obs_pub = self.create_graph_publisher(PoseWithCovarianceStamped, 'observations',
+                                                    GHOST_QOS)
         self.create_subscription(VehicleOdometry, 'fmu/out/vehicle_odometry',
                                  self._on_odometry, PX4_QOS)
         self.create_subscription(VehicleLocalPosition, 'fmu/out/vehicle_local_position',

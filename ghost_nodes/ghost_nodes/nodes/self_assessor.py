@@ -57,9 +57,10 @@ class SelfAssessorNode(GhostNode):
         super().__init__('self_assessor', PARAMS, **options)
         self.on_parameters_changed()
         self._stamps = StampGuard(self.get_logger(), 'belief')
-        self._pub = self.create_publisher(BeliefSelfAssessment, 'self_assessment', GHOST_QOS)
-        self.create_subscription(Odometry, 'state/nav', self._on_belief,
-                                 input_qos(self.param('input_qos')))
+        self._pub = self.create_graph_publisher(BeliefSelfAssessment, 'self_assessment',
+                                                GHOST_QOS)
+        self.create_graph_subscription(Odometry, 'state/nav', self._on_belief,
+                                       input_qos(self.param('input_qos')))
 
     def on_parameters_changed(self) -> None:
         """Rebuild the core configuration (and so restart the hysteresis) from the parameters."""

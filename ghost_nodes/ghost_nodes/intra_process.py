@@ -1,0 +1,187 @@
+"""In-process delivery between the Ghost nodes of one process (single-process mode).
+
+rclcpp has intra-process communication; rclpy has none: two nodes in one Python process
+still talk through DDS, and every hop pays rclpy's Python → C conversion, serialisation,
+the middleware, deserialisation and the C → Python conversion back, on the one core the
+process runs on. In ``ghost_agent`` (``ghost_nodes.agent_process``) this module does what
+rclcpp's does:
+
+* a subscription whose topic has a publisher in the process is served in the process: the
+  publisher hands the message object itself to the subscription's callback. No DDS reader
+  is created for it;
+* a publisher publishes to DDS only when DDS has matched a reader (``ros2 bag record``, the
+  recorder, ``ros2 topic echo``, a node in another process), and before the callbacks in the
+  process run, so a recorder receives a message before what was computed from it. With no
+  DDS reader, nothing is serialised. A reader in another process sees every message
+  published after it matched, as with any volatile topic.
+
+Delivery happens before ``publish()`` returns, breadth first and never re-entrantly: the
+first publish of a callback runs the subscribers' callbacks in order, and what they publish
+is queued and delivered by the same loop, after them. (rclpy's EventsExecutor has no guard
+conditions, so the executor cannot be woken for it; and on the one core a single-process
+graph has, running the next callback at once is the shortest path.) The graph is acyclic,
+so a chain ends: raw → calibrated → decision → actuation.
+
+So the topics, the messages and what a recorder writes are those of the multi-process graph.
+What differs is on the topics a node of the process publishes:
+
+* a publisher in another process on such a topic is not heard by the nodes of this process
+  (two producers of one Ghost topic are a broken graph; the readiness reporter's
+  foreign-producer warning stays on for the inputs, which come from outside);
+* the subscriber gets the very object that was published (a Ghost node never modifies a
+  message it received or sent);
+* nothing is dropped for a history depth; a pair whose QoS DDS would not match (a reliable
+  reader of a best-effort writer, transient-local of volatile) or whose types differ is left
+  to DDS, as before.
+
+Subscriptions are registered while the nodes are built and connected by ``connect()`` once
+all of them exist (a subscriber may be built before its publisher). One executor thread, so
+no locks.
+"""
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
+
+__all__ = ['GraphPublisher', 'IntraProcessBus', 'IntraProcessPublisher', 'qos_compatible']
+
+
+class GraphPublisher(Protocol):
+    """What a node publishes with: rclpy's Publisher, or an IntraProcessPublisher."""
+
+    @property
+    def topic_name(self) -> str:
+        """The resolved topic name."""
+
+    def publish(self, msg: Any) -> None:
+        """Send one message."""
+
+    def get_subscription_count(self) -> int:
+        """Readers matched."""
+
+
+def qos_compatible(publisher: QoSProfile, subscription: QoSProfile) -> bool:
+    """Whether DDS would match this writer QoS with this reader QoS (reliability, durability)."""
+    if (subscription.reliability == QoSReliabilityPolicy.RELIABLE
+            and publisher.reliability != QoSReliabilityPolicy.RELIABLE):
+        return False
+    return not (subscription.durability == QoSDurabilityPolicy.TRANSIENT_LOCAL
+                and publisher.durability != QoSDurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class IntraProcessPublisher:
+    """A node's publisher: over DDS if a reader is matched, then to the process's subscribers."""
+
+    def __init__(self, bus: 'IntraProcessBus', node: Node, dds: Publisher,
+                 qos: QoSProfile) -> None:
+        self.node = node
+        self.dds = dds
+        self.qos = qos
+        self.callbacks: list[Callable[[Any], None]] = []
+        self._bus = bus
+
+    @property
+    def topic_name(self) -> str:
+        """The resolved topic name (after namespace and remaps)."""
+        return str(self.dds.topic_name)
+
+    def publish(self, msg: Any) -> None:
+        """Send ``msg`` to matched DDS readers, then deliver it in the process (see module)."""
+        if self.dds.get_subscription_count():
+            self.dds.publish(msg)
+        if self.callbacks:
+            self._bus.deliver(self.callbacks, msg)
+
+    def get_subscription_count(self) -> int:
+        """Readers of this publisher: those DDS matched and those in the process."""
+        return int(self.dds.get_subscription_count()) + len(self.callbacks)
+
+
+@dataclass
+class _Pending:
+    node: Node
+    msg_type: type[Any]
+    topic: str           # resolved
+    callback: Callable[[Any], None]
+    qos: QoSProfile
+
+
+class IntraProcessBus:
+    """The publishers and subscriptions of one process's Ghost nodes, by resolved topic."""
+
+    def __init__(self) -> None:
+        self._publishers: dict[str, list[tuple[type[Any], IntraProcessPublisher]]] = {}
+        self._pending: list[_Pending] = []
+        self._in_process: dict[int, dict[str, int]] = {}   # id(node) -> topic -> publishers
+        self._connected = False
+        self._queue: deque[tuple[Callable[[Any], None], Any]] = deque()
+        self._delivering = False
+
+    def create_publisher(self, node: Node, msg_type: type[Any], topic: str,
+                         qos: QoSProfile) -> IntraProcessPublisher:
+        """A publisher of ``node`` on ``topic`` (resolved in the node's namespace and remaps)."""
+        if self._connected:
+            raise RuntimeError('IntraProcessBus: publishers must be created before connect()')
+        publisher = IntraProcessPublisher(self, node,
+                                          node.create_publisher(msg_type, topic, qos), qos)
+        self._publishers.setdefault(publisher.topic_name, []).append((msg_type, publisher))
+        return publisher
+
+    def create_subscription(self, node: Node, msg_type: type[Any], topic: str,
+                            callback: Callable[[Any], None], qos: QoSProfile) -> None:
+        """A subscription of ``node``, connected in the process or over DDS by ``connect()``."""
+        if self._connected:
+            raise RuntimeError('IntraProcessBus: subscriptions must be created before connect()')
+        self._pending.append(_Pending(node, msg_type, node.resolve_topic_name(topic), callback,
+                                      qos))
+
+    def connect(self) -> None:
+        """Serve each subscription in the process if it can be, else create its DDS reader."""
+        for pending in self._pending:
+            publishers = [publisher for msg_type, publisher in
+                          self._publishers.get(pending.topic, ())
+                          if msg_type is pending.msg_type
+                          and qos_compatible(publisher.qos, pending.qos)]
+            if not publishers:
+                pending.node.create_subscription(pending.msg_type, pending.topic,
+                                                 pending.callback, pending.qos)
+                continue
+            for publisher in publishers:
+                publisher.callbacks.append(pending.callback)
+            counts = self._in_process.setdefault(id(pending.node), {})
+            counts[pending.topic] = counts.get(pending.topic, 0) + len(publishers)
+        self._pending.clear()
+        self._connected = True
+
+    def deliver(self, callbacks: list[Callable[[Any], None]], msg: Any) -> None:
+        """Run each callback on ``msg``: now, or after the callbacks already being delivered."""
+        queue = self._queue
+        queue.extend((callback, msg) for callback in callbacks)
+        if self._delivering:
+            return
+        self._delivering = True
+        try:
+            while queue:
+                callback, item = queue.popleft()
+                callback(item)
+        finally:
+            queue.clear()   # not empty only when a callback raised: the process is stopping
+            self._delivering = False
+
+    def readers_in_process(self, node: Node) -> dict[str, int]:
+        """Per topic ``node`` is served on in the process, how many publishers serve it."""
+        return dict(self._in_process.get(id(node), {}))
+
+    def writers_in_process(self, node: Node) -> dict[str, int]:
+        """Per topic ``node`` publishes on, how many subscriptions of the process it serves."""
+        counts: dict[str, int] = {}
+        for topic, publishers in self._publishers.items():
+            for _msg_type, publisher in publishers:
+                if publisher.node is node:
+                    counts[topic] = counts.get(topic, 0) + len(publisher.callbacks)
+        return counts
