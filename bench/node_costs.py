@@ -8,6 +8,11 @@ work (it copies a stamp into a pre-built message), and publishing costs the same
 graphs, so this time is what a ghost hop adds to a relay hop. A second pass under cProfile
 names the functions that time is spent in.
 
+Both deliveries are measured: ``dds``, each message as a node of another process receives it
+(it converts the message to its dict and validates it), and ``in_process``, as a node of the
+same ghost_agent process does (``ghost_nodes.intra_process``: the message comes with the dict
+and contract it was built from, which it neither converts nor validates again).
+
     python bench/node_costs.py --cycles 2000 --json /tmp/costs.json
 """
 
@@ -27,6 +32,7 @@ from benchlib import bench_ros_env, machine_info, write_json
 import rclpy
 
 from ghost_core.scenarios import generate_scenario
+from ghost_nodes.intra_process import IntraProcessBus, IntraProcessPublisher, Memo
 from ghost_nodes.nodes.action_emitter import ActionEmitterNode
 from ghost_nodes.nodes.calibrator import CalibratorNode
 from ghost_nodes.nodes.decision_policy import DecisionPolicyNode
@@ -41,37 +47,43 @@ ROLES = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator'
          'decision_policy', 'action_emitter')
 
 
-class _StubPublisher:
-    """Stands in for a node's publisher: keeps the last message instead of sending it."""
+class _StubPublisher(IntraProcessPublisher):
+    """Stands in for a node's publisher: keeps each message (and its memo) instead of sending.
 
-    def __init__(self) -> None:
-        self.sent: list[Any] = []
+    An IntraProcessPublisher, so ``GhostNode.publish_contract`` gives it the memo a
+    subscriber in the process would get; with ``delivery='dds'`` the memo is dropped, as DDS
+    would (the subscriber converts and validates the message itself).
+    """
 
-    def publish(self, msg: Any) -> None:
-        self.sent.append(msg)
+    def __init__(self, real: IntraProcessPublisher, keep_memo: bool) -> None:
+        super().__init__(real._bus, real.node, real.msg_type, real.dds, real.qos)
+        self._keep_memo = keep_memo
+        self.sent: list[tuple[Any, Memo | None]] = []
 
-    def take(self) -> list[Any]:
+    def publish(self, msg: Any, memo: Memo | None = None) -> None:
+        self.sent.append((msg, memo if self._keep_memo else None))
+
+    def take(self) -> list[tuple[Any, Memo | None]]:
         sent, self.sent = self.sent, []
         return sent
 
 
-def _build() -> tuple[dict[str, Any], dict[str, _StubPublisher]]:
-    nodes: dict[str, Any] = {
-        'self_assessor': SelfAssessorNode(),
-        'forward_predictor': ForwardPredictorNode(),
-        'outcome_evaluator': OutcomeEvaluatorNode(),
-        'calibrator': CalibratorNode(),
-        'decision_policy': DecisionPolicyNode(),
-        'action_emitter': ActionEmitterNode(),
-    }
+def _build(delivery: str) -> tuple[dict[str, Any], dict[str, _StubPublisher], IntraProcessBus]:
+    # The nodes get a bus (their subscriptions are registered, never connected: nothing is
+    # spun), so their publishers are IntraProcessPublishers the stubs can stand in for.
+    bus = IntraProcessBus()
+    classes = {'self_assessor': SelfAssessorNode, 'forward_predictor': ForwardPredictorNode,
+               'outcome_evaluator': OutcomeEvaluatorNode, 'calibrator': CalibratorNode,
+               'decision_policy': DecisionPolicyNode, 'action_emitter': ActionEmitterNode}
+    nodes: dict[str, Any] = {role: cls(intra_process_bus=bus) for role, cls in classes.items()}
     stubs = {}
     for role, node in nodes.items():
-        stubs[role] = _StubPublisher()
+        stubs[role] = _StubPublisher(node._pub, keep_memo=delivery == 'in_process')
         node._pub = stubs[role]
-    return nodes, stubs
+    return nodes, stubs, bus
 
 
-Timer = Callable[[str, Callable[[Any], None], Any], None]
+Timer = Callable[[str, Callable[[Any], None], tuple[Any, Memo | None]], None]
 
 
 def _feed(nodes: dict[str, Any], stubs: dict[str, _StubPublisher], inputs: list[Any],
@@ -83,15 +95,15 @@ def _feed(nodes: dict[str, Any], stubs: dict[str, _StubPublisher], inputs: list[
     previous_predictions: list[Any] = []
     actuations = 0
     for odom, obs in inputs:
-        timer('self_assessor', assessor._on_belief, odom)
+        timer('self_assessor', assessor._on_belief, (odom, None))
         raws = stubs['self_assessor'].take()
-        timer('forward_predictor', predictor._on_belief, odom)
+        timer('forward_predictor', predictor._on_belief, (odom, None))
         predictions = stubs['forward_predictor'].take()
         if obs is not None:
-            timer('outcome_evaluator', evaluator._on_observation, obs)
+            timer('outcome_evaluator', evaluator._on_observation, (obs, None))
         for prediction in previous_predictions:
             timer('outcome_evaluator', evaluator._on_prediction, prediction)
-        timer('outcome_evaluator', evaluator._on_belief, odom)
+        timer('outcome_evaluator', evaluator._on_belief, (odom, None))
         outcomes = stubs['outcome_evaluator'].take()
         previous_predictions = predictions
         for raw in raws:
@@ -106,32 +118,47 @@ def _feed(nodes: dict[str, Any], stubs: dict[str, _StubPublisher], inputs: list[
     return actuations
 
 
-def measure_node_costs(cycles: int = 2000, rate_hz: float = 100.0,
-                       top: int = 6) -> dict[str, Any]:
-    """Per node: callback CPU per cycle (us) and the functions with the most own time."""
+def measure_node_costs(cycles: int = 2000, rate_hz: float = 100.0, top: int = 6,
+                       delivery: str = 'dds') -> dict[str, Any]:
+    """Per node: callback CPU per cycle (us) and the functions with the most own time.
+
+    ``delivery``: 'dds', each message as a node of another process receives it (converted
+    and validated again); 'in_process', as a node of the same ghost_agent process does
+    (``ghost_nodes.intra_process``: with the memo it was published with).
+    """
     period_ns = round(1e9 / rate_hz)
     scenario = generate_scenario('nominal', cycles=cycles, period_ns=period_ns)
     inputs = [cycle_messages(c) for c in scenario.cycles]
     # period_s as the closed-loop benchmark sets it (a global -p reaches every node).
     rclpy.init(args=['--ros-args', '-p', f'period_s:={period_ns / 1e9!r}'])
     try:
-        nodes, stubs = _build()
+        nodes, stubs, bus = _build(delivery)
         spent = dict.fromkeys(ROLES, 0)
 
-        def timed(role: str, call: Callable[[Any], None], arg: Any) -> None:
+        def timed(role: str, call: Callable[[Any], None], item: tuple[Any, Memo | None]
+                  ) -> None:
+            msg, memo = item
             start = time.perf_counter_ns()
-            call(arg)
+            if delivery == 'dds':
+                call(msg)
+            else:
+                bus.deliver([call], msg, memo)   # as the process's bus delivers it
             spent[role] += time.perf_counter_ns() - start
 
         actuations = _feed(nodes, stubs, inputs, timed)
         for node in nodes.values():
             node.destroy_node()
         # Second pass, profiled per node, on fresh nodes (same inputs, same state).
-        nodes, stubs = _build()
+        nodes, stubs, bus = _build(delivery)
         profiles = {role: cProfile.Profile() for role in ROLES}
 
-        def profiled(role: str, call: Callable[[Any], None], arg: Any) -> None:
-            profiles[role].runcall(call, arg)
+        def profiled(role: str, call: Callable[[Any], None], item: tuple[Any, Memo | None]
+                     ) -> None:
+            msg, memo = item
+            if delivery == 'dds':
+                profiles[role].runcall(call, msg)
+            else:
+                profiles[role].runcall(bus.deliver, [call], msg, memo)
 
         _feed(nodes, stubs, inputs, profiled)
         for node in nodes.values():
@@ -146,6 +173,7 @@ def measure_node_costs(cycles: int = 2000, rate_hz: float = 100.0,
     return {
         'cycles': cycles,
         'rate_hz': rate_hz,
+        'delivery': delivery,
         'actuations': actuations,
         'nodes': per_node,
         'total_us_per_cycle': sum(n['us_per_cycle'] for n in per_node.values()),
@@ -217,11 +245,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # The nodes are never spun, but they join DDS: keep them off everyone else's domain.
     os.environ.update(bench_ros_env(args.domain_id))
-    result = measure_node_costs(args.cycles, args.rate_hz)
+    result = measure_node_costs(args.cycles, args.rate_hz, delivery='dds')
+    in_process = measure_node_costs(args.cycles, args.rate_hz, delivery='in_process')
+    print('delivery dds (a node per process, or ghost_agent --delivery dds):')
     print(costs_table(result))
+    print('\ndelivery in_process (ghost_agent, the default):')
+    print(costs_table(in_process))
+    print(f'\nin_process / dds: all six {in_process["total_us_per_cycle"]:.0f} / '
+          f'{result["total_us_per_cycle"]:.0f} us = '
+          f'{in_process["total_us_per_cycle"] / result["total_us_per_cycle"]:.2f}')
     if args.json is not None:
-        write_json(args.json, {'machine': machine_info(), 'node_costs': result})
-    return 0 if result['actuations'] == args.cycles else 1
+        write_json(args.json, {'machine': machine_info(), 'node_costs': result,
+                               'node_costs_in_process': in_process})
+    ok = result['actuations'] == in_process['actuations'] == args.cycles
+    return 0 if ok else 1
 
 
 if __name__ == '__main__':

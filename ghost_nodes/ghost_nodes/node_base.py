@@ -1,13 +1,13 @@
 """What every Ghost node shares: typed, validated parameters and the Jazzy run/shutdown pattern."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 import math
 import signal
 import sys
 import time
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from rcl_interfaces.msg import (
     FloatingPointRange,
@@ -24,13 +24,18 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
 
-from ghost_nodes.intra_process import GraphPublisher, IntraProcessBus
+from ghost_core.hashing import hash_form
+from ghost_core.wire import MESSAGE_TYPES, to_msg_dict
+from ghost_nodes.convert import from_msg_dict
+from ghost_nodes.intra_process import GraphPublisher, IntraProcessBus, IntraProcessPublisher
 from ghost_nodes.readiness import GraphStatusReporter
 
 __all__ = ['at_least', 'at_most', 'below', 'Bound', 'COMMON_PARAMS', 'GhostNode', 'non_negative',
            'one_of', 'OneOf', 'ParamSpec', 'positive', 'run', 'run_nodes']
 
 Check = Callable[[Any], str | None]
+ContractT = TypeVar('ContractT')
+ResultT = TypeVar('ResultT')
 
 #: The widest rclpy integer range (parameters are int64).
 INT64_MAX = 2**63 - 1
@@ -268,6 +273,45 @@ class GhostNode(Node):
             self.create_subscription(msg_type, topic, callback, qos)
         else:
             self._bus.create_subscription(self, msg_type, topic, callback, qos)
+
+    def publish_contract(self, publisher: GraphPublisher, contract: object) -> None:
+        """Publish a ghost_core contract as the message of ``publisher``'s type.
+
+        In the process, the message dict and the contract go with it (``intra_process.Memo``).
+        """
+        form = to_msg_dict(contract)
+        if isinstance(publisher, IntraProcessPublisher):
+            publisher.publish(from_msg_dict(publisher.msg_type, form), (form, contract))
+        else:
+            publisher.publish(from_msg_dict(publisher.msg_type, form))  # type: ignore[attr-defined]
+
+    def received(self, msg: Any, parse: Callable[[Mapping[str, Any]], ContractT]
+                 ) -> tuple[Mapping[str, Any], ContractT]:
+        """A ghost message received: its SPEC section 4 form (what is hashed) and contract.
+
+        From DDS: ``hash_form(msg)`` and ``parse`` of it, which validates it. From a node of
+        the process: the form and contract it was published with (``publish_contract``),
+        which are what those would give.
+        """
+        if self._bus is not None:
+            memo = self._bus.memo(msg)
+            if memo is not None:
+                contract_type, parser = MESSAGE_TYPES[type(msg).__name__]
+                form, contract = memo
+                if parse is parser and type(contract) is contract_type:
+                    return form, contract  # type: ignore[return-value]
+        form = hash_form(msg)
+        return form, parse(form)
+
+    def derive(self, msg: Any, function: Callable[[Any], ResultT]) -> ResultT:
+        """``function(msg)`` for a pure ``function``.
+
+        In a process whose nodes all read ``msg``, computed once for all of them
+        (``IntraProcessBus.derive``).
+        """
+        if self._bus is None:
+            return function(msg)
+        return self._bus.derive(msg, function)
 
     def _endpoints_in_process(self) -> tuple[dict[str, int], dict[str, int]]:
         if self._bus is None:

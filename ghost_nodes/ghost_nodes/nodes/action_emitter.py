@@ -2,11 +2,10 @@
 
 from typing import Any
 
-from ghost_core.hashing import content_address, hash_form
+from ghost_core.hashing import content_address
 from ghost_core.loop import emit
-from ghost_core.wire import parse_decision_rationale, to_msg_dict
+from ghost_core.wire import parse_decision_rationale
 from ghost_interfaces.msg import ActionEmission, DecisionRationale
-from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.qos import GHOST_QOS
 
@@ -23,9 +22,9 @@ class ActionEmitterNode(GhostNode):
                                        GHOST_QOS)
 
     def _on_decision(self, msg: DecisionRationale) -> None:
-        received = hash_form(msg)  # cite what was received, hashed as it came
-        emission = emit(parse_decision_rationale(received), content_address(received))
-        self._pub.publish(from_msg_dict(ActionEmission, to_msg_dict(emission)))
+        received, rationale = self.received(msg, parse_decision_rationale)
+        # Cite what was received, hashed as it came.
+        self.publish_contract(self._pub, emit(rationale, content_address(received)))
 
 
 def main(args: list[str] | None = None) -> None:

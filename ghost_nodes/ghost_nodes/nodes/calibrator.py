@@ -3,14 +3,13 @@
 from typing import Any
 
 from ghost_core.contracts import BeliefSelfAssessment as RawContract
-from ghost_core.hashing import content_address, hash_form
+from ghost_core.hashing import content_address
 from ghost_core.loop import calibrate
 from ghost_core.ros_inputs import time_ns
 from ghost_core.sequencing import CalibrationJoiner, StampedOutcome
-from ghost_core.wire import parse_belief_self_assessment, parse_prediction_outcome, to_msg_dict
+from ghost_core.wire import parse_belief_self_assessment, parse_prediction_outcome
 from ghost_interfaces.msg import BeliefSelfAssessment, CalibratedSelfAssessment, PredictionOutcome
 from ghost_nodes.agent_config import loop_config
-from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS
 
@@ -47,13 +46,12 @@ class CalibratorNode(GhostNode):
         self._config = loop_config(self.param)
 
     def _on_raw(self, msg: BeliefSelfAssessment) -> None:
-        received = hash_form(msg)
-        raw = parse_belief_self_assessment(received)
+        received, raw = self.received(msg, parse_belief_self_assessment)
         self._publish(self._joiner.on_assessment(time_ns(msg.header.stamp),
                                                  (raw, content_address(received))))
 
     def _on_outcome(self, msg: PredictionOutcome) -> None:
-        outcome = parse_prediction_outcome(hash_form(msg))
+        _form, outcome = self.received(msg, parse_prediction_outcome)
         self._publish(self._joiner.on_outcome(
             StampedOutcome(time_ns(msg.header.stamp), bool(msg.observed), outcome)))
 
@@ -65,7 +63,7 @@ class CalibratorNode(GhostNode):
         for (raw, raw_sha256), outcomes in ready:
             calibrated = calibrate(raw, outcomes, self._config,  # type: ignore[arg-type]
                                    raw_sha256)
-            self._pub.publish(from_msg_dict(CalibratedSelfAssessment, to_msg_dict(calibrated)))
+            self.publish_contract(self._pub, calibrated)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -2,11 +2,10 @@
 
 from typing import Any
 
-from ghost_core.hashing import content_address, hash_form
+from ghost_core.hashing import content_address
 from ghost_core.loop import decide
-from ghost_core.wire import parse_calibrated, to_msg_dict
+from ghost_core.wire import parse_calibrated
 from ghost_interfaces.msg import CalibratedSelfAssessment, DecisionRationale
-from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.qos import GHOST_QOS
 
@@ -24,10 +23,9 @@ class DecisionPolicyNode(GhostNode):
 
     def _on_calibrated(self, msg: CalibratedSelfAssessment) -> None:
         # Cite what was received: hash its message dict rather than rebuild it from the contract.
-        received = hash_form(msg)
+        received, calibrated = self.received(msg, parse_calibrated)
         addresses = content_address(received['raw_assessment']), content_address(received)
-        rationale = decide(parse_calibrated(received), addresses)
-        self._pub.publish(from_msg_dict(DecisionRationale, to_msg_dict(rationale)))
+        self.publish_contract(self._pub, decide(calibrated, addresses))
 
 
 def main(args: list[str] | None = None) -> None:

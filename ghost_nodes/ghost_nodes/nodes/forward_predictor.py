@@ -5,9 +5,7 @@ from typing import Any
 from nav_msgs.msg import Odometry
 
 from ghost_core.prediction import prediction_from_belief
-from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import ForwardPrediction
-from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
@@ -38,7 +36,7 @@ class ForwardPredictorNode(GhostNode):
                                        input_qos(self.param('input_qos')))
 
     def _on_belief(self, msg: Odometry) -> None:
-        belief = belief_sample(msg)
+        belief = self.derive(msg, belief_sample)
         if not self._stamps.accept(belief.stamp_ns):
             return
         prediction = prediction_from_belief(belief, round(self.param('period_s') * 1e9),
@@ -48,7 +46,7 @@ class ForwardPredictorNode(GhostNode):
             self.get_logger().warning('belief not finite: no prediction',
                                       throttle_duration_sec=5.0)
             return
-        self._pub.publish(from_msg_dict(ForwardPrediction, to_msg_dict(prediction)))
+        self.publish_contract(self._pub, prediction)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -13,7 +13,6 @@ from ghost_core.contracts import (
     STATUS_NO_MEASURED_AXIS,
     STATUS_NO_OBSERVATION_COVARIANCE,
 )
-from ghost_core.hashing import hash_form
 from ghost_core.prediction import (
     DEFAULT_MAX_OBSERVATION_LAG_NS,
     DEFAULT_UNMEASURED_VARIANCE_M2,
@@ -22,10 +21,9 @@ from ghost_core.prediction import (
 from ghost_core.ros_inputs import time_ns
 from ghost_core.samples import Observation
 from ghost_core.sequencing import CycleInputs, OutcomeSequencer
-from ghost_core.wire import parse_forward_prediction, to_msg_dict
+from ghost_core.wire import parse_forward_prediction
 from ghost_interfaces.msg import ForwardPrediction, PredictionOutcome
 from ghost_nodes.agent_config import evaluator_config
-from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import (
     at_least,
     GhostNode,
@@ -105,7 +103,7 @@ class OutcomeEvaluatorNode(GhostNode):
 
     def _on_prediction(self, msg: ForwardPrediction) -> None:
         self._last_input = time.monotonic()
-        prediction = parse_forward_prediction(hash_form(msg))
+        _form, prediction = self.received(msg, parse_forward_prediction)
         self._publish(self._sequencer.on_prediction(prediction.stamp_ns, prediction))
 
     def _on_observation(self, msg: PoseWithCovarianceStamped) -> None:
@@ -143,7 +141,7 @@ class OutcomeEvaluatorNode(GhostNode):
                 self.get_logger().warning('observation measures no axis (every variance above '
                                           'unmeasured_variance_m2): not used',
                                           throttle_duration_sec=5.0)
-            self._pub.publish(from_msg_dict(PredictionOutcome, to_msg_dict(outcome)))
+            self.publish_contract(self._pub, outcome)
 
 
 def main(args: list[str] | None = None) -> None:

@@ -7,10 +7,8 @@ from nav_msgs.msg import Odometry
 from ghost_core.assessment import SelfAssessor, ThresholdsConfig
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.ros_inputs import time_ns
-from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import BeliefSelfAssessment
 from ghost_nodes.agent_config import thresholds_config
-from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import below, GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
@@ -77,13 +75,13 @@ class SelfAssessorNode(GhostNode):
     def _on_belief(self, msg: Odometry) -> None:
         if not self._stamps.accept(time_ns(msg.header.stamp)):
             return
-        assessment = self._assessor.assess(belief_sample(msg))
+        assessment = self._assessor.assess(self.derive(msg, belief_sample))
         if assessment.overall_level == SelfAssessmentLevel.UNKNOWN:
             reasons = sorted({b.reason for b in (assessment.position, assessment.velocity,
                                                  assessment.orientation)} - _FINE)
             self.get_logger().warning(f'belief judged UNKNOWN: {", ".join(reasons)}',
                                       throttle_duration_sec=5.0)
-        self._pub.publish(from_msg_dict(BeliefSelfAssessment, to_msg_dict(assessment)))
+        self.publish_contract(self._pub, assessment)
 
 
 def main(args: list[str] | None = None) -> None:
