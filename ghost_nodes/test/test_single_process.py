@@ -1,7 +1,8 @@
 """Single-process mode: the agent's nodes in one ghost_agent process, on one executor.
 
 Real processes over real DDS: ghost_run --single-process records the same messages as the
-one-process-per-node graph (decoded payloads equal, topic for topic), and its bag verifies.
+one-process-per-node graph (decoded payloads equal, topic for topic), and its bag verifies,
+with in-process delivery between the nodes (ghost_nodes.intra_process) and without.
 """
 
 import json
@@ -18,10 +19,13 @@ def test_single_process_records_what_the_multi_process_graph_records(tmp_path, r
     result = run_main_job(SCENARIO, multi, ros_env)
     assert result.returncode == 0, result.stdout + result.stderr
     multi_process_payloads = payloads_by_topic(multi / 'bag')
-    for executor in ('single', 'events'):
-        run = tmp_path / executor
+    # In-process delivery (the default) with both executors, and every hop through DDS.
+    for executor, delivery in (('single', 'in_process'), ('events', 'in_process'),
+                               ('events', 'dds')):
+        run = tmp_path / f'{executor}-{delivery}'
         result = run_main_job(SCENARIO, run, ros_env,
-                              extra=['--single-process', '--executor', executor])
+                              extra=['--single-process', '--executor', executor,
+                                     '--delivery', delivery])
         assert result.returncode == 0, result.stdout + result.stderr
         assert "'ghost_agent': 0" in result.stdout, result.stdout
         logs = {path.stem for path in (run / 'logs').glob('*.log')}
@@ -33,7 +37,7 @@ def test_single_process_records_what_the_multi_process_graph_records(tmp_path, r
         payloads = payloads_by_topic(run / 'bag')
         assert set(payloads) == set(multi_process_payloads)
         for topic, messages in multi_process_payloads.items():
-            assert payloads[topic] == messages, f'{topic} differs ({executor} executor)'
+            assert payloads[topic] == messages, f'{topic} differs ({executor}, {delivery})'
         for line in ('BAUD-v1: HOLDS', 'ERUR-v1: HOLDS', 'chain: 20/20 verified'):
             assert line in result.stdout, result.stdout
 
