@@ -39,14 +39,7 @@ def test_six_nodes_in_one_process_deliver_in_process_with_a_faithful_memo(contex
     from ghost_core.hashing import content_address, hash_form
     from ghost_core.scenarios import generate_scenario
     from ghost_core.wire import MESSAGE_TYPES
-    from ghost_interfaces.msg import (
-        ActionEmission,
-        BeliefSelfAssessment,
-        CalibratedSelfAssessment,
-        DecisionRationale,
-        ForwardPrediction,
-        PredictionOutcome,
-    )
+    from ghost_interfaces import msg as ghost_msg
     from ghost_nodes.intra_process import IntraProcessBus
     from ghost_nodes.node_base import GhostNode
     from ghost_nodes.nodes.action_emitter import ActionEmitterNode
@@ -58,10 +51,11 @@ def test_six_nodes_in_one_process_deliver_in_process_with_a_faithful_memo(contex
     from ghost_nodes.qos import GHOST_QOS
     from ghost_nodes.scenario_messages import cycle_messages
 
-    topics = {'self_assessment': BeliefSelfAssessment, 'predictions': ForwardPrediction,
-              'prediction_outcomes': PredictionOutcome,
-              'self_assessment/calibrated': CalibratedSelfAssessment,
-              'decisions': DecisionRationale, 'actuations': ActionEmission}
+    topics = {'self_assessment': ghost_msg.BeliefSelfAssessment,
+              'predictions': ghost_msg.ForwardPrediction,
+              'prediction_outcomes': ghost_msg.PredictionOutcome,
+              'self_assessment/calibrated': ghost_msg.CalibratedSelfAssessment,
+              'decisions': ghost_msg.DecisionRationale, 'actuations': ghost_msg.ActionEmission}
     bus = IntraProcessBus()
     options = {'context': context, 'intra_process_bus': bus}
     agent = [cls(**options) for cls in (
