@@ -47,38 +47,52 @@ ROLES = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator'
          'decision_policy', 'action_emitter')
 
 
-class _StubPublisher(IntraProcessPublisher):
-    """Stands in for a node's publisher: keeps each message (and its memo) instead of sending.
+class _StubPublisher:
+    """Stands in for a node's publisher (delivery 'dds'): keeps each message instead of sending."""
 
-    An IntraProcessPublisher, so ``GhostNode.publish_contract`` gives it the memo a
-    subscriber in the process would get; with ``delivery='dds'`` the memo is dropped, as DDS
-    would (the subscriber converts and validates the message itself).
-    """
-
-    def __init__(self, real: IntraProcessPublisher, keep_memo: bool) -> None:
-        super().__init__(real._bus, real.node, real.msg_type, real.dds, real.qos)
-        self._keep_memo = keep_memo
+    def __init__(self, msg_type: type[Any]) -> None:
+        self.msg_type = msg_type
         self.sent: list[tuple[Any, Memo | None]] = []
 
-    def publish(self, msg: Any, memo: Memo | None = None) -> None:
-        self.sent.append((msg, memo if self._keep_memo else None))
+    def publish(self, msg: Any) -> None:
+        self.sent.append((msg, None))
 
     def take(self) -> list[tuple[Any, Memo | None]]:
         sent, self.sent = self.sent, []
         return sent
 
 
-def _build(delivery: str) -> tuple[dict[str, Any], dict[str, _StubPublisher], IntraProcessBus]:
-    # The nodes get a bus (their subscriptions are registered, never connected: nothing is
-    # spun), so their publishers are IntraProcessPublishers the stubs can stand in for.
+class _StubIntraProcessPublisher(IntraProcessPublisher):
+    """The same for delivery 'in_process': keeps each message with the memo it would carry."""
+
+    def __init__(self, real: IntraProcessPublisher) -> None:
+        super().__init__(real._bus, real.node, real.msg_type, real.dds, real.qos)
+        self.sent: list[tuple[Any, Memo | None]] = []
+
+    def publish(self, msg: Any, memo: Memo | None = None) -> None:
+        self.sent.append((msg, memo))
+
+    def take(self) -> list[tuple[Any, Memo | None]]:
+        sent, self.sent = self.sent, []
+        return sent
+
+
+Stub = _StubPublisher | _StubIntraProcessPublisher
+
+
+def _build(delivery: str) -> tuple[dict[str, Any], dict[str, Stub], IntraProcessBus]:
+    # in_process: the nodes get a bus, as in ghost_agent (their subscriptions are registered,
+    # never connected: nothing is spun); dds: no bus, as a node in a process of its own.
     bus = IntraProcessBus()
+    options: dict[str, Any] = {'intra_process_bus': bus} if delivery == 'in_process' else {}
     classes = {'self_assessor': SelfAssessorNode, 'forward_predictor': ForwardPredictorNode,
                'outcome_evaluator': OutcomeEvaluatorNode, 'calibrator': CalibratorNode,
                'decision_policy': DecisionPolicyNode, 'action_emitter': ActionEmitterNode}
-    nodes: dict[str, Any] = {role: cls(intra_process_bus=bus) for role, cls in classes.items()}
-    stubs = {}
+    nodes: dict[str, Any] = {role: cls(**options) for role, cls in classes.items()}
+    stubs: dict[str, Stub] = {}
     for role, node in nodes.items():
-        stubs[role] = _StubPublisher(node._pub, keep_memo=delivery == 'in_process')
+        stubs[role] = (_StubIntraProcessPublisher(node._pub) if delivery == 'in_process'
+                       else _StubPublisher(node._pub.msg_type))
         node._pub = stubs[role]
     return nodes, stubs, bus
 
@@ -86,7 +100,7 @@ def _build(delivery: str) -> tuple[dict[str, Any], dict[str, _StubPublisher], In
 Timer = Callable[[str, Callable[[Any], None], tuple[Any, Memo | None]], None]
 
 
-def _feed(nodes: dict[str, Any], stubs: dict[str, _StubPublisher], inputs: list[Any],
+def _feed(nodes: dict[str, Any], stubs: dict[str, Stub], inputs: list[Any],
           timer: Timer) -> int:
     """Run every cycle through the nodes in pipeline order; return the actuations produced."""
     assessor, predictor = nodes['self_assessor'], nodes['forward_predictor']
