@@ -16,11 +16,11 @@ import time
 from graph_runs import run_main_job
 import pytest
 
+from ghost_bag.manifest import MANIFEST_NAME
 from ghost_core.scenarios import generate_scenario
 from ghost_nodes.graph import closed_loop_graph, ros_arguments
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
-from ghost_verify.manifest import MANIFEST_NAME
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE.parents[1] / 'config'

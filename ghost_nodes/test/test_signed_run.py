@@ -21,9 +21,9 @@ from graph_runs import GHOST_RUN
 from mcap.reader import make_reader
 import pytest
 
+from ghost_bag.manifest import load_private_key, MANIFEST_NAME
 from ghost_nodes.graph import closed_loop_graph, GHOST_TOPICS, INPUT_TOPICS
 from ghost_nodes.launcher import GraphProcesses
-from ghost_verify.manifest import load_private_key, MANIFEST_NAME
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 VERIFY = [sys.executable, '-m', 'ghost_verify']

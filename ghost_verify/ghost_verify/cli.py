@@ -8,13 +8,13 @@ from pathlib import Path
 import sys
 from typing import NoReturn, TextIO
 
+from ghost_bag.manifest import load_public_key, ManifestError
 from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW
 from .cycle_properties import verify_property
 from .errors import GhostVerifyError
 from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
-from .manifest import load_public_key, ManifestError
 from .report_json import canonical_report_json, read_error_notes
 from .trace import trace_decisions
 

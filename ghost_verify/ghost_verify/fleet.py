@@ -19,10 +19,11 @@ from pathlib import Path
 import time
 from typing import Any
 
+from ghost_bag.manifest import load_public_key, ManifestError
 from ghost_core.properties import JsonValue
 
 from .errors import GhostVerifyError
-from .manifest import check_manifest, load_public_key, ManifestError
+from .manifest import check_manifest
 
 __all__ = [
     'BagVerdict',

@@ -18,7 +18,7 @@ import sys
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from .manifest import public_key_sha256
+from ghost_bag.manifest import public_key_sha256
 
 __all__ = ['main']
 

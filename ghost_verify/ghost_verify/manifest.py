@@ -1,7 +1,7 @@
 """Checking a bag's signed run manifest (``manifest.json``): the auditor's half.
 
 The format, its computation, signing and writing are ghost_bag.manifest's (the recorder
-writes with it); their names stay importable from here.
+writes with it): import those names from there.
 
 Checking (``check_manifest``): the file must be canonical JSON of this format, the signature
 must verify with the given public key, every listed file must exist with its hash and size,
@@ -24,51 +24,19 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ghost_bag.manifest import (
-    bag_file_digests,
     bag_files,
     canonical_json,
-    CHAIN_DOMAIN,
     file_digest,
-    FileDigest,
-    load_private_key,
-    load_public_key,
     MANIFEST_FORMAT,
     MANIFEST_NAME,
-    ManifestBuilder,
-    ManifestError,
     public_key_sha256,
-    sign_manifest,
     SIGNATURE_ALGORITHM,
     signed_bytes,
-    software_versions,
     TopicChain,
-    write_manifest,
 )
 from ghost_core.properties import JsonValue
 
-__all__ = [
-    'CHAIN_DOMAIN',
-    'MANIFEST_FORMAT',
-    'MANIFEST_NAME',
-    'FileDigest',
-    'ManifestBuilder',
-    'ManifestCheck',
-    'ManifestError',
-    'TopicChain',
-    'bag_file_digests',
-    'canonical_json',
-    'chains_from_mcap',
-    'check_manifest',
-    'file_digest',
-    'load_private_key',
-    'load_public_key',
-    'manifest_dir',
-    'public_key_sha256',
-    'sign_manifest',
-    'signed_bytes',
-    'software_versions',
-    'write_manifest',
-]
+__all__ = ['ManifestCheck', 'chains_from_mcap', 'check_manifest', 'manifest_dir']
 
 def _mcap_order(path: Path) -> tuple[str, int]:
     # rosbag2 names split files <name>_<N>.mcap: read them in N order.

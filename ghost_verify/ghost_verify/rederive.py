@@ -32,6 +32,7 @@ from typing import cast
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
+from ghost_bag.manifest import MANIFEST_NAME
 from ghost_core.errors import ConfigError, GhostError
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import CycleTrace, PipelineConfig
@@ -51,7 +52,7 @@ from ghost_core.samples import BeliefSample
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError
-from .manifest import manifest_dir, MANIFEST_NAME
+from .manifest import manifest_dir
 from .report_json import read_errors_to_json
 from .schema import quiet_parser
 

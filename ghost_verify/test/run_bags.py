@@ -19,6 +19,7 @@ from typing import Any
 
 from bags import shared_typestore
 
+from ghost_bag.manifest import bag_file_digests, ManifestBuilder, write_manifest
 from ghost_bag.write import GhostBagWriter
 from ghost_core.assessment import SelfAssessor, ThresholdsConfig
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment, PredictionOutcome
@@ -30,7 +31,6 @@ from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.scenarios import Scenario
 from ghost_core.wire import ns_to_stamp
-from ghost_verify.manifest import bag_file_digests, ManifestBuilder, write_manifest
 
 STATE = ('/state/nav', 'nav_msgs/msg/Odometry')
 OBSERVATIONS = ('/observations', 'geometry_msgs/msg/PoseWithCovarianceStamped')

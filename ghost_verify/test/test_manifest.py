@@ -24,14 +24,9 @@ from hypothesis import given, HealthCheck, settings
 from hypothesis import strategies as st
 import pytest
 
-from ghost_bag.write import GhostBagWriter
-from ghost_verify import cli
-from ghost_verify.keygen import main as keygen
-from ghost_verify.manifest import (
+from ghost_bag.manifest import (
     bag_file_digests,
     canonical_json,
-    chains_from_mcap,
-    check_manifest,
     load_private_key,
     load_public_key,
     MANIFEST_NAME,
@@ -42,6 +37,10 @@ from ghost_verify.manifest import (
     TopicChain,
     write_manifest,
 )
+from ghost_bag.write import GhostBagWriter
+from ghost_verify import cli
+from ghost_verify.keygen import main as keygen
+from ghost_verify.manifest import chains_from_mcap, check_manifest
 
 CONFIG = {'loop': {'min_outcomes': 4, 'downgrade_threshold': 2}}
 OBSERVATIONS = ('/observations', 'geometry_msgs/msg/PoseWithCovarianceStamped')
