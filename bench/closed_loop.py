@@ -45,23 +45,30 @@ DEFAULT_CYCLES = 500
 #: floor: bare relays; ghost: one process per node; ghost_single / ghost_events: the six
 #: nodes in one ghost_agent process on rclpy's SingleThreadedExecutor / EventsExecutor, with
 #: in-process delivery between them (the default); ghost_events_dds: as ghost_events, every
-#: hop through DDS (``--delivery dds``: what in-process delivery saves).
-SYSTEMS = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds')
-GHOST_SYSTEMS = ('ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds')
-_EXECUTORS = {'ghost_single': 'single', 'ghost_events': 'events', 'ghost_events_dds': 'events'}
+#: hop through DDS (``--delivery dds``: what in-process delivery saves); ghost_events_recorded:
+#: as ghost_events, with Ghost's recorder (its own process) recording every topic, as a real
+#: run does: every topic then has a DDS reader, so every message is serialised too.
+SYSTEMS = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds',
+           'ghost_events_recorded')
+GHOST_SYSTEMS = SYSTEMS[1:]
+_EXECUTORS = {'ghost_single': 'single', 'ghost_events': 'events', 'ghost_events_dds': 'events',
+              'ghost_events_recorded': 'events'}
+_RECORDED = frozenset({'ghost_events_recorded'})
 _DELIVERY = {'ghost_events_dds': 'dds'}
 ROLES = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
          'decision_policy', 'action_emitter')
 
 
-def ghost_specs(period_s: float) -> list[NodeSpec]:
-    """The six processing nodes, with the period the driver stamps at."""
+def ghost_specs(period_s: float, bag_path: Path | None = None) -> list[NodeSpec]:
+    """The six processing nodes, with the period the driver stamps at (and the recorder)."""
     overrides: dict[str, Mapping[str, object]] = {
         name: {'period_s': period_s} for name in ('forward_predictor', 'outcome_evaluator')}
     # Reliable inputs, like the floor's relays: the driver publishes reliable, and the
     # benchmark counts every lost cycle (the default best_effort could drop some at 1 kHz).
     return closed_loop_graph(CONFIG_DIR, scenario='nominal', with_scenario=False,
-                             record=False, overrides=overrides,
+                             record=bag_path is not None,
+                             bag_path=str(bag_path) if bag_path is not None else '',
+                             overrides=overrides,
                              settings={'input_qos': 'reliable'}, monitor=False,
                              graph_status=True)  # the driver waits for the nodes' reports
 
@@ -74,8 +81,9 @@ class _Graph:
         self.system = system
         self._floor_work_us = floor_work_us
         if system in GHOST_SYSTEMS:
+            bag = log_dir / 'bag' if system in _RECORDED else None
             self._ghost: GraphProcesses | None = GraphProcesses(
-                ghost_specs(period_ns / 1e9), log_dir, env,
+                ghost_specs(period_ns / 1e9, bag), log_dir, env,
                 single_process=system in _EXECUTORS, executor=_EXECUTORS.get(system, 'single'),
                 delivery=_DELIVERY.get(system, 'in_process'))
             self._floor: ProcessSet | None = None
@@ -323,8 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                              '(how latency grows with per-hop processing; default 0)')
     parser.add_argument('--systems', nargs='+', choices=SYSTEMS, default=list(SYSTEMS),
                         help='which graphs to run (default all: floor, ghost (a process per '
-                             'node), ghost_single, ghost_events and ghost_events_dds '
-                             '(single-process mode))')
+                             'node), ghost_single, ghost_events, ghost_events_dds and '
+                             'ghost_events_recorded (single-process mode))')
     args = parser.parse_args(argv)
     from report import closed_loop_table
 

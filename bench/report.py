@@ -34,11 +34,13 @@ def closed_loop_table(result: Mapping[str, Any]) -> str:
 
     ghost: a process per node; ghost_single / ghost_events: single-process mode (one
     ghost_agent process) on rclpy's SingleThreadedExecutor / EventsExecutor, in-process
-    delivery between the nodes; ghost_events_dds: the EventsExecutor, every hop through DDS.
+    delivery between the nodes; ghost_events_dds: the EventsExecutor, every hop through DDS;
+    ghost_events_recorded: ghost_events with the recorder recording every topic.
     """
     header = ['rate Hz', 'graph', 'lost', 'p50 ms', 'p99 ms', 'max ms', 'served Hz',
               'CPU s', 'CPU % (nodes)', 'p50 ratio', 'p99 ratio']
-    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds')
+    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds',
+               'ghost_events_recorded')
     rows = []
     for row in result['rates']:
         for system in systems:
@@ -54,6 +56,8 @@ def closed_loop_table(result: Mapping[str, Any]) -> str:
             cpu = stats['cpu_percent']
             if 'ghost_agent' in cpu:  # single-process mode: the six nodes share one process
                 per_node = f'{_num(cpu["ghost_agent"], 0)} (one process)'
+                if 'recorder' in cpu:
+                    per_node += f' + rec {_num(cpu["recorder"], 0)}'
             else:
                 per_node = ' '.join(f'{_num(cpu.get(r), 0)}' for r in ROLES)
             ratios = row.get('ratios', {}).get(system, {})

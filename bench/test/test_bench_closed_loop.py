@@ -29,7 +29,8 @@ def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
     assert result['config']['ros_domain_id'] == int(ros_env['ROS_DOMAIN_ID'])
     (row,) = result['rates']
     assert row['rate_hz'] == 100
-    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds')
+    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds',
+               'ghost_events_recorded')
     for system in systems:
         stats = row[system]
         assert 'error' not in stats, stats
@@ -39,11 +40,13 @@ def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
         assert isinstance(stats['keeps_up'], bool)
         # Single-process mode: the six nodes are one ghost_agent process.
         processes_of = {*ROLES} if system in ('floor', 'ghost') else {'ghost_agent'}
+        if system == 'ghost_events_recorded':
+            processes_of.add('recorder')
         assert set(stats['cpu_s']) == {*processes_of, 'driver'}
         assert all(v >= 0 for v in stats['cpu_s'].values())
     for key in ('ratio_p50', 'ratio_p99', 'ratio_max', 'ratio_cpu'):
         assert key in row
-    assert set(row['ratios']) == {'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds'}
+    assert set(row['ratios']) == set(systems[1:])
     assert set(result['highest_zero_loss_rate_hz']) == set(systems)
     assert set(result['highest_sustained_rate_hz']) == set(systems)
     assert re.search(r'\| rate Hz \| +graph \|', stdout), stdout
