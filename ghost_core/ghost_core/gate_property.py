@@ -18,10 +18,10 @@ bag events), as the cycle judges do. Times are integer nanoseconds.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from enum import StrEnum
 import math
-from typing import Protocol
+from typing import Any, get_type_hints, Protocol
 
 from ghost_core.gate import (
     GateAction,
@@ -223,27 +223,36 @@ class CitedActuationFacts(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class GateRecordView:
-    """A gate record reduced to what the judge reads (a ``GateRecordFacts``)."""
+def _record_of(facts: type, name: str, doc: str, required: int,
+               overrides: Mapping[str, object]) -> type[Any]:
+    """A frozen dataclass with one field per property of the protocol ``facts``, in order.
 
-    gate: str
-    stamp_ns: int
-    action: int
-    reason: str = ''
-    mode: str = 'px4'
-    output_topic: str = ''
-    has_actuation: bool = False
-    actuation_stamp_ns: int = 0
-    rationale_sha256: str = ''
-    decision_kind: int = 0
-    command_kind: int = 0
-    actuation_received_ns: int = 0
-    timeout_s: float = 0.0
-    velocity: tuple[float, ...] = (0.0, 0.0, 0.0)
-    twist_linear: tuple[float, ...] = (0.0, 0.0, 0.0)
-    twist_angular: tuple[float, ...] = (0.0, 0.0, 0.0)
-    vehicle_command: int = 0
+    The first ``required`` fields have no default; the others default to their type's zero
+    value ('' / False / 0 / 0.0 / three zeros), or to ``overrides``.
+    """
+    zero: dict[object, object] = {str: '', bool: False, int: 0, float: 0.0,
+                                  tuple[float, ...]: (0.0, 0.0, 0.0)}
+    fields: list[tuple[str, object] | tuple[str, object, object]] = []
+    for index, (field_name, member) in enumerate(
+            (n, m) for n, m in vars(facts).items() if isinstance(m, property)):
+        hint = get_type_hints(member.fget)['return']
+        if index < required:
+            fields.append((field_name, hint))
+        else:
+            fields.append((field_name, hint, field(
+                default=overrides.get(field_name, zero[hint]))))
+    record = make_dataclass(name, fields, frozen=True, slots=True)
+    record.__module__, record.__doc__ = __name__, doc
+    return record
+
+
+#: A gate record reduced to what the judge reads: a ``GateRecordFacts`` built from keywords
+#: (gate, stamp_ns and action required; mode 'px4'; every other fact its zero value). Derived
+#: from the protocol, so the judge's facts are spelled once.
+GateRecordView = _record_of(
+    GateRecordFacts, 'GateRecordView',
+    'A gate record reduced to what the judge reads (a ``GateRecordFacts``).',
+    required=3, overrides={'mode': 'px4'})
 
 
 @dataclass(frozen=True, slots=True)
