@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 import math
 import numbers
 import re
-from typing import cast, TypeVar
+from typing import Any, cast, TypeVar
 
 from ghost_core.errors import ContractError
 from ghost_core.hashing import SHA256_HEX_PATTERN
 
 __all__ = [
+    'FieldCheck',
     'MAX_STAMP_NS',
     'SCHEMA_VERSION',
     'TAXONOMY_PATTERN',
@@ -21,9 +22,13 @@ __all__ = [
     'distance',
     'enum_member',
     'failure',
+    'finite_at_least',
     'finite_float',
     'instance',
     'integer',
+    'integer_in',
+    'layout_version',
+    'member_of',
     'optional_sha256',
     'schema_version',
     'sha256',
@@ -31,6 +36,7 @@ __all__ = [
     'taxonomy',
     'text',
     'vector',
+    'vector_of',
 ]
 
 UINT32_MAX = 2**32 - 1
@@ -43,6 +49,10 @@ TAXONOMY_PATTERN = re.compile(r'[a-z][a-z0-9_]{0,63}')
 
 EnumT = TypeVar('EnumT', bound=IntEnum)
 T = TypeVar('T')
+
+#: A field check: (owner, field name, value) -> the value normalised; a ContractError naming
+#: the field when it is not valid. The contracts name one per field in its annotation.
+FieldCheck = Callable[[str, str, Any], Any]
 
 
 def failure(owner: str, name: str, requirement: str, value: object) -> ContractError:
@@ -173,3 +183,38 @@ def instance(owner: str, name: str, value: object, kind: type[T]) -> T:
     if not isinstance(value, kind):
         raise failure(owner, name, f'a {kind.__name__}', value)
     return value
+
+
+# --- field checks with their bounds bound (for a contract field's annotation) -----------------
+
+def integer_in(minimum: int = 0, maximum: int = UINT32_MAX) -> FieldCheck:
+    """Return the check of an int in [minimum, maximum]."""
+    def check_integer(owner: str, name: str, value: object) -> int:
+        return integer(owner, name, value, minimum, maximum)
+    return check_integer
+
+
+def finite_at_least(minimum: float) -> FieldCheck:
+    """Return the check of a finite float >= minimum."""
+    def check_finite(owner: str, name: str, value: object) -> float:
+        return finite_float(owner, name, value, minimum)
+    return check_finite
+
+
+def vector_of(length: int) -> FieldCheck:
+    """Return the check of a tuple of `length` finite floats."""
+    def check_vector(owner: str, name: str, value: object) -> tuple[float, ...]:
+        return vector(owner, name, value, length)
+    return check_vector
+
+
+def member_of(enum: type[EnumT]) -> FieldCheck:
+    """Return the check of a member of the closed catalogue `enum`."""
+    def check_member(owner: str, name: str, value: object) -> EnumT:
+        return enum_member(owner, name, value, enum)
+    return check_member
+
+
+def layout_version(owner: str, _name: str, value: object) -> int:
+    """The schema_version field's check (see ``schema_version``)."""
+    return schema_version(owner, value)

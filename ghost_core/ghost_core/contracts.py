@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 import math
 import numbers
 import struct
-from typing import Protocol
+from typing import Annotated, Any, cast, get_args, get_origin, get_type_hints
 
 from ghost_core import _checks as check
 from ghost_core.distances import MAX_AXES, normalised_distance
@@ -35,6 +35,7 @@ __all__ = [
     'BeliefSelfAssessment',
     'CalibratedSelfAssessment',
     'CalibrationHistory',
+    'Contract',
     'Decision',
     'DecisionContext',
     'DecisionRationale',
@@ -83,46 +84,113 @@ _NORMALISED_TOLERANCE = 1e-9
 # ... nor one whose series underflows differently near zero (z ~ 1e-300 is 0 for every bin).
 _NORMALISED_FLOOR = 1e-300
 
-# Frozen dataclasses normalise their own fields (int -> float, list -> tuple, int -> enum) once,
-# in __post_init__, so that the wire layer can rely on exact Python types.
+# --- the contract base: every field checks itself, then what ties the fields together --------
+
 _set = object.__setattr__
 
 
-class _Stamped(Protocol):
-    @property
-    def stamp_ns(self) -> int: ...
-
-    @property
-    def frame_id(self) -> str: ...
+def checked_together(_owner: str, _name: str, value: object) -> object:
+    """The check of a field that ``Contract._check_together`` checks with the fields it needs."""
+    return value
 
 
-def _header(self: _Stamped, owner: str) -> None:
-    _set(self, 'stamp_ns', check.stamp(owner, 'stamp_ns', self.stamp_ns))
-    _set(self, 'frame_id', check.text(owner, 'frame_id', self.frame_id))
+# The field types of the contracts: each names the check that normalises it (int -> float,
+# list -> tuple, int -> enum), so that the wire layer can rely on exact Python types.
+StampNs = Annotated[int, check.stamp]
+Text = Annotated[str, check.text]
+Taxonomy = Annotated[str, check.taxonomy]
+ContentAddress = Annotated[str, check.sha256]
+#: None (nothing claimed; '' on the wire) or a content address.
+ClaimedAddress = Annotated[str | None, check.optional_sha256]
+#: A uint32 count.
+Count = Annotated[int, check.integer]
+Distance = Annotated[float, check.distance]
+Flag = Annotated[bool, check.boolean]
+Level = Annotated[SelfAssessmentLevel, check.member_of(SelfAssessmentLevel)]
+LayoutVersion = Annotated[int, check.layout_version]
+FiniteVec3 = Annotated[Vec3, check.vector_of(3)]
+FiniteMat3 = Annotated[Mat3, check.vector_of(9)]
+
+def _compile(cls: type[Any]) -> Callable[[Contract], None]:
+    """Write the ``__post_init__`` of one contract class from its fields' checks.
+
+    One line per field, as a hand-written one would be (a field whose type is a contract is
+    only type-checked), then ``_check_together`` when the class has invariants of its own.
+    Compiled at the class's first construction, when every annotation can be resolved.
+    """
+    hints = get_type_hints(cls, include_extras=True)
+    owner = cls.__name__
+    names: dict[str, object] = {'_set': _set, '_instance': check.instance, 'cls': cls,
+                                'Contract': Contract}
+    lines = ['def __post_init__(self):',
+             '    if type(self) is not cls:  # a subclass: compile its own',
+             '        return Contract.__post_init__(self)']
+    for index, field in enumerate(fields(cls)):
+        name, hint = field.name, hints[field.name]
+        if get_origin(hint) is Annotated:
+            field_check = get_args(hint)[1]
+            if field_check is not checked_together:
+                names[f'check{index}'] = field_check
+                lines.append(f'    _set(self, {name!r}, check{index}({owner!r}, {name!r}, '
+                             f'self.{name}))')
+        elif isinstance(hint, type) and issubclass(hint, Contract):
+            names[f'kind{index}'] = hint
+            lines.append(f'    if type(self.{name}) is not kind{index}:\n'
+                         f'        _instance({owner!r}, {name!r}, self.{name}, kind{index})')
+        else:
+            raise TypeError(f'{owner}.{name}: a contract field names its check '
+                            f'(Annotated[T, check] or a contract type), got {hint}')
+    if cls._check_together is not Contract._check_together:
+        lines.append(f'    self._check_together({owner!r})')
+    exec('\n'.join(lines), names)  # noqa: S102 - source built above from field names only
+    post_init = cast(Callable[[Contract], None], names['__post_init__'])
+    type.__setattr__(cls, '__post_init__', post_init)
+    return post_init
+
+
+class Contract:
+    """A frozen contract whose fields check themselves.
+
+    A subclass is a ``@dataclass(frozen=True, slots=True)`` whose every field is annotated
+    with its check (``Annotated[T, check]``; a field whose type is a contract must be one).
+    On construction each field is normalised by its check, in field order; then
+    ``_check_together`` checks the invariants that tie fields together. (The first
+    construction of a class compiles these steps into its own ``__post_init__``.)
+    """
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        """Normalise every field by its check, then check the invariants between fields."""
+        _compile(type(self))(self)
+
+    def _check_together(self, owner: str) -> None:
+        """Check the invariants between fields (after every field was checked alone)."""
 
 
 @dataclass(frozen=True, slots=True)
-class AxisAssessment:
+class _Header(Contract):
+    """The ``std_msgs/Header header`` a message starts with: its stamp (ns) and frame."""
+
+    stamp_ns: StampNs
+    frame_id: Text
+
+
+@dataclass(frozen=True, slots=True)
+class AxisAssessment(Contract):
     """Self-assessment of one block of the belief (position, velocity or orientation).
 
     Invariants: `level` is a SelfAssessmentLevel; `max_std` is finite and >= 0 (0.0 when the
     covariance is invalid); `reason` is a taxonomy string.
     """
 
-    level: SelfAssessmentLevel
-    max_std: float
-    reason: str
-
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'AxisAssessment'
-        _set(self, 'level', check.enum_member(owner, 'level', self.level, SelfAssessmentLevel))
-        _set(self, 'max_std', check.finite_float(owner, 'max_std', self.max_std, 0.0))
-        _set(self, 'reason', check.taxonomy(owner, 'reason', self.reason))
+    level: Level
+    max_std: Annotated[float, check.finite_at_least(0.0)]
+    reason: Taxonomy
 
 
 @dataclass(frozen=True, slots=True)
-class BeliefSelfAssessment:
+class BeliefSelfAssessment(_Header):
     """What the agent thinks of its own belief for one cycle (raw, before calibration).
 
     Invariants: stamp_ns >= 0; `overall_level` is the worst of the three blocks;
@@ -130,39 +198,24 @@ class BeliefSelfAssessment:
     `schema_version` is 1.
     """
 
-    stamp_ns: int
-    frame_id: str
-    overall_level: SelfAssessmentLevel
+    overall_level: Level
     position: AxisAssessment
     velocity: AxisAssessment
     orientation: AxisAssessment
-    thresholds_sha256: str
-    assessor_id: str
-    schema_version: int = SCHEMA_VERSION
+    thresholds_sha256: ContentAddress
+    assessor_id: Taxonomy
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'BeliefSelfAssessment'
-        _header(self, owner)
-        for name in ('position', 'velocity', 'orientation'):
-            check.instance(owner, name, getattr(self, name), AxisAssessment)
-        overall = check.enum_member(
-            owner, 'overall_level', self.overall_level, SelfAssessmentLevel
-        )
+    def _check_together(self, owner: str) -> None:
         worst = worst_level(self.position.level, self.velocity.level, self.orientation.level)
-        if overall != worst:
+        if self.overall_level != worst:
             raise check.failure(
-                owner, 'overall_level', f'the worst block level ({worst.name})', overall
-            )
-        _set(self, 'overall_level', overall)
-        _set(self, 'thresholds_sha256', check.sha256(owner, 'thresholds_sha256',
-                                                     self.thresholds_sha256))
-        _set(self, 'assessor_id', check.taxonomy(owner, 'assessor_id', self.assessor_id))
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
+                owner, 'overall_level', f'the worst block level ({worst.name})',
+                self.overall_level)
 
 
 @dataclass(frozen=True, slots=True)
-class ForwardPrediction:
+class ForwardPrediction(_Header):
     """A predicted position (and its covariance) for a later cycle, and the state it came from.
 
     The origin state (position, velocity, their covariances and the process noise) lets the
@@ -173,42 +226,32 @@ class ForwardPrediction:
     and >= 0; `model_id` is a taxonomy string.
     """
 
-    stamp_ns: int
-    frame_id: str
-    target_stamp_ns: int
-    predicted_position: Vec3
-    position_covariance: Mat3
-    model_id: str
-    origin_position: Vec3 = ZERO3
-    velocity: Vec3 = ZERO3
-    origin_position_covariance: Mat3 = (0.0,) * 9
-    velocity_covariance: Mat3 = (0.0,) * 9
-    process_noise: float = 0.0
-    schema_version: int = SCHEMA_VERSION
+    target_stamp_ns: StampNs
+    predicted_position: FiniteVec3
+    position_covariance: FiniteMat3
+    model_id: Taxonomy
+    origin_position: FiniteVec3 = ZERO3
+    velocity: FiniteVec3 = ZERO3
+    origin_position_covariance: FiniteMat3 = (0.0,) * 9
+    velocity_covariance: FiniteMat3 = (0.0,) * 9
+    process_noise: Annotated[float, check.finite_at_least(0.0)] = 0.0
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'ForwardPrediction'
-        _header(self, owner)
-        target = check.stamp(owner, 'target_stamp_ns', self.target_stamp_ns)
-        if target <= self.stamp_ns:
-            raise check.failure(
-                owner, 'target_stamp_ns', f'later than stamp_ns ({self.stamp_ns})', target
-            )
-        _set(self, 'target_stamp_ns', target)
-        for name in ('predicted_position', 'origin_position', 'velocity'):
-            _set(self, name, check.vector(owner, name, getattr(self, name), 3))
-        for name in ('position_covariance', 'origin_position_covariance',
-                     'velocity_covariance'):
-            _set(self, name, check.vector(owner, name, getattr(self, name), 9))
-        _set(self, 'process_noise',
-             check.finite_float(owner, 'process_noise', self.process_noise, 0.0))
-        _set(self, 'model_id', check.taxonomy(owner, 'model_id', self.model_id))
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
+    def _check_together(self, owner: str) -> None:
+        if self.target_stamp_ns <= self.stamp_ns:
+            raise check.failure(owner, 'target_stamp_ns', f'later than stamp_ns ({self.stamp_ns})',
+                                self.target_stamp_ns)
+
+
+def _outcome_status(owner: str, name: str, value: object) -> str:
+    status = check.taxonomy(owner, name, value)
+    if status not in OUTCOME_STATUSES:
+        raise check.failure(owner, name, f'one of {sorted(OUTCOME_STATUSES)}', status)
+    return status
 
 
 @dataclass(frozen=True, slots=True)
-class PredictionOutcome:
+class PredictionOutcome(_Header):
     """How the prediction targeting a cycle compared with that cycle's observation.
 
     Invariants: `status` is one of OUTCOME_STATUSES and `observed` is True exactly when it is
@@ -223,59 +266,36 @@ class PredictionOutcome:
     the cycle it belongs to.
     """
 
-    stamp_ns: int
-    frame_id: str
-    prediction_stamp_ns: int
-    observed: bool
-    status: str
-    predicted_position: Vec3
-    observed_position: Vec3
-    position_mahalanobis: float
-    orientation_mahalanobis: float
-    observation_stamp_ns: int = 0
-    position_axes_compared: int = 0
-    position_normalised_distance: float = 0.0
-    schema_version: int = SCHEMA_VERSION
+    prediction_stamp_ns: StampNs
+    observed: Flag
+    status: Annotated[str, _outcome_status]
+    predicted_position: FiniteVec3
+    observed_position: FiniteVec3
+    position_mahalanobis: Distance
+    orientation_mahalanobis: Distance
+    observation_stamp_ns: StampNs = 0
+    position_axes_compared: Annotated[int, check.integer_in(0, MAX_AXES)] = 0
+    position_normalised_distance: Distance = 0.0
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'PredictionOutcome'
-        _header(self, owner)
-        prediction_stamp = check.stamp(owner, 'prediction_stamp_ns', self.prediction_stamp_ns)
-        observed = check.boolean(owner, 'observed', self.observed)
-        status = check.taxonomy(owner, 'status', self.status)
-        if status not in OUTCOME_STATUSES:
-            raise check.failure(owner, 'status', f'one of {sorted(OUTCOME_STATUSES)}', status)
+    def _check_together(self, owner: str) -> None:
+        status, observed = self.status, self.observed
         if observed != (status == STATUS_PAIRED):
             raise check.failure(owner, 'observed', f'{status == STATUS_PAIRED} when status is '
                                 f'{status!r}', observed)
-        predicted = check.vector(owner, 'predicted_position', self.predicted_position, 3)
-        observed_position = check.vector(
-            owner, 'observed_position', self.observed_position, 3
-        )
-        position_d = check.distance(owner, 'position_mahalanobis', self.position_mahalanobis)
-        orientation_d = check.distance(
-            owner, 'orientation_mahalanobis', self.orientation_mahalanobis
-        )
-        axes = check.integer(owner, 'position_axes_compared', self.position_axes_compared,
-                             0, MAX_AXES)
-        normalised = check.distance(owner, 'position_normalised_distance',
-                                    self.position_normalised_distance)
-        observation_stamp = check.stamp(owner, 'observation_stamp_ns',
-                                        self.observation_stamp_ns)
-        if observation_stamp > self.stamp_ns:
+        if self.observation_stamp_ns > self.stamp_ns:
             raise check.failure(owner, 'observation_stamp_ns', f'<= stamp_ns ({self.stamp_ns})',
-                                observation_stamp)
+                                self.observation_stamp_ns)
+        axes = self.position_axes_compared
         if not observed:
-            for name, value in (('position_mahalanobis', position_d),
-                                ('orientation_mahalanobis', orientation_d),
-                                ('position_axes_compared', axes),
-                                ('position_normalised_distance', normalised)):
-                if value != 0:
-                    raise check.failure(owner, name, '0 when not observed', value)
+            for name in ('position_mahalanobis', 'orientation_mahalanobis',
+                         'position_axes_compared', 'position_normalised_distance'):
+                if getattr(self, name) != 0:
+                    raise check.failure(owner, name, '0 when not observed', getattr(self, name))
         else:
             if axes < 1:
                 raise check.failure(owner, 'position_axes_compared', '1..3 when observed', axes)
+            position_d, normalised = self.position_mahalanobis, self.position_normalised_distance
             expected = normalised_distance(position_d, axes)
             if not (normalised == expected or abs(normalised - expected)
                     <= _NORMALISED_TOLERANCE * expected + _NORMALISED_FLOOR):
@@ -283,31 +303,22 @@ class PredictionOutcome:
                     owner, 'position_normalised_distance',
                     f'normalised_distance({position_d!r}, {axes}) = {expected!r}', normalised)
         if status == STATUS_NO_PREDICTION:
-            if prediction_stamp != 0:
+            if self.prediction_stamp_ns != 0:
                 raise check.failure(owner, 'prediction_stamp_ns', '0 without a prediction',
-                                    prediction_stamp)
-            if predicted != ZERO3:
+                                    self.prediction_stamp_ns)
+            if self.predicted_position != ZERO3:
                 raise check.failure(owner, 'predicted_position', 'zeros without a prediction',
-                                    predicted)
-        elif prediction_stamp > self.stamp_ns:
+                                    self.predicted_position)
+        elif self.prediction_stamp_ns > self.stamp_ns:
             raise check.failure(owner, 'prediction_stamp_ns',
-                                f'<= stamp_ns ({self.stamp_ns})', prediction_stamp)
-        if status in _NO_OBSERVED_POSITION and observed_position != ZERO3:
+                                f'<= stamp_ns ({self.stamp_ns})', self.prediction_stamp_ns)
+        if status in _NO_OBSERVED_POSITION and self.observed_position != ZERO3:
             raise check.failure(owner, 'observed_position',
-                                f'zeros when status is {status!r}', observed_position)
-        _set(self, 'prediction_stamp_ns', prediction_stamp)
-        _set(self, 'predicted_position', predicted)
-        _set(self, 'observed_position', observed_position)
-        _set(self, 'position_mahalanobis', position_d)
-        _set(self, 'orientation_mahalanobis', orientation_d)
-        _set(self, 'observation_stamp_ns', observation_stamp)
-        _set(self, 'position_axes_compared', axes)
-        _set(self, 'position_normalised_distance', normalised)
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
+                                f'zeros when status is {status!r}', self.observed_position)
 
 
 @dataclass(frozen=True, slots=True)
-class CalibrationHistory:
+class CalibrationHistory(Contract):
     """Aggregate of the last `window_size` observed outcomes up to and including a cycle.
 
     Invariants: every count >= 0 and the four exclusive bins sum to `outcomes_considered`;
@@ -316,36 +327,29 @@ class CalibrationHistory:
     `window_size` >= 1; `schema_version` is 1.
     """
 
-    outcomes_considered: int
-    count_within_1_std: int
-    count_beyond_1_std: int
-    count_beyond_3_std: int
-    count_beyond_5_std: int
-    worst_position_mahalanobis: float
-    worst_orientation_mahalanobis: float
-    most_recent_observed_stamp_ns: int | None
-    window_size: int
-    schema_version: int = SCHEMA_VERSION
+    outcomes_considered: Count
+    count_within_1_std: Count
+    count_beyond_1_std: Count
+    count_beyond_3_std: Count
+    count_beyond_5_std: Count
+    worst_position_mahalanobis: Distance
+    worst_orientation_mahalanobis: Distance
+    most_recent_observed_stamp_ns: Annotated[int | None, checked_together]
+    window_size: Annotated[int, check.integer_in(1)]
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'CalibrationHistory'
-        counts = ('outcomes_considered', 'count_within_1_std', 'count_beyond_1_std',
-                  'count_beyond_3_std', 'count_beyond_5_std')
-        for name in counts:
-            _set(self, name, check.integer(owner, name, getattr(self, name)))
+    def _check_together(self, owner: str) -> None:
         bins = (self.count_within_1_std + self.count_beyond_1_std + self.count_beyond_3_std
                 + self.count_beyond_5_std)
         if bins != self.outcomes_considered:
             raise check.failure(owner, 'outcomes_considered',
                                 f'the sum of the four bins ({bins})', self.outcomes_considered)
-        for name in ('worst_position_mahalanobis', 'worst_orientation_mahalanobis'):
-            value = check.distance(owner, name, getattr(self, name))
-            if self.outcomes_considered == 0 and value != 0.0:
-                raise check.failure(owner, name, '0.0 when outcomes_considered is 0', value)
-            _set(self, name, value)
         observed_stamp = self.most_recent_observed_stamp_ns
         if self.outcomes_considered == 0:
+            for name in ('worst_position_mahalanobis', 'worst_orientation_mahalanobis'):
+                if getattr(self, name) != 0.0:
+                    raise check.failure(owner, name, '0.0 when outcomes_considered is 0',
+                                        getattr(self, name))
             if observed_stamp is not None:
                 raise check.failure(owner, 'most_recent_observed_stamp_ns',
                                     'None when outcomes_considered is 0', observed_stamp)
@@ -355,8 +359,6 @@ class CalibrationHistory:
         else:
             _set(self, 'most_recent_observed_stamp_ns',
                  check.stamp(owner, 'most_recent_observed_stamp_ns', observed_stamp))
-        _set(self, 'window_size', check.integer(owner, 'window_size', self.window_size, 1))
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
 
     @property
     def has_observed_stamp(self) -> bool:
@@ -370,7 +372,7 @@ class CalibrationHistory:
 
 
 @dataclass(frozen=True, slots=True)
-class CalibratedSelfAssessment:
+class CalibratedSelfAssessment(_Header):
     """The raw assessment of a cycle, adjusted by the agent's own prediction errors (ADR-0026).
 
     Invariants: stamp_ns equals raw_assessment.stamp_ns (same cycle); the history holds nothing
@@ -380,78 +382,55 @@ class CalibratedSelfAssessment:
     or worse than the raw one: the contract does not restrict the policy (ADR-0026).
     """
 
-    stamp_ns: int
-    frame_id: str
     raw_assessment: BeliefSelfAssessment
-    raw_assessment_sha256: str
+    raw_assessment_sha256: ContentAddress
     calibration_history: CalibrationHistory
-    adjusted_overall_level: SelfAssessmentLevel
-    adjustment_policy_id: str
-    adjustment_reason: str
-    min_outcomes: int
-    downgrade_threshold: int
-    schema_version: int = SCHEMA_VERSION
+    adjusted_overall_level: Level
+    adjustment_policy_id: Taxonomy
+    adjustment_reason: Taxonomy
+    min_outcomes: Annotated[int, check.integer_in(1)]
+    downgrade_threshold: Annotated[int, check.integer_in(1)]
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'CalibratedSelfAssessment'
-        _header(self, owner)
-        raw = check.instance(owner, 'raw_assessment', self.raw_assessment, BeliefSelfAssessment)
-        if raw.stamp_ns != self.stamp_ns:
+    def _check_together(self, owner: str) -> None:
+        if self.raw_assessment.stamp_ns != self.stamp_ns:
             raise check.failure(owner, 'raw_assessment',
                                 f'an assessment of the same cycle (stamp_ns {self.stamp_ns})',
-                                raw.stamp_ns)
-        history = check.instance(owner, 'calibration_history', self.calibration_history,
-                                 CalibrationHistory)
-        observed_stamp = history.most_recent_observed_stamp_ns
+                                self.raw_assessment.stamp_ns)
+        observed_stamp = self.calibration_history.most_recent_observed_stamp_ns
         if observed_stamp is not None and observed_stamp > self.stamp_ns:
             raise check.failure(
                 owner, 'calibration_history',
                 f'outcomes observed no later than stamp_ns ({self.stamp_ns})', observed_stamp)
-        _set(self, 'raw_assessment_sha256', check.sha256(owner, 'raw_assessment_sha256',
-                                                         self.raw_assessment_sha256))
-        _set(self, 'adjusted_overall_level', check.enum_member(
-            owner, 'adjusted_overall_level', self.adjusted_overall_level, SelfAssessmentLevel))
-        _set(self, 'adjustment_policy_id', check.taxonomy(owner, 'adjustment_policy_id',
-                                                          self.adjustment_policy_id))
-        _set(self, 'adjustment_reason', check.taxonomy(owner, 'adjustment_reason',
-                                                       self.adjustment_reason))
-        _set(self, 'min_outcomes', check.integer(owner, 'min_outcomes', self.min_outcomes, 1))
-        _set(self, 'downgrade_threshold', check.integer(owner, 'downgrade_threshold',
-                                                        self.downgrade_threshold, 1))
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(Contract):
     """What the agent decided for one cycle (closed catalogue, ADR-0021).
 
     Invariants: `kind` is a DecisionKind; decision_stamp_ns >= 0; `reason` is a taxonomy string.
     """
 
-    kind: DecisionKind
-    decision_stamp_ns: int
-    reason: str
-
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'Decision'
-        _set(self, 'kind', check.enum_member(owner, 'kind', self.kind, DecisionKind))
-        _set(self, 'decision_stamp_ns',
-             check.stamp(owner, 'decision_stamp_ns', self.decision_stamp_ns))
-        _set(self, 'reason', check.taxonomy(owner, 'reason', self.reason))
-
-
-def _decided_this_cycle(self: DecisionRationale | ActionEmission, owner: str) -> None:
-    """Check the decision carried inline: a Decision for this very cycle (ADR-0021)."""
-    decision = check.instance(owner, 'decision', self.decision, Decision)
-    if decision.decision_stamp_ns != self.stamp_ns:
-        raise check.failure(owner, 'decision.decision_stamp_ns',
-                            f'equal to stamp_ns ({self.stamp_ns})', decision.decision_stamp_ns)
+    kind: Annotated[DecisionKind, check.member_of(DecisionKind)]
+    decision_stamp_ns: StampNs
+    reason: Taxonomy
 
 
 @dataclass(frozen=True, slots=True)
-class DecisionRationale:
+class _DecidedCycle(_Header):
+    """A header and the decision of that very cycle, carried inline (ADR-0021)."""
+
+    decision: Decision
+
+    def _check_together(self, owner: str) -> None:
+        if self.decision.decision_stamp_ns != self.stamp_ns:
+            raise check.failure(owner, 'decision.decision_stamp_ns',
+                                f'equal to stamp_ns ({self.stamp_ns})',
+                                self.decision.decision_stamp_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRationale(_DecidedCycle):
     """A decision together with the content addresses of the assessments that justified it.
 
     Invariants: decision.decision_stamp_ns == stamp_ns (no deferred decisions, ADR-0021);
@@ -460,80 +439,51 @@ class DecisionRationale:
     taxonomy string; `schema_version` is 1.
     """
 
-    stamp_ns: int
-    frame_id: str
-    decision: Decision
-    self_assessment_sha256: str | None
-    calibrated_assessment_sha256: str | None
-    policy_id: str
-    schema_version: int = SCHEMA_VERSION
+    self_assessment_sha256: ClaimedAddress
+    calibrated_assessment_sha256: ClaimedAddress
+    policy_id: Taxonomy
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'DecisionRationale'
-        _header(self, owner)
-        _decided_this_cycle(self, owner)
-        raw_sha = check.optional_sha256(owner, 'self_assessment_sha256',
-                                        self.self_assessment_sha256)
-        calibrated_sha = check.optional_sha256(owner, 'calibrated_assessment_sha256',
-                                               self.calibrated_assessment_sha256)
-        if calibrated_sha is not None and raw_sha is None:
+    def _check_together(self, owner: str) -> None:
+        _DecidedCycle._check_together(self, owner)
+        if self.calibrated_assessment_sha256 is not None and self.self_assessment_sha256 is None:
             raise check.failure(owner, 'self_assessment_sha256',
-                                'claimed whenever calibrated_assessment_sha256 is', raw_sha)
-        _set(self, 'policy_id', check.taxonomy(owner, 'policy_id', self.policy_id))
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
+                                'claimed whenever calibrated_assessment_sha256 is', None)
 
 
 @dataclass(frozen=True, slots=True)
-class ActuatorCommand:
+class ActuatorCommand(Contract):
     """The command an actuation sends to the vehicle.
 
     Invariants: `kind` is an ActuatorCommandKind; the velocity (m/s, rad/s) is finite and is
     zero unless the kind is VELOCITY_SETPOINT.
     """
 
-    kind: ActuatorCommandKind
-    linear_velocity: Vec3 = ZERO3
-    angular_velocity: Vec3 = ZERO3
+    kind: Annotated[ActuatorCommandKind, check.member_of(ActuatorCommandKind)]
+    linear_velocity: FiniteVec3 = ZERO3
+    angular_velocity: FiniteVec3 = ZERO3
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'ActuatorCommand'
-        kind = check.enum_member(owner, 'kind', self.kind, ActuatorCommandKind)
-        _set(self, 'kind', kind)
+    def _check_together(self, owner: str) -> None:
+        if self.kind == ActuatorCommandKind.VELOCITY_SETPOINT:
+            return
         for name in ('linear_velocity', 'angular_velocity'):
-            value = check.vector(owner, name, getattr(self, name), 3)
-            if kind != ActuatorCommandKind.VELOCITY_SETPOINT and value != ZERO3:
-                raise check.failure(owner, name, f'zero for command kind {kind.name}', value)
-            _set(self, name, value)
+            if getattr(self, name) != ZERO3:
+                raise check.failure(owner, name, f'zero for command kind {self.kind.name}',
+                                    getattr(self, name))
 
 
 @dataclass(frozen=True, slots=True)
-class ActionEmission:
+class ActionEmission(_DecidedCycle):
     """The actuation that executes a decision (ADR-0023), published on /actuations.
 
     Invariants: decision.decision_stamp_ns == stamp_ns; `rationale_sha256` is a content
     address; `contract_id` is a taxonomy string; `schema_version` is 1.
     """
 
-    stamp_ns: int
-    frame_id: str
-    decision: Decision
-    rationale_sha256: str
+    rationale_sha256: ContentAddress
     command: ActuatorCommand
-    contract_id: str
-    schema_version: int = SCHEMA_VERSION
-
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'ActionEmission'
-        _header(self, owner)
-        _decided_this_cycle(self, owner)
-        _set(self, 'rationale_sha256',
-             check.sha256(owner, 'rationale_sha256', self.rationale_sha256))
-        check.instance(owner, 'command', self.command, ActuatorCommand)
-        _set(self, 'contract_id', check.taxonomy(owner, 'contract_id', self.contract_id))
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
+    contract_id: Taxonomy
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
 
 #: GateEmission.mode values: PX4 trajectory setpoints, or a twist (cmd_vel).
@@ -571,14 +521,33 @@ def _setpoint_vector(owner: str, name: str, value: object) -> SetpointVec3:
     return x, y, z
 
 
-def _gate_reason(owner: str, value: object) -> GateReason:
+def _gate_reason(owner: str, name: str, value: object) -> GateReason:
     if isinstance(value, str) and value in {reason.value for reason in GateReason}:
         return GateReason(value)
-    raise check.failure(owner, 'reason', f'one of GateReason ({", ".join(GateReason)})', value)
+    raise check.failure(owner, name, f'one of GateReason ({", ".join(GateReason)})', value)
+
+
+def _gate_mode(owner: str, name: str, value: object) -> str:
+    mode = check.text(owner, name, value)
+    if mode not in GATE_MODES:
+        raise check.failure(owner, name, f'one of {list(GATE_MODES)}', mode)
+    return mode
+
+
+def _timeout(owner: str, name: str, value: object) -> float:
+    timeout_s = check.finite_float(owner, name, value)
+    if timeout_s <= 0.0:
+        raise check.failure(owner, name, 'a finite number > 0', timeout_s)
+    return timeout_s
+
+
+#: A uint8 the gate records as it received it (a kind outside the catalogue included).
+_Uint8 = Annotated[int, check.integer_in(0, _UINT8_MAX)]
+_Setpoint = Annotated[SetpointVec3, _setpoint_vector]
 
 
 @dataclass(frozen=True, slots=True)
-class GateEmission:
+class GateEmission(_Header):
     """What the command gate sent to the vehicle, one record per output (GATE-v1).
 
     stamp_ns is when the gate sent it; the actuation fields describe the latest actuation it
@@ -594,100 +563,61 @@ class GateEmission:
     launch) for a VEHICLE_COMMAND and 0 otherwise; `schema_version` is 1.
     """
 
-    stamp_ns: int
-    frame_id: str
-    action: GateAction
-    reason: GateReason
-    mode: str
-    output_topic: str
-    timeout_s: float
-    has_actuation: bool = False
-    actuation_stamp_ns: int = 0
-    rationale_sha256: str = ''
-    decision_kind: int = 0
-    command_kind: int = 0
-    actuation_received_ns: int = 0
-    position: SetpointVec3 = ZERO3
-    velocity: SetpointVec3 = ZERO3
-    yaw: float | None = 0.0
-    twist_linear: Vec3 = ZERO3
-    twist_angular: Vec3 = ZERO3
-    vehicle_command: int = 0
-    schema_version: int = SCHEMA_VERSION
+    action: Annotated[GateAction, check.member_of(GateAction)]
+    reason: Annotated[GateReason, _gate_reason]
+    mode: Annotated[str, _gate_mode]
+    output_topic: Text
+    timeout_s: Annotated[float, _timeout]
+    has_actuation: Flag = False
+    actuation_stamp_ns: StampNs = 0
+    rationale_sha256: Annotated[str, checked_together] = ''
+    decision_kind: _Uint8 = 0
+    command_kind: _Uint8 = 0
+    actuation_received_ns: StampNs = 0
+    position: _Setpoint = ZERO3
+    velocity: _Setpoint = ZERO3
+    yaw: Annotated[float | None, _setpoint_value] = 0.0
+    twist_linear: FiniteVec3 = ZERO3
+    twist_angular: FiniteVec3 = ZERO3
+    vehicle_command: Count = 0
+    schema_version: LayoutVersion = SCHEMA_VERSION
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'GateEmission'
-        _header(self, owner)
-        action = check.enum_member(owner, 'action', self.action, GateAction)
-        _set(self, 'action', action)
-        _set(self, 'reason', _gate_reason(owner, self.reason))
-        mode = check.text(owner, 'mode', self.mode)
-        if mode not in GATE_MODES:
-            raise check.failure(owner, 'mode', f'one of {list(GATE_MODES)}', mode)
-        _set(self, 'output_topic', check.text(owner, 'output_topic', self.output_topic))
-        timeout_s = check.finite_float(owner, 'timeout_s', self.timeout_s)
-        if timeout_s <= 0.0:
-            raise check.failure(owner, 'timeout_s', 'a finite number > 0', timeout_s)
-        _set(self, 'timeout_s', timeout_s)
-        has_actuation = check.boolean(owner, 'has_actuation', self.has_actuation)
-        actuation = {
-            'actuation_stamp_ns': check.stamp(owner, 'actuation_stamp_ns',
-                                              self.actuation_stamp_ns),
-            'decision_kind': check.integer(owner, 'decision_kind', self.decision_kind, 0,
-                                           _UINT8_MAX),
-            'command_kind': check.integer(owner, 'command_kind', self.command_kind, 0,
-                                          _UINT8_MAX),
-            'actuation_received_ns': check.stamp(owner, 'actuation_received_ns',
-                                                 self.actuation_received_ns),
-        }
-        if has_actuation:
+    def _check_together(self, owner: str) -> None:
+        if self.has_actuation:
             _set(self, 'rationale_sha256',
                  check.sha256(owner, 'rationale_sha256', self.rationale_sha256))
         else:
             if self.rationale_sha256 != '':
                 raise check.failure(owner, 'rationale_sha256',
                                     "'' when has_actuation is False", self.rationale_sha256)
-            for name, value in actuation.items():
-                if value != 0:
-                    raise check.failure(owner, name, '0 when has_actuation is False', value)
-        for name, value in actuation.items():
-            _set(self, name, value)
-        position = _setpoint_vector(owner, 'position', self.position)
-        velocity = _setpoint_vector(owner, 'velocity', self.velocity)
-        yaw = _setpoint_value(owner, 'yaw', self.yaw)
-        linear = check.vector(owner, 'twist_linear', self.twist_linear, 3)
-        angular = check.vector(owner, 'twist_angular', self.twist_angular, 3)
-        if mode == 'px4':
-            for name, twist in (('twist_linear', linear), ('twist_angular', angular)):
-                if twist != ZERO3:
-                    raise check.failure(owner, name, 'zero in px4 mode', twist)
+            for name in ('actuation_stamp_ns', 'decision_kind', 'command_kind',
+                         'actuation_received_ns'):
+                if getattr(self, name) != 0:
+                    raise check.failure(owner, name, '0 when has_actuation is False',
+                                        getattr(self, name))
+        if self.mode == 'px4':
+            for name in ('twist_linear', 'twist_angular'):
+                if getattr(self, name) != ZERO3:
+                    raise check.failure(owner, name, 'zero in px4 mode', getattr(self, name))
         else:
-            for name, vector in (('position', position), ('velocity', velocity)):
-                if vector != ZERO3:
-                    raise check.failure(owner, name, 'zero in twist mode', vector)
-            if yaw != 0.0:
-                raise check.failure(owner, 'yaw', 'zero in twist mode', yaw)
-        _set(self, 'position', position)
-        _set(self, 'velocity', velocity)
-        _set(self, 'yaw', yaw)
-        _set(self, 'twist_linear', linear)
-        _set(self, 'twist_angular', angular)
-        command = check.integer(owner, 'vehicle_command', self.vehicle_command)
-        if action is GateAction.VEHICLE_COMMAND:
+            for name in ('position', 'velocity'):
+                if getattr(self, name) != ZERO3:
+                    raise check.failure(owner, name, 'zero in twist mode', getattr(self, name))
+            if self.yaw != 0.0:
+                raise check.failure(owner, 'yaw', 'zero in twist mode', self.yaw)
+        command = self.vehicle_command
+        if self.action is GateAction.VEHICLE_COMMAND:
             if command not in _GATE_VEHICLE_COMMANDS:
                 raise check.failure(owner, 'vehicle_command',
                                     f'one of {sorted(_GATE_VEHICLE_COMMANDS)} for a '
                                     'VEHICLE_COMMAND', command)
         elif command != 0:
-            raise check.failure(owner, 'vehicle_command', f'0 for action {action.name}',
+            raise check.failure(owner, 'vehicle_command', f'0 for action {self.action.name}',
                                 command)
-        _set(self, 'vehicle_command', command)
-        _set(self, 'schema_version', check.schema_version(owner, self.schema_version))
 
 
 @dataclass(frozen=True, slots=True)
-class DecisionContext:
+class DecisionContext(_Header):
     """What a decision policy sees for one cycle (ADR-0021): self-contained, so decide is pure.
 
     `self_assessment` is None when no introspection is available. When a calibrated
@@ -695,15 +625,10 @@ class DecisionContext:
     omitted). Invariants: every assessment given is of this cycle (same stamp_ns).
     """
 
-    stamp_ns: int
-    frame_id: str
-    self_assessment: BeliefSelfAssessment | None = None
-    calibrated_assessment: CalibratedSelfAssessment | None = None
+    self_assessment: Annotated[BeliefSelfAssessment | None, checked_together] = None
+    calibrated_assessment: Annotated[CalibratedSelfAssessment | None, checked_together] = None
 
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'DecisionContext'
-        _header(self, owner)
+    def _check_together(self, owner: str) -> None:
         calibrated = self.calibrated_assessment
         if calibrated is not None:
             check.instance(owner, 'calibrated_assessment', calibrated, CalibratedSelfAssessment)

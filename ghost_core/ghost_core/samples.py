@@ -6,9 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 import math
 import numbers
+from typing import Annotated
 
 from ghost_core import _checks as check
-from ghost_core.contracts import Mat3, Vec3
+from ghost_core.contracts import Contract, Mat3, StampNs, Text, Vec3
 from ghost_core.linalg import block3
 
 __all__ = ['COVARIANCE_UNKNOWN_SENTINEL', 'BeliefSample', 'Observation',
@@ -29,7 +30,6 @@ def has_no_covariance_information(block: Sequence[float]) -> bool:
         return True
     return block[0] == COVARIANCE_UNKNOWN_SENTINEL or all(x == 0.0 for x in block)
 
-_set = object.__setattr__
 
 
 def _numbers(owner: str, name: str, value: object, length: int) -> tuple[float, ...]:
@@ -49,8 +49,19 @@ def _numbers(owner: str, name: str, value: object, length: int) -> tuple[float, 
     return tuple(float(item) for item in items)
 
 
+def _numbers_of(length: int) -> check.FieldCheck:
+    def check_numbers(owner: str, name: str, value: object) -> tuple[float, ...]:
+        return _numbers(owner, name, value, length)
+    return check_numbers
+
+
+#: Numbers that may be non-finite (judged by the self-assessor, not refused here).
+_Numbers3 = Annotated[Vec3, _numbers_of(3)]
+_Covariance6 = Annotated[tuple[float, ...], _numbers_of(36)]
+
+
 @dataclass(frozen=True, slots=True)
-class BeliefSample:
+class BeliefSample(Contract):
     """One belief: the fields of a nav_msgs/Odometry the core uses.
 
     `pose_covariance` and `twist_covariance` are 36 floats, row-major 6x6 in the order of
@@ -60,27 +71,14 @@ class BeliefSample:
     self-assessor's job.
     """
 
-    stamp_ns: int
-    frame_id: str
-    position: Vec3
-    velocity: Vec3
-    pose_covariance: tuple[float, ...]
-    twist_covariance: tuple[float, ...]
-    orientation_xyzw: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
-
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'BeliefSample'
-        _set(self, 'stamp_ns', check.stamp(owner, 'stamp_ns', self.stamp_ns))
-        _set(self, 'frame_id', check.text(owner, 'frame_id', self.frame_id))
-        _set(self, 'position', _numbers(owner, 'position', self.position, 3))
-        _set(self, 'velocity', _numbers(owner, 'velocity', self.velocity, 3))
-        _set(self, 'pose_covariance', _numbers(owner, 'pose_covariance',
-                                               self.pose_covariance, 36))
-        _set(self, 'twist_covariance', _numbers(owner, 'twist_covariance',
-                                                self.twist_covariance, 36))
-        _set(self, 'orientation_xyzw', _numbers(owner, 'orientation_xyzw',
-                                                self.orientation_xyzw, 4))
+    stamp_ns: StampNs
+    frame_id: Text
+    position: _Numbers3
+    velocity: _Numbers3
+    pose_covariance: _Covariance6
+    twist_covariance: _Covariance6
+    orientation_xyzw: Annotated[tuple[float, float, float, float],
+                                _numbers_of(4)] = (0.0, 0.0, 0.0, 1.0)
 
     @property
     def position_covariance(self) -> Mat3:
@@ -106,25 +104,17 @@ class BeliefSample:
 
 
 @dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(Contract):
     """An independent position fix (what geometry_msgs/PoseWithCovarianceStamped carries).
 
     `covariance` is the 3x3 position block, row-major. Values may be non-finite: the outcome
     evaluator turns that into an `invalid_observation` or an infinite distance.
     """
 
-    stamp_ns: int
-    frame_id: str
-    position: Vec3
-    covariance: Mat3
-
-    def __post_init__(self) -> None:
-        """Enforce the invariants above, normalising field types."""
-        owner = 'Observation'
-        _set(self, 'stamp_ns', check.stamp(owner, 'stamp_ns', self.stamp_ns))
-        _set(self, 'frame_id', check.text(owner, 'frame_id', self.frame_id))
-        _set(self, 'position', _numbers(owner, 'position', self.position, 3))
-        _set(self, 'covariance', _numbers(owner, 'covariance', self.covariance, 9))
+    stamp_ns: StampNs
+    frame_id: Text
+    position: _Numbers3
+    covariance: Annotated[Mat3, _numbers_of(9)]
 
     @classmethod
     def from_pose_covariance(

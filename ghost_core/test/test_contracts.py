@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 import dataclasses
 import math
+from typing import Annotated
 
 from ghost_core_test import examples as ex
 import pytest
@@ -14,10 +15,13 @@ from ghost_core.contracts import (
     ActionEmission,
     ActuatorCommand,
     CalibrationHistory,
+    Contract,
     DecisionContext,
     PredictionOutcome,
+    StampNs,
     STATUS_NO_OBSERVATION,
     STATUS_NO_PREDICTION,
+    Taxonomy,
 )
 from ghost_core.errors import ContractError, GhostError
 from ghost_core.levels import ActuatorCommandKind, SelfAssessmentLevel
@@ -282,3 +286,41 @@ def test_context_rejects_a_raw_assessment_other_than_the_calibrated_one() -> Non
 def test_context_without_assessment_has_no_level() -> None:
     """Without introspection the context has no level to act on."""
     assert DecisionContext(ex.STAMP_NS, 'map').effective_level is None
+
+
+def test_a_contract_field_without_a_check_is_refused_naming_it() -> None:
+    """Every field of a Contract names its check; one that does not fails, named, at first use."""
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Unchecked(Contract):
+        stamp_ns: StampNs
+        count: int
+
+    with pytest.raises(TypeError, match=r'Unchecked\.count: a contract field names its check'):
+        Unchecked(1, 2)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked(Contract):
+        stamp_ns: StampNs
+        level: Annotated[int, lambda owner, name, value: value * 2]
+
+    assert Checked(1, 2).level == 4  # the named check ran and normalised the field
+    with pytest.raises(ContractError, match=r'Checked\.stamp_ns must be'):
+        Checked(-1, 2)
+
+
+def test_a_subclass_of_a_contract_checks_its_own_fields() -> None:
+    """A contract's compiled checks are its own: a subclass with more fields gets its own."""
+    ex.axis()  # the base class is compiled first
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class NamedAxis(type(ex.axis())):  # type: ignore[misc]
+        name: Taxonomy = 'axis'
+
+    assert NamedAxis(SelfAssessmentLevel.KNOWN, 0.1, 'within_known_threshold').name == 'axis'
+    with pytest.raises(ContractError, match=r'NamedAxis\.name must be a taxonomy string'):
+        NamedAxis(SelfAssessmentLevel.KNOWN, 0.1, 'within_known_threshold', 'Not A Taxonomy')
+    with pytest.raises(ContractError, match=r'NamedAxis\.max_std'):
+        NamedAxis(SelfAssessmentLevel.KNOWN, -1.0, 'within_known_threshold')
+    assert type(ex.axis()).__name__ == 'AxisAssessment'  # the base is unaffected
+    with pytest.raises(ContractError, match=r'AxisAssessment\.max_std'):
+        type(ex.axis())(SelfAssessmentLevel.KNOWN, -1.0, 'within_known_threshold')

@@ -183,10 +183,16 @@ class Calibrated(View):
 
 
 @dataclass(frozen=True, slots=True)
-class Rationale(View):
-    """A DecisionRationale: the decision and the content addresses it claims."""
+class _Decided(View):
+    """A message that carries its cycle's decision inline (DecisionRationale, ActionEmission)."""
 
     decision_kind: Annotated[int, At('decision.kind')]
+
+
+@dataclass(frozen=True, slots=True)
+class Rationale(_Decided):
+    """A DecisionRationale: the decision and the content addresses it claims."""
+
     decision_reason: Annotated[str, At('decision.reason')]
     policy_id: str
     self_assessment_sha256: str
@@ -194,10 +200,9 @@ class Rationale(View):
 
 
 @dataclass(frozen=True, slots=True)
-class Actuation(View):
+class Actuation(_Decided):
     """An ActionEmission: the decision it carries inline and the command it sent."""
 
-    decision_kind: Annotated[int, At('decision.kind')]
     command_kind: Annotated[int, At('command.kind')]
     rationale_sha256: str
 
