@@ -1,11 +1,15 @@
 """Test fixtures shared by every package: isolated ROS 2 environments for real-DDS tests."""
 
 from collections.abc import Iterator
+import contextlib
+import importlib.util
+import io
 import itertools
 import os
 from pathlib import Path
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -18,8 +22,36 @@ VENDORED_ROS2 = ROOT.parent / 'shared' / 'vendor' / 'ros2-jazzy'
 VENDORED_PX4_MSGS = ROOT.parent / 'shared' / 'vendor' / 'px4_msgs'
 
 
+#: Fast DDS's own ``fastdds shm clean`` (installed with the fastrtps wheel, beside the venv).
+FASTDDS_SHM_CLEAN = Path(sys.prefix) / 'tools' / 'fastdds' / 'shm' / 'clean.py'
+
+
+def clean_dead_shared_memory() -> None:
+    """Remove the Fast DDS shared-memory ports and segments of processes that are gone.
+
+    What ``fastdds shm clean`` does (its own code, loaded in-process: a file is removed only
+    when no living process holds its lock). Tests SIGKILL nodes on purpose (faults, a killed
+    recorder or gate), and Fast DDS leaves their ports behind; a later participant of the same
+    domain and index that opens one goes through Fast DDS's zombie-port recovery, which is not
+    robust when the dead owner held the port's mutex. Without the tool, nothing is cleaned.
+    """
+    if not FASTDDS_SHM_CLEAN.is_file():
+        return
+    spec = importlib.util.spec_from_file_location('_fastdds_shm_clean', FASTDDS_SHM_CLEAN)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with contextlib.redirect_stdout(io.StringIO()):
+        module.Clean().run()
+
+
 def isolated_ros_env() -> dict[str, str]:
-    """Return os.environ plus a ROS domain of this test's own, with localhost-only discovery."""
+    """Return os.environ plus a ROS domain of this test's own, with localhost-only discovery.
+
+    The shared memory that earlier tests' killed processes left behind is cleaned first.
+    """
+    clean_dead_shared_memory()
     env = dict(os.environ)
     # Domain ids 101..200: valid with the default port mapping, and outside 1..100, where
     # ghost_run picks (and locks) a free domain for runs that set none

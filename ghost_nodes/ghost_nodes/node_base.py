@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+import faulthandler
 import math
 import signal
 import sys
@@ -230,6 +231,8 @@ class GhostNode(Node):
 
     #: Seconds of processing after a shutdown request (see the class docstring).
     DRAIN_S = 0.5
+    #: Seconds destroying the node may take before its process reports where it is stuck.
+    TEARDOWN_S = 3.0
 
     def __init__(self, node_name: str, specs: Sequence[ParamSpec], **options: Any) -> None:
         # ``options`` go to rclpy's Node: in one process (ghost_nodes.agent_process) each node
@@ -406,6 +409,21 @@ class GhostNode(Node):
 SAME_REQUEST_S = 1.0
 
 
+def _teardown_s(nodes: Sequence[Node]) -> float:
+    return max((node.TEARDOWN_S for node in nodes if isinstance(node, GhostNode)),
+               default=GhostNode.TEARDOWN_S)
+
+
+def _report_a_stuck_stop(budget_s: float) -> None:
+    """Have a stop that outlasts `budget_s` print every thread's stack on stderr (and go on).
+
+    A hang in rclpy's or the middleware's teardown would otherwise end, seconds later, as a
+    bare SIGKILL from ``ros2 launch``; this says where it was stuck ("Timeout (0:00:03)!",
+    then the stacks). Re-arming replaces the previous deadline.
+    """
+    faulthandler.dump_traceback_later(budget_s, exit=False)
+
+
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
     """Run one node until SIGINT/SIGTERM, then drain it and shut down (see ``run_nodes``)."""
     run_nodes([node_factory], args)
@@ -449,9 +467,10 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
         while not requested and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
         ghost_nodes = [node for node in nodes if isinstance(node, GhostNode)]
+        drain_s = max((node.DRAIN_S for node in ghost_nodes), default=0.0)
+        _report_a_stuck_stop(drain_s + _teardown_s(nodes))
         for node in ghost_nodes:
             node.on_shutdown_requested()
-        drain_s = max((node.DRAIN_S for node in ghost_nodes), default=0.0)
         deadline = time.monotonic() + drain_s
         while rclpy.ok() and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=min(0.05, drain_s))
@@ -467,6 +486,10 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
         # Nothing cuts the teardown short any more: it is bounded, and SIGKILL still works.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        for node in reversed(nodes):
-            node.destroy_node()
-        rclpy.try_shutdown()
+        _report_a_stuck_stop(_teardown_s(nodes))
+        try:
+            for node in reversed(nodes):
+                node.destroy_node()
+            rclpy.try_shutdown()
+        finally:
+            faulthandler.cancel_dump_traceback_later()

@@ -170,7 +170,8 @@ def test_smoke_launch_records_bag_at_path_and_it_verifies(tmp_path, ros2_env,
                if 'process has died' in line or 'Traceback' in line]
     assert not unclean and launch.returncode == 0, (
         f'the bag verified, but Ctrl-C did not stop every node cleanly (ros2 launch exit '
-        f'{launch.returncode}):\n' + '\n'.join(unclean))
+        f'{launch.returncode}):\n' + '\n'.join(unclean)
+        + f'\n--- the launch log (a stuck stop prints its stacks):\n{output[-8000:]}')
 
 
 @pytest.mark.parametrize('qos', ['reliable', 'best_effort'])

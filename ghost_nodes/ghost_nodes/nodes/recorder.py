@@ -122,6 +122,8 @@ class RecorderNode(GhostNode):
 
     #: Longer than the other nodes' drain: it records what they finish while draining.
     DRAIN_S = 1.0
+    #: Closing writes the summary, metadata.yaml and the manifest (hashing every file).
+    TEARDOWN_S = 30.0
 
     def __init__(self, **options: Any) -> None:
         super().__init__('recorder', PARAMS, **options)
