@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from enum import IntEnum
+from functools import partial
 import math
 import numbers
 import re
@@ -186,33 +187,26 @@ def instance(owner: str, name: str, value: object, kind: type[T]) -> T:
 
 
 # --- field checks with their bounds bound (for a contract field's annotation) -----------------
+# functools.partial, not closures: the bound call runs in C, with no Python frame of its own.
 
 def integer_in(minimum: int = 0, maximum: int = UINT32_MAX) -> FieldCheck:
     """Return the check of an int in [minimum, maximum]."""
-    def check_integer(owner: str, name: str, value: object) -> int:
-        return integer(owner, name, value, minimum, maximum)
-    return check_integer
+    return partial(integer, minimum=minimum, maximum=maximum)
 
 
 def finite_at_least(minimum: float) -> FieldCheck:
     """Return the check of a finite float >= minimum."""
-    def check_finite(owner: str, name: str, value: object) -> float:
-        return finite_float(owner, name, value, minimum)
-    return check_finite
+    return partial(finite_float, minimum=minimum)
 
 
 def vector_of(length: int) -> FieldCheck:
     """Return the check of a tuple of `length` finite floats."""
-    def check_vector(owner: str, name: str, value: object) -> tuple[float, ...]:
-        return vector(owner, name, value, length)
-    return check_vector
+    return partial(vector, length=length)
 
 
 def member_of(enum: type[EnumT]) -> FieldCheck:
     """Return the check of a member of the closed catalogue `enum`."""
-    def check_member(owner: str, name: str, value: object) -> EnumT:
-        return enum_member(owner, name, value, enum)
-    return check_member
+    return partial(enum_member, enum=enum)
 
 
 def layout_version(owner: str, _name: str, value: object) -> int:
