@@ -111,6 +111,7 @@ LayoutVersion = Annotated[int, check.layout_version]
 FiniteVec3 = Annotated[Vec3, check.vector_of(3)]
 FiniteMat3 = Annotated[Mat3, check.vector_of(9)]
 
+
 def _compile(cls: type[Any]) -> Callable[[Contract], None]:
     """Write the ``__post_init__`` of one contract class from its fields' checks.
 
