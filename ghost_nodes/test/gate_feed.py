@@ -23,7 +23,8 @@ PHASES.json is a list of phases, played in order. Each phase:
 - ``invalid_outputs``: true: this phase's outputs each have a non-finite component (below);
 - ``announce``: a line printed on stdout when the phase is over.
 
-A phase ends when both are done, then the feed listens 0.3 s more (actuations going on).
+A phase ends when both are done, then the feed listens 0.3 s more (actuations going on). After
+the last phase it listens until every gate record heard has its output (up to 2 s).
 The outputs: setpoint k has position (1000 + k, 0, -10), velocity NaN, yaw 0.5 and timestamp
 123456 + k when k is odd, 0 when even; twist k has linear.x 1000 + k, angular.z 0.5 (and frame
 'base_link', stamp k s when stamped). An invalid output k has, when k is even, position[1]
@@ -60,6 +61,8 @@ CYCLE_S = 0.1
 OUTPUT_PERIOD_S = 0.05
 TAIL_S = 0.3
 PHASE_DEADLINE_S = 20.0
+#: After the last phase, how long the feed waits for the outputs of the gate records it heard.
+SETTLE_S = 2.0
 
 
 def sha(name: str) -> str:
@@ -214,6 +217,18 @@ class Feed:
             self.actuate(time.monotonic())
             rclpy.spin_once(self.node, timeout_sec=0.01)
 
+    def settle(self) -> None:
+        """Listen until the output of every gate record heard has arrived too (or SETTLE_S).
+
+        The gate publishes a record before the output it describes, on another topic: a feed
+        that stopped listening between the two would hold a record without its output.
+        """
+        outputs = ('setpoints', 'commands') if self.mode == 'px4' else ('twists',)
+        until = time.monotonic() + SETTLE_S
+        while (len(self.seen['gate']) != sum(len(self.seen[key]) for key in outputs)
+               and time.monotonic() < until):
+            self.spin_for(0.01)
+
     # --- phases ---
 
     @staticmethod
@@ -294,6 +309,7 @@ def main() -> int:
                 feed.spin_for(1.0)
         for phase in json.loads(Path(args.phases).read_text()):
             feed.play(phase)
+        feed.settle()
         print(json.dumps(feed.seen), flush=True)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
