@@ -23,11 +23,13 @@ __all__ = [
     'BLOCK_NAMES',
     'NO_COVARIANCE_LEVELS',
     'REASON_BEYOND_UNCERTAIN',
+    'REASON_ESTIMATOR_INVALID',
     'REASON_HYSTERESIS',
     'REASON_NO_COVARIANCE',
     'REASON_INVALID_ORIENTATION',
     'REASON_NON_FINITE_POSITION',
     'REASON_NON_FINITE_VELOCITY',
+    'REASON_UNCONFIRMED',
     'REASON_WITHIN_KNOWN',
     'REASON_WITHIN_UNCERTAIN',
     'BlockThresholds',
@@ -37,10 +39,12 @@ __all__ = [
     'assess_belief',
     'assess_belief_sample',
     'assess_block',
+    'declares_invalid',
 ]
 
-#: assessor_id of the reference self-assessor (v2: no-covariance rule and hysteresis).
-ASSESSOR_ID = 'covariance_threshold_hysteresis_v2'
+#: assessor_id of the reference self-assessor (v3: v2's no-covariance rule and hysteresis,
+#: with the estimator's own invalid flag, the unconfirmed horizon and bounded hysteresis).
+ASSESSOR_ID = 'covariance_threshold_hysteresis_v3'
 #: The judged blocks of a belief, in message order.
 BLOCK_NAMES = ('position', 'velocity', 'orientation')
 
@@ -50,6 +54,13 @@ REASON_BEYOND_UNCERTAIN = 'beyond_uncertain_threshold'
 REASON_NO_COVARIANCE = 'no_covariance_information'
 #: A block kept at a worse level than its instantaneous one until its recovery is confirmed.
 REASON_HYSTERESIS = 'held_by_hysteresis'
+#: Per block: the estimator declares the block invalid (+inf on its diagonal: PX4's xy_valid,
+#: z_valid, v_xy_valid or v_z_valid false, as the PX4 importer and bridge write it).
+REASON_ESTIMATOR_INVALID = {'position': 'estimator_position_invalid',
+                            'velocity': 'estimator_velocity_invalid',
+                            'orientation': 'estimator_orientation_invalid'}
+#: The position block of a belief no independent observation confirmed within the horizon.
+REASON_UNCONFIRMED = 'unconfirmed_beyond_horizon'
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +117,18 @@ class HysteresisConfig:
     block's last level change; it is the worst level the statistic earned over that dwell.
     So a statistic hovering at a threshold cannot flip the level: after a degradation the
     block stays degraded for at least min_level_interval_ns.
-    Invariants: 0 <= recovery_margin < 1; both durations integers >= 0 (0, 0, 0 disables).
+
+    The hold is bounded (SPEC §5 v1.2): a block whose instantaneous level has been L or better
+    without interruption for recovery_bound_ns is published at L or better, whatever the
+    margin and the interval say. So a statistic that stays inside the margin band (between
+    (1 - margin) x threshold and the threshold) is KNOWN after recovery_bound_ns, not never.
+    Invariants: 0 <= recovery_margin < 1; the durations are integers >= 0 (all 0 disables).
     """
 
     recovery_margin: float = 0.2
     recovery_dwell_ns: int = 2_000_000_000
     min_level_interval_ns: int = 5_000_000_000
+    recovery_bound_ns: int = 5_000_000_000
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""
@@ -121,7 +138,7 @@ class HysteresisConfig:
             raise ConfigError(f'HysteresisConfig.recovery_margin must be a number in [0, 1), '
                               f'got {margin!r}')
         object.__setattr__(self, 'recovery_margin', float(margin))
-        for name in ('recovery_dwell_ns', 'min_level_interval_ns'):
+        for name in ('recovery_dwell_ns', 'min_level_interval_ns', 'recovery_bound_ns'):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f'HysteresisConfig.{name} must be an integer >= 0, '
@@ -130,6 +147,7 @@ class HysteresisConfig:
     def to_dict(self) -> dict[str, float | int]:
         """Return the settings as the dict that is content-addressed."""
         return {'min_level_interval_ns': self.min_level_interval_ns,
+                'recovery_bound_ns': self.recovery_bound_ns,
                 'recovery_dwell_ns': self.recovery_dwell_ns,
                 'recovery_margin': self.recovery_margin}
 
@@ -139,8 +157,11 @@ class ThresholdsConfig:
     """Everything the reference self-assessor judges with (m, m/s, rad; ns).
 
     Per-block thresholds; the level given to a block that declares no uncertainty (UNKNOWN by
-    default, UNCERTAIN allowed, KNOWN never); the hysteresis. Content-addressed: `sha256` =
-    content_address(to_dict()), published as thresholds_sha256.
+    default, UNCERTAIN allowed, KNOWN never); the hysteresis; the unconfirmed horizon: a
+    belief whose last independent observation (a finite fix on /observations) is more than
+    unconfirmed_horizon_ns older than it is at best UNCERTAIN (0 disables: for a stack with no
+    independent fix). Content-addressed: `sha256` = content_address(to_dict()), published as
+    thresholds_sha256.
     """
 
     position: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.5, 2.0))
@@ -148,9 +169,14 @@ class ThresholdsConfig:
     orientation: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.1, 0.35))
     no_covariance_level: SelfAssessmentLevel = SelfAssessmentLevel.UNKNOWN
     hysteresis: HysteresisConfig = field(default_factory=HysteresisConfig)
+    unconfirmed_horizon_ns: int = 0
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""
+        horizon = self.unconfirmed_horizon_ns
+        if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 0:
+            raise ConfigError(f'ThresholdsConfig.unconfirmed_horizon_ns must be an integer '
+                              f'>= 0, got {horizon!r}')
         for name in ('position', 'velocity', 'orientation'):
             value = getattr(self, name)
             if not isinstance(value, BlockThresholds):
@@ -179,6 +205,7 @@ class ThresholdsConfig:
             'no_covariance_level': self.no_covariance_level.name.lower(),
             'orientation': self.orientation.to_dict(),
             'position': self.position.to_dict(),
+            'unconfirmed_horizon_ns': self.unconfirmed_horizon_ns,
             'velocity': self.velocity.to_dict(),
         }
 
@@ -188,20 +215,34 @@ class ThresholdsConfig:
         return content_address(self.to_dict())
 
 
+def declares_invalid(covariance: Sequence[float]) -> bool:
+    """Whether a 3x3 block declares itself invalid: +inf on its diagonal, no NaN anywhere.
+
+    An unbounded variance is how an estimator says it does not know that block at all; the
+    PX4 importer and bridge write it for a block PX4 flags invalid (docs/real-data.md).
+    """
+    return (any(covariance[k] == math.inf for k in (0, 4, 8))
+            and not any(math.isnan(x) or x == -math.inf for x in covariance))
+
+
 def assess_block(
     covariance: Sequence[float],
     thresholds: BlockThresholds,
     no_covariance_level: SelfAssessmentLevel = SelfAssessmentLevel.UNKNOWN,
+    invalid_reason: str = REASON_ESTIMATOR_INVALID['position'],
 ) -> AxisAssessment:
     """Return the instantaneous assessment of one 3x3 covariance block (row-major).
 
     A block that declares no uncertainty (all zeros, or ROS's -1 sentinel first) gets
-    `no_covariance_level` with reason no_covariance_information; a block with NaN/inf, a
-    negative variance, asymmetry or that is not positive semi-definite is UNKNOWN with the
-    defect as reason. Both have max_std 0.0, and neither is ever KNOWN.
+    `no_covariance_level` with reason no_covariance_information; a block the estimator
+    declares invalid (declares_invalid) is UNKNOWN with `invalid_reason`; a block with NaN or
+    -inf, a negative variance, asymmetry or that is not positive semi-definite is UNKNOWN with
+    the defect as reason. All have max_std 0.0, and none is ever KNOWN.
     """
     if has_no_covariance_information(covariance):
         return AxisAssessment(no_covariance_level, 0.0, REASON_NO_COVARIANCE)
+    if declares_invalid(covariance):
+        return AxisAssessment(SelfAssessmentLevel.UNKNOWN, 0.0, invalid_reason)
     defect = covariance_defect(covariance)
     if defect is not None:
         return AxisAssessment(SelfAssessmentLevel.UNKNOWN, 0.0, defect)
@@ -243,11 +284,11 @@ def assess_belief(
     unknown_twist = twist[0] == COVARIANCE_UNKNOWN_SENTINEL
     level = config.no_covariance_level
     position = _unknown_block(level) if unknown_pose else assess_block(
-        block3(pose, 0, 0), config.position, level)
+        block3(pose, 0, 0), config.position, level, REASON_ESTIMATOR_INVALID['position'])
     orientation = _unknown_block(level) if unknown_pose else assess_block(
-        block3(pose, 3, 3), config.orientation, level)
+        block3(pose, 3, 3), config.orientation, level, REASON_ESTIMATOR_INVALID['orientation'])
     velocity = _unknown_block(level) if unknown_twist else assess_block(
-        block3(twist, 0, 0), config.velocity, level)
+        block3(twist, 0, 0), config.velocity, level, REASON_ESTIMATOR_INVALID['velocity'])
     return BeliefSelfAssessment(
         stamp_ns=stamp_ns,
         frame_id=frame_id,
@@ -313,42 +354,77 @@ class _BlockState:
     # The worst level the statistic earned (with the margin) since better_since_ns: what the
     # whole dwell has shown, so one good sample at its end cannot promote two levels.
     earned: SelfAssessmentLevel | None = None
+    # The bound: since when the instantaneous level has been KNOWN, and UNCERTAIN or better,
+    # without interruption (None: it is not now).
+    known_since_ns: int | None = None
+    uncertain_since_ns: int | None = None
 
 
 class SelfAssessor:
     """The reference self-assessor with hysteresis: one instance per belief stream (stateful).
 
-    Each belief is first judged instantaneously (assess_belief_sample); then, per block, the
-    published level follows HysteresisConfig: worse at once, better only by a margin, after a
-    dwell and a minimum interval since the block's last change. A block held worse than its
+    Each belief is first judged instantaneously (assess_belief_sample); its position block is
+    then capped at UNCERTAIN when no independent observation (``observe``) confirmed it within
+    the unconfirmed horizon (reason unconfirmed_beyond_horizon); the age is measured from the
+    latest observation stamp received, or from the first belief before any. Then, per block,
+    the published level follows HysteresisConfig: worse at once, better only by a margin,
+    after a dwell and a minimum interval since the block's last change, and in any case once
+    the instantaneous level has been better for recovery_bound_ns. A block held worse than its
     instantaneous level says so (reason held_by_hysteresis; max_std stays the measured one).
-    Time is the belief stamps (simulation or log time), never the wall clock, so a replay of
-    the same inputs gives the same levels. The first belief is published as judged.
+    Time is the belief and observation stamps (simulation or log time), never the wall clock,
+    so a replay of the same inputs in the same order gives the same levels. The first belief
+    is published as judged.
     """
 
     def __init__(self, thresholds: ThresholdsConfig | None = None) -> None:
         self.thresholds = ThresholdsConfig() if thresholds is None else thresholds
         self._states: dict[str, _BlockState] = {}
+        self._confirmed_ns: int | None = None
+        self._first_belief_ns: int | None = None
+
+    def observe(self, stamp_ns: int, position: Sequence[float]) -> None:
+        """Take an independent observation (a fix): a finite one confirms up to its stamp."""
+        if not all(math.isfinite(x) for x in position):
+            return
+        if self._confirmed_ns is None or stamp_ns > self._confirmed_ns:
+            self._confirmed_ns = stamp_ns
+
+    def unconfirmed_ns(self, stamp_ns: int) -> int:
+        """How long before ``stamp_ns`` the last confirmation was (0 when at or after it)."""
+        reference = self._confirmed_ns if self._confirmed_ns is not None else (
+            self._first_belief_ns if self._first_belief_ns is not None else stamp_ns)
+        return max(0, stamp_ns - reference)
 
     def assess(self, belief: BeliefSample) -> BeliefSelfAssessment:
         """Return the published assessment of `belief` (stamps must increase)."""
-        instant = assess_belief_sample(belief, self.thresholds)
+        if self._first_belief_ns is None:
+            self._first_belief_ns = belief.stamp_ns
+        instant = self._confirmation(assess_belief_sample(belief, self.thresholds),
+                                     belief.stamp_ns)
         published = tuple(self._publish(name, getattr(instant, name), belief.stamp_ns)
                           for name in BLOCK_NAMES)
         if published == (instant.position, instant.velocity, instant.orientation):
             return instant
-        return BeliefSelfAssessment(
-            stamp_ns=instant.stamp_ns, frame_id=instant.frame_id,
-            overall_level=worst_level(*(block.level for block in published)),
-            position=published[0], velocity=published[1], orientation=published[2],
-            thresholds_sha256=instant.thresholds_sha256, assessor_id=instant.assessor_id,
-            schema_version=instant.schema_version)
+        return _with_blocks(instant, published)
+
+    def _confirmation(self, instant: BeliefSelfAssessment,
+                      stamp_ns: int) -> BeliefSelfAssessment:
+        horizon = self.thresholds.unconfirmed_horizon_ns
+        position = instant.position
+        if (horizon == 0 or position.level != SelfAssessmentLevel.KNOWN
+                or self.unconfirmed_ns(stamp_ns) <= horizon):
+            return instant
+        capped = AxisAssessment(SelfAssessmentLevel.UNCERTAIN, position.max_std,
+                                REASON_UNCONFIRMED)
+        return _with_blocks(instant, (capped, instant.velocity, instant.orientation))
 
     def _publish(self, name: str, instant: AxisAssessment, stamp_ns: int) -> AxisAssessment:
         state = self._states.get(name)
         if state is None:
-            self._states[name] = _BlockState(instant.level)
+            state = self._states[name] = _BlockState(instant.level)
+            _track_bound(state, instant.level, stamp_ns)
             return instant
+        _track_bound(state, instant.level, stamp_ns)
         if instant.level >= state.level:
             # Worse (or the same): at once. A worse level always starts a new interval.
             if instant.level > state.level:
@@ -356,6 +432,9 @@ class SelfAssessor:
             state.better_since_ns, state.earned = None, None
             return instant
         hysteresis = self.thresholds.hysteresis
+        bounded = _bounded_level(state, stamp_ns, hysteresis.recovery_bound_ns)
+        if bounded is not None and bounded < state.level:
+            return self._promote(state, bounded, instant, stamp_ns)
         recovered = self._recovery_level(name, instant)
         if recovered >= state.level:
             # Better, but inside the margin: the recovery has not started.
@@ -365,16 +444,20 @@ class SelfAssessor:
             state.better_since_ns, state.earned = stamp_ns, recovered
         else:
             state.earned = worst_level(state.earned or recovered, recovered)
-        target = state.earned
         if (stamp_ns - state.better_since_ns >= hysteresis.recovery_dwell_ns
                 and (state.changed_ns is None
                      or stamp_ns - state.changed_ns >= hysteresis.min_level_interval_ns)):
-            state.level, state.changed_ns = target, stamp_ns
-            state.better_since_ns, state.earned = None, None
-            if target == instant.level:
-                return instant
-            return AxisAssessment(target, instant.max_std, REASON_HYSTERESIS)
+            return self._promote(state, state.earned, instant, stamp_ns)
         return AxisAssessment(state.level, instant.max_std, REASON_HYSTERESIS)
+
+    @staticmethod
+    def _promote(state: _BlockState, target: SelfAssessmentLevel, instant: AxisAssessment,
+                 stamp_ns: int) -> AxisAssessment:
+        state.level, state.changed_ns = target, stamp_ns
+        state.better_since_ns, state.earned = None, None
+        if target == instant.level:
+            return instant
+        return AxisAssessment(target, instant.max_std, REASON_HYSTERESIS)
 
     def _recovery_level(self, name: str, instant: AxisAssessment) -> SelfAssessmentLevel:
         """The level the block's statistic earns with the thresholds shrunk by the margin."""
@@ -389,6 +472,40 @@ class SelfAssessor:
         if instant.max_std <= block.uncertain_max_std * factor:
             return SelfAssessmentLevel.UNCERTAIN
         return SelfAssessmentLevel.UNKNOWN
+
+
+def _track_bound(state: _BlockState, level: SelfAssessmentLevel, stamp_ns: int) -> None:
+    """Keep when the instantaneous level became KNOWN / UNCERTAIN-or-better (runs)."""
+    if level == SelfAssessmentLevel.KNOWN:
+        if state.known_since_ns is None:
+            state.known_since_ns = stamp_ns
+    else:
+        state.known_since_ns = None
+    if level <= SelfAssessmentLevel.UNCERTAIN:
+        if state.uncertain_since_ns is None:
+            state.uncertain_since_ns = stamp_ns
+    else:
+        state.uncertain_since_ns = None
+
+
+def _bounded_level(state: _BlockState, stamp_ns: int,
+                   bound_ns: int) -> SelfAssessmentLevel | None:
+    """The best level the instantaneous one has held for bound_ns without interruption."""
+    if state.known_since_ns is not None and stamp_ns - state.known_since_ns >= bound_ns:
+        return SelfAssessmentLevel.KNOWN
+    if state.uncertain_since_ns is not None and stamp_ns - state.uncertain_since_ns >= bound_ns:
+        return SelfAssessmentLevel.UNCERTAIN
+    return None
+
+
+def _with_blocks(base: BeliefSelfAssessment,
+                 blocks: tuple[AxisAssessment, ...]) -> BeliefSelfAssessment:
+    return BeliefSelfAssessment(
+        stamp_ns=base.stamp_ns, frame_id=base.frame_id,
+        overall_level=worst_level(*(block.level for block in blocks)),
+        position=blocks[0], velocity=blocks[1], orientation=blocks[2],
+        thresholds_sha256=base.thresholds_sha256, assessor_id=base.assessor_id,
+        schema_version=base.schema_version)
 
 
 _THRESHOLD_REASONS = frozenset({REASON_WITHIN_KNOWN, REASON_WITHIN_UNCERTAIN,

@@ -137,9 +137,10 @@ class PipelineConfig:
         evaluator.keys({'max_observation_lag_ns', 'unmeasured_variance_m2'})
         thresholds = d.mapping('thresholds')
         thresholds.keys({'hysteresis', 'no_covariance_level', 'orientation', 'position',
-                         'velocity'})
+                         'unconfirmed_horizon_ns', 'velocity'})
         hysteresis = thresholds.mapping('hysteresis')
-        hysteresis.keys({'min_level_interval_ns', 'recovery_dwell_ns', 'recovery_margin'})
+        hysteresis.keys({'min_level_interval_ns', 'recovery_bound_ns', 'recovery_dwell_ns',
+                         'recovery_margin'})
         level = thresholds.text('no_covariance_level')
         levels = {lvl.name.lower(): lvl for lvl in SelfAssessmentLevel}
         if level not in levels:
@@ -164,7 +165,9 @@ class PipelineConfig:
                 hysteresis=HysteresisConfig(
                     recovery_margin=hysteresis.number('recovery_margin'),
                     recovery_dwell_ns=hysteresis.integer('recovery_dwell_ns'),
-                    min_level_interval_ns=hysteresis.integer('min_level_interval_ns'))),
+                    min_level_interval_ns=hysteresis.integer('min_level_interval_ns'),
+                    recovery_bound_ns=hysteresis.integer('recovery_bound_ns')),
+                unconfirmed_horizon_ns=thresholds.integer('unconfirmed_horizon_ns')),
             evaluator=EvaluatorConfig(
                 unmeasured_variance_m2=evaluator.number('unmeasured_variance_m2'),
                 max_observation_lag_ns=evaluator.integer('max_observation_lag_ns')),
@@ -319,6 +322,10 @@ class Pipeline:
         """The self-assessor's raw assessment of a new belief (stateful: hysteresis)."""
         return self._assessor.assess(belief)
 
+    def observe(self, observation: Observation) -> None:
+        """The self-assessor's view of a fix: it confirms the beliefs up to its stamp."""
+        self._assessor.observe(observation.stamp_ns, observation.position)
+
     def predict(self, belief: BeliefSample, process_noise_q: float) -> ForwardPrediction | None:
         """The forward predictor's prediction from a belief (None when it is not finite)."""
         return prediction_from_belief(belief, self.config.period_ns, process_noise_q)
@@ -332,6 +339,7 @@ class Pipeline:
     def feed(self, item: AgentInput) -> list[CycleTrace]:
         """Take one input; return the cycles it finishes, in cycle order."""
         if isinstance(item, Observation):
+            self.observe(item)
             return self._finish(self._sequencer.on_observation(item.stamp_ns, item))
         if not isinstance(item, BeliefSample):
             raise ConfigError(f'Pipeline.feed takes a BeliefSample or an Observation, '

@@ -13,6 +13,7 @@ from ghost_core.assessment import (
     assess_block,
     ASSESSOR_ID,
     BlockThresholds,
+    HysteresisConfig,
     ThresholdsConfig,
 )
 from ghost_core.errors import ConfigError, ContractError
@@ -61,15 +62,20 @@ def test_thresholds_are_content_addressed() -> None:
     config = ThresholdsConfig()
     assert config.to_dict() == {
         'hysteresis': {'min_level_interval_ns': 5_000_000_000,
+                       'recovery_bound_ns': 5_000_000_000,
                        'recovery_dwell_ns': 2_000_000_000, 'recovery_margin': 0.2},
         'no_covariance_level': 'unknown',
         'orientation': {'known_max_std': 0.1, 'uncertain_max_std': 0.35},
         'position': {'known_max_std': 0.5, 'uncertain_max_std': 2.0},
+        'unconfirmed_horizon_ns': 0,
         'velocity': {'known_max_std': 0.5, 'uncertain_max_std': 2.0},
     }
     assert config.sha256 == content_address(config.to_dict())
     other = ThresholdsConfig(position=BlockThresholds(0.5, 2.5))
     assert other.sha256 != config.sha256
+    assert ThresholdsConfig(unconfirmed_horizon_ns=1).sha256 != config.sha256
+    assert ThresholdsConfig(hysteresis=HysteresisConfig(recovery_bound_ns=1)).sha256 != (
+        config.sha256)
 
 
 @pytest.mark.parametrize(('known', 'uncertain'), [(0.0, 1.0), (-1.0, 1.0), (2.0, 1.0),
@@ -82,12 +88,18 @@ def test_bad_thresholds_are_rejected(known: float, uncertain: float) -> None:
 
 @pytest.mark.parametrize(('index', 'value', 'reason'), [
     (0, math.nan, 'non_finite_covariance'),
-    (7, math.inf, 'non_finite_covariance'),
+    (1, math.inf, 'non_finite_covariance'),
+    (14, -math.inf, 'non_finite_covariance'),
+    (7, math.inf, 'estimator_position_invalid'),
     (14, -0.01, 'negative_variance'),
     (1, 0.5, 'asymmetric_covariance'),
 ])
 def test_bad_position_covariance_is_unknown(index: int, value: float, reason: str) -> None:
-    """NaN, inf, negative variance or asymmetry in the position block gives UNKNOWN."""
+    """NaN, inf, negative variance or asymmetry in the position block gives UNKNOWN.
+
+    +inf on the diagonal is the estimator declaring the block invalid (PX4's xy_valid false,
+    as the importer writes it): UNKNOWN with a reason naming it.
+    """
     pose = diagonal6(0.01, 0.0001)
     pose[index] = value
     raw = assess_belief(1, 'map', pose, diagonal6(0.01, 0.01))

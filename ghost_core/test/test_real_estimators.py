@@ -117,16 +117,30 @@ def test_a_statistic_hovering_at_the_threshold_does_not_chatter() -> None:
 
 def test_degradation_is_immediate_and_recovery_waits() -> None:
     """Worse at once; better only below (1 - margin) x threshold, after dwell and interval."""
-    config = ThresholdsConfig(hysteresis=HysteresisConfig(0.2, 2 * S, 5 * S))
+    config = ThresholdsConfig(hysteresis=HysteresisConfig(0.2, 2 * S, 5 * S, 20 * S))
     stds = [0.1] * 10 + [0.6] + [0.45] * 60 + [0.3] * 80
     levels = _levels(stds, config)
     assert levels[9] == KNOWN and levels[10] == UNCERTAIN  # immediate
-    # 0.45 m is below the 0.5 m threshold but inside the 20 % margin: no recovery.
+    # 0.45 m is below the 0.5 m threshold but inside the 20 % margin: no recovery (within
+    # the 20 s bound).
     assert set(levels[11:71]) == {UNCERTAIN}
     # 0.3 m from cycle 71 (7.1 s after start): the dwell of 2 s ends at cycle 91, and the
     # interval since the change at cycle 10 (5 s) has long passed.
     recovered = levels.index(KNOWN, 11)
     assert recovered == 91
+
+
+def test_the_margin_band_holds_a_level_only_for_the_bound() -> None:
+    """The trap of issue 21: 0.6 m once, then 0.45 m (inside the threshold, inside the margin).
+
+    Before the bound, that stayed UNCERTAIN for ever; with recovery_bound 5 s it is KNOWN
+    5 s after the first sample back inside the threshold, and stays KNOWN.
+    """
+    config = ThresholdsConfig(hysteresis=HysteresisConfig(0.2, 2 * S, 5 * S, 5 * S))
+    levels = _levels([0.1] * 10 + [0.6] + [0.45] * 600, config)
+    assert levels[10] == UNCERTAIN
+    assert set(levels[11:61]) == {UNCERTAIN}  # 0.45 m from cycle 11; 5 s later is cycle 61
+    assert set(levels[61:]) == {KNOWN}
 
 
 def test_recovery_respects_the_minimum_interval() -> None:

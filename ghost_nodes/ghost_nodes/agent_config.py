@@ -18,6 +18,7 @@ from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import LoopConfig
 from ghost_core.pipeline import PipelineConfig
 from ghost_core.prediction import EvaluatorConfig
+from ghost_core.profiles import accuracy_profile
 
 __all__ = ['NO_COVARIANCE_LEVELS', 'evaluator_config', 'loop_config', 'node_name_matches',
            'node_parameters', 'pipeline_config_from_files', 'pipeline_config_from_graph',
@@ -32,20 +33,34 @@ _BLOCKS = ('position', 'velocity', 'orientation')
 
 
 def thresholds_config(value: Lookup) -> ThresholdsConfig:
-    """The self-assessor's configuration from its parameters (``value(name)``)."""
+    """The self-assessor's configuration from its parameters (``value(name)``).
+
+    ``accuracy_profile`` gives every threshold and the unconfirmed horizon; a threshold
+    parameter > 0, or an unconfirmed_horizon_s >= 0, replaces the profile's value.
+    """
     hysteresis = HysteresisConfig(
         recovery_margin=float(value('recovery_margin')),
         recovery_dwell_ns=round(float(value('recovery_dwell_s')) * 1e9),
-        min_level_interval_ns=round(float(value('min_level_interval_s')) * 1e9))
+        min_level_interval_ns=round(float(value('min_level_interval_s')) * 1e9),
+        recovery_bound_ns=round(float(value('recovery_bound_s')) * 1e9))
     level = str(value('no_covariance_level'))
     if level not in NO_COVARIANCE_LEVELS:
         raise ConfigError(f'no_covariance_level must be one of {sorted(NO_COVARIANCE_LEVELS)}, '
                           f'got {level!r}')
+    profile = accuracy_profile(str(value('accuracy_profile')))
+
+    def block(name: str) -> BlockThresholds:
+        default: BlockThresholds = getattr(profile, name)
+        known = float(value(f'{name}_known_max_std')) or default.known_max_std
+        uncertain = float(value(f'{name}_uncertain_max_std')) or default.uncertain_max_std
+        return BlockThresholds(known, uncertain)
+
+    horizon_s = float(value('unconfirmed_horizon_s'))
+    horizon = profile.unconfirmed_horizon_s if horizon_s < 0 else horizon_s
     return ThresholdsConfig(
-        **{block: BlockThresholds(float(value(f'{block}_known_max_std')),
-                                  float(value(f'{block}_uncertain_max_std')))
-           for block in _BLOCKS},
-        no_covariance_level=NO_COVARIANCE_LEVELS[level], hysteresis=hysteresis)
+        **{name: block(name) for name in _BLOCKS},
+        no_covariance_level=NO_COVARIANCE_LEVELS[level], hysteresis=hysteresis,
+        unconfirmed_horizon_ns=round(horizon * 1e9))
 
 
 def evaluator_config(value: Lookup) -> EvaluatorConfig:

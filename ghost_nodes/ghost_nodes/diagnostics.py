@@ -58,7 +58,7 @@ INPUT_TOPICS = ('state/nav', 'observations')
 
 #: The six Ghost nodes, each by the one topic it publishes (relative names).
 GHOST_NODE_WIRING: tuple[NodeWiring, ...] = (
-    NodeWiring('self_assessor', 'self_assessment', ('state/nav',)),
+    NodeWiring('self_assessor', 'self_assessment', ('state/nav', 'observations')),
     NodeWiring('forward_predictor', 'predictions', ('state/nav',)),
     NodeWiring('outcome_evaluator', 'prediction_outcomes',
                ('state/nav', 'predictions', 'observations')),

@@ -142,7 +142,7 @@ class NodeSpec:
 # Which node subscribes to / publishes which default topic.
 _WIRING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ('scenario', (), ('/state/nav', '/observations')),
-    ('self_assessor', ('/state/nav',), ('/self_assessment',)),
+    ('self_assessor', ('/state/nav', '/observations'), ('/self_assessment',)),
     ('forward_predictor', ('/state/nav',), ('/predictions',)),
     ('outcome_evaluator', ('/state/nav', '/predictions', '/observations'),
      ('/prediction_outcomes',)),

@@ -19,6 +19,7 @@ import math
 
 __all__ = [
     'EARTH_RADIUS_M',
+    'INVALID_VARIANCE',
     'UNMEASURED_VARIANCE_M2',
     'UNMEASURED_VARIANCE_RAD2',
     'GeoOrigin',
@@ -31,6 +32,7 @@ __all__ = [
     'RosOdometry',
     'Vector3',
     'attitude_covariance_ned',
+    'body_rotation_covariance_ned',
     'covariance_from_upper_triangle',
     'fix_covariance',
     'fix_problem',
@@ -39,13 +41,16 @@ __all__ = [
     'height_reference',
     'pose_covariance',
     'horizontal_vertical_covariance',
+    'ned_covariance_to_body_diagonal',
     'ned_to_enu',
     'observation_pose_covariance',
     'odometry_to_ros',
     'project',
     'px4_quaternion_to_ros',
     'reproject',
+    'rotation_error_covariance_ned',
     'rotation_matrix',
+    'tilt_heading_covariance_ned',
     'world_to_body',
 ]
 
@@ -54,6 +59,11 @@ __all__ = [
 UNMEASURED_VARIANCE_M2 = 1.0e6
 #: The same convention for a rotation axis (a GNSS fix carries no orientation).
 UNMEASURED_VARIANCE_RAD2 = 1.0e6
+#: The variance written on every diagonal entry of a block PX4 flags invalid (``xy_valid`` or
+#: ``z_valid`` false for the position, ``v_xy_valid``/``v_z_valid`` for the velocity): an
+#: unbounded variance, which Ghost's self-assessor judges UNKNOWN with reason
+#: ``estimator_position_invalid`` / ``estimator_velocity_invalid`` (docs/real-data.md).
+INVALID_VARIANCE = math.inf
 #: PX4's CONSTANTS_RADIUS_OF_EARTH (lib/geo): the sphere of its map projection.
 EARTH_RADIUS_M = 6371000.0
 
@@ -103,6 +113,9 @@ def _congruence(a: Matrix3, cov: Matrix3) -> Matrix3:
 
 def _diagonal(values: Sequence[float]) -> Matrix3:
     return _matrix([[values[i] if i == j else 0.0 for j in range(3)] for i in range(3)])
+
+
+_INVALID_BLOCK: Matrix3 = _diagonal((INVALID_VARIANCE,) * 3)
 
 
 def _quaternion_product(
@@ -256,6 +269,74 @@ def attitude_covariance_ned(
     return _diagonal(tuple(value * scale for value in best[1]))
 
 
+def _variances(name: str, values: Sequence[float], size: int) -> tuple[float, ...] | None:
+    """``values`` as floats, None when all are 0; ValueError when not finite or negative."""
+    if len(values) != size:
+        raise ValueError(f'{size} {name} expected, got {len(values)}')
+    var = tuple(float(value) for value in values)
+    if not all(math.isfinite(value) and value >= 0.0 for value in var):
+        raise ValueError(f'{name} {var!r} are not all finite and >= 0')
+    if not any(var):
+        return None
+    return var
+
+
+def rotation_error_covariance_ned(variances_ned: Sequence[float]) -> Matrix3 | None:
+    """Rotation covariance (rad², about the NED axes) of EKF2's rotation-error states.
+
+    From PX4 1.15 EKF2 keeps a nominal quaternion and a 3-state rotation error stated about
+    the NED axes (``Ekf::getRotVarNed`` returns its diagonal as stored):
+    ``estimator_states.covariances[0..2]``. The cross terms are not logged: diag(var).
+    None when all three are 0 (not initialised); ValueError when not finite or negative.
+    """
+    var = _variances('rotation-error variances', variances_ned, 3)
+    return None if var is None else _diagonal(var)
+
+
+def tilt_heading_covariance_ned(tilt_var: float, heading_var: float) -> Matrix3 | None:
+    """Rotation covariance (rad², NED axes) of ``vehicle_local_position.tilt_var/heading_var``.
+
+    PX4 1.15+: ``tilt_var`` = var(rot N) + var(rot E), ``heading_var`` = var(rot D), both of
+    the rotation error about the NED axes. The tilt is split evenly between north and east:
+    diag(tilt/2, tilt/2, heading) keeps the total. None when both are 0; ValueError when not
+    finite or negative.
+    """
+    var = _variances('tilt/heading variances', (tilt_var, heading_var), 2)
+    return None if var is None else _diagonal((var[0] / 2.0, var[0] / 2.0, var[1]))
+
+
+def body_rotation_covariance_ned(
+    q_wxyz: Sequence[float], variances_frd: Sequence[float]
+) -> Matrix3 | None:
+    """Rotation covariance (rad², NED axes) of variances stated about the body FRD axes.
+
+    ``vehicle_odometry.orientation_variance`` (PX4 1.14+) is ``Ekf::getRotVarBody``: the
+    diagonal of the rotation covariance about the body axes. About the world axes that is
+    R diag(var) Rᵀ, R the body FRD -> NED rotation of ``q_wxyz``. A level vehicle facing
+    east has its roll (body x) variance about NED east. None when all are 0; ValueError when
+    not finite, negative or the quaternion is bad.
+    """
+    var = _variances('body rotation variances', variances_frd, 3)
+    if var is None:
+        return None
+    w, x, y, z = _unit_wxyz(q_wxyz)
+    r = rotation_matrix((x, y, z, w))
+    return _congruence(r, _diagonal(var))
+
+
+def ned_covariance_to_body_diagonal(q_wxyz: Sequence[float], cov_ned: Matrix3) -> Vector3:
+    """The diagonal of a NED rotation covariance about the body FRD axes: diag(Rᵀ cov R).
+
+    What EKF2 publishes as vehicle_odometry.orientation_variance (getRotVarBody); the log
+    player composes it this way. The inverse of body_rotation_covariance_ned only up to the
+    cross terms the diagonal drops (the trace is kept).
+    """
+    w, x, y, z = _unit_wxyz(q_wxyz)
+    r = rotation_matrix((x, y, z, w))
+    body = _congruence(_transpose(r), cov_ned)
+    return (body[0][0], body[1][1], body[2][2])
+
+
 def covariance_from_upper_triangle(values: Sequence[float]) -> tuple[float, ...]:
     """The full 6x6 (36, row-major) of PX4's 21-value upper-right-triangle covariance.
 
@@ -304,6 +385,8 @@ class Px4Odometry:
     `pose_covariance` is the full 6x6 (36 values, row-major; x, y, z, rotation about X, Y, Z)
     about the NED axes; an all-zero orientation block means "not known". `velocity_covariance`
     is the 3x3 of `velocity`, in `velocity_frame`. `angular_velocity_frd` is the body rate.
+    `position_valid`/`velocity_valid` are PX4's flags: False marks the block invalid, whatever
+    its variances say.
     """
 
     position_ned: Vector3
@@ -314,6 +397,10 @@ class Px4Odometry:
     velocity_covariance: Matrix3
     angular_velocity_frd: Vector3 = (0.0, 0.0, 0.0)
     pose_frame: Px4Frame = Px4Frame.NED
+    #: PX4's own validity flags (vehicle_local_position xy_valid and z_valid; v_xy_valid and
+    #: v_z_valid). A block flagged invalid is published with INVALID_VARIANCE on its diagonal.
+    position_valid: bool = True
+    velocity_valid: bool = True
 
     def __post_init__(self) -> None:
         """Check the shapes (values may be non-finite: the caller judges those)."""
@@ -345,7 +432,10 @@ def odometry_to_ros(sample: Px4Odometry) -> RosOdometry:
     Pose: NED -> ENU, the quaternion by :func:`px4_quaternion_to_ros`, the 6x6 covariance by
     the block rotation T = diag(P, P) (T cov T^T). Twist: in the child (body FLU) frame; a NED
     velocity is rotated into it (R^T P v, R^T P cov P^T R), a body FRD one is only flipped.
-    The angular-rate block of the twist covariance stays 0 (not stated). Raises ValueError for
+    The angular-rate block of the twist covariance stays 0 (not stated). A block PX4 flags
+    invalid gets INVALID_VARIANCE (+inf) on its diagonal and no cross terms, whatever PX4
+    claimed for it (its variances are converted first, so nothing else changes). Raises
+    ValueError for
     a frame that cannot be mapped to ENU/FLU (an FRD world frame of unknown heading, other)
     and for a bad quaternion.
     """
@@ -365,6 +455,11 @@ def odometry_to_ros(sample: Px4Odometry) -> RosOdometry:
         velocity_cov = _congruence(_FRD_TO_FLU, sample.velocity_covariance)
     else:
         raise ValueError(f'velocity frame {sample.velocity_frame.value} cannot be mapped to FLU')
+    if not sample.position_valid:
+        blocks[(0, 0)] = _INVALID_BLOCK
+        blocks[(0, 3)] = blocks[(3, 0)] = _ZERO3
+    if not sample.velocity_valid:
+        velocity_cov = _INVALID_BLOCK
     return RosOdometry(
         position=ned_to_enu(sample.position_ned),
         orientation_xyzw=orientation,

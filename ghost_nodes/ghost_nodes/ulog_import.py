@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import math
 from pathlib import Path
 import shutil
@@ -64,7 +64,7 @@ _EXIT_OK, _EXIT_WRITE, _EXIT_USAGE, _EXIT_INPUT = 0, 1, 2, 3
 _BELIEF_TOPICS = ('vehicle_odometry', 'vehicle_local_position')
 # vehicle_gps_position is the (blended) receiver EKF2 fuses; sensor_gps is the per-receiver topic.
 _GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
-_LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, 'vehicle_attitude', 'estimator_status')
+_LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, *ulog_topics.ORIENTATION_TOPICS)
 
 #: The log cannot be imported (exit code 3); the message names the file and the problem.
 UlogImportError = UlogReadError
@@ -139,6 +139,12 @@ class _Stream:
     decimated: int = 0
     #: Written beliefs whose orientation covariance is all zeros, per reason.
     no_orientation_uncertainty: Counter[str] = field(default_factory=Counter)
+    #: Written beliefs per source of their orientation uncertainty.
+    orientation_sources: Counter[str] = field(default_factory=Counter)
+    #: Samples with a block PX4 flags invalid (or states no accuracy for), per reason.
+    invalid: Counter[str] = field(default_factory=Counter)
+    #: Written beliefs whose position is marked invalid.
+    position_invalid: int = 0
 
     def drop(self, reason: str) -> None:
         self.dropped[reason] += 1
@@ -193,34 +199,57 @@ class _Orientation(Orientation):
     variances: list[tuple[float, float, float]] = field(default_factory=list)
 
 
-_Sample = tuple[int, int, px4.Px4Odometry, str | None]
+@dataclass(frozen=True, slots=True)
+class _Belief:
+    """One usable estimator sample: stamps, the sample, where its orientation σ came from.
+
+    ``orientation`` is the source (ulog_topics.SOURCE_*) or, when no source states one, why
+    (the orientation block is then left all zeros, which Ghost judges UNKNOWN).
+    """
+
+    stamp_ns: int
+    log_time_ns: int
+    sample: px4.Px4Odometry
+    orientation_source: str | None
+    no_orientation_why: str | None = None
+
+
+_POSITION_INVALID = 'position flagged invalid by PX4 (xy_valid or z_valid false)'
+_VELOCITY_INVALID = 'velocity flagged invalid by PX4 (v_xy_valid or v_z_valid false)'
+_NAN_POSITION = 'position not finite (NaN: PX4 states no position)'
+_NO_ATTITUDE = 'no vehicle_attitude within 100 ms before'
+
+
+def _flag_columns(data: Mapping[str, numpy.ndarray], n: int) -> dict[str, numpy.ndarray]:
+    return {name: (_column(data, name) != 0 if name in data else numpy.ones(n, dtype=bool))
+            for name in ('xy_valid', 'z_valid', 'v_xy_valid', 'v_z_valid')}
 
 
 def _local_position_samples(
     data: Mapping[str, numpy.ndarray], orientation: _Orientation, stream: _Stream
-) -> Iterator[_Sample]:
-    """(stamp_ns, log_time_ns, sample, why no orientation uncertainty) of usable samples."""
+) -> Iterator[_Belief]:
+    """Every local-position sample that carries a belief, flagged as PX4 flags it.
+
+    Dropped only when there is no belief at all: a position that is not finite, or no
+    attitude. A block PX4 flags invalid is kept and marked invalid (px4_convert), and so
+    is a block whose accuracy is not finite or negative (PX4 states no usable accuracy).
+    """
     stamps = _stamps_ns(data)
     log_times = _log_times_ns(data)
     cols = {name: _column(data, name) for name in
             ('x', 'y', 'z', 'vx', 'vy', 'vz', 'eph', 'epv', 'evh', 'evv')}
-    flags = {name: (_column(data, name) if name in data else numpy.ones(len(stamps)))
-             for name in ('xy_valid', 'z_valid', 'v_xy_valid', 'v_z_valid')}
+    flags = _flag_columns(data, len(stamps))
+    tilt_heading = (_column(data, 'tilt_var'), _column(data, 'heading_var')) if _has(
+        data, 'tilt_var', 'heading_var') else None
     for i in _usable_indices(stream, stamps, log_times):
         v = {name: float(col[i]) for name, col in cols.items()}
-        if not (flags['xy_valid'][i] and flags['z_valid'][i]):
-            stream.drop('position not valid (xy_valid or z_valid false)')
-            continue
-        if not (flags['v_xy_valid'][i] and flags['v_z_valid'][i]):
-            stream.drop('velocity not valid (v_xy_valid or v_z_valid false)')
-            continue
-        if not _finite(*v.values()) or min(v['eph'], v['epv'], v['evh'], v['evv']) < 0.0:
-            stream.drop('position, velocity or accuracy not finite (or negative accuracy)')
+        if not _finite(v['x'], v['y'], v['z']):
+            stream.drop(_NAN_POSITION)
             continue
         stamp = int(stamps[i])
         attitude = orientation.quaternion(stamp)
         if attitude is None:
-            stream.drop('no vehicle_attitude within 100 ms before')
+            stream.drop(_NO_ATTITUDE)
             continue
         q, rates = attitude
         try:
@@ -228,16 +257,41 @@ def _local_position_samples(
         except ValueError:
             stream.drop('attitude quaternion not finite or zero')
             continue
-        rotation = orientation.covariance(stamp, q)
-        yield stamp, int(log_times[i]), px4.Px4Odometry(
+        position_valid = bool(flags['xy_valid'][i] and flags['z_valid'][i])
+        velocity_valid = bool(flags['v_xy_valid'][i] and flags['v_z_valid'][i])
+        position_ok = _finite(v['eph'], v['epv']) and min(v['eph'], v['epv']) >= 0.0
+        velocity_ok = (_finite(v['vx'], v['vy'], v['vz'], v['evh'], v['evv'])
+                       and min(v['evh'], v['evv']) >= 0.0)
+        if not position_valid:
+            stream.invalid[_POSITION_INVALID] += 1
+        elif not position_ok:
+            stream.invalid['position accuracy (eph/epv) not finite or negative'] += 1
+        if not velocity_valid:
+            stream.invalid[_VELOCITY_INVALID] += 1
+        elif not velocity_ok:
+            stream.invalid['velocity or its accuracy (evh/evv) not finite or negative'] += 1
+        found = orientation.covariance(stamp, q, None if tilt_heading is None else (
+            float(tilt_heading[0][i]), float(tilt_heading[1][i])))
+        rotation = None if isinstance(found, str) else found[0]
+        sample = px4.Px4Odometry(
             position_ned=(v['x'], v['y'], v['z']), q_wxyz=(q[0], q[1], q[2], q[3]),
-            velocity=(v['vx'], v['vy'], v['vz']), velocity_frame=px4.Px4Frame.NED,
+            velocity=((v['vx'], v['vy'], v['vz']) if velocity_ok else (0.0, 0.0, 0.0)),
+            velocity_frame=px4.Px4Frame.NED,
             pose_covariance=px4.pose_covariance(
-                px4.horizontal_vertical_covariance(v['eph'], v['epv']),
-                None if isinstance(rotation, str) else rotation),
-            velocity_covariance=px4.horizontal_vertical_covariance(v['evh'], v['evv']),
-            angular_velocity_frd=rates), rotation if isinstance(rotation, str) else None
+                px4.horizontal_vertical_covariance(v['eph'], v['epv']) if position_ok
+                else _ZERO_COVARIANCE, rotation),
+            velocity_covariance=(px4.horizontal_vertical_covariance(v['evh'], v['evv'])
+                                 if velocity_ok else _ZERO_COVARIANCE),
+            angular_velocity_frd=rates,
+            position_valid=position_valid and position_ok,
+            velocity_valid=velocity_valid and velocity_ok)
+        if isinstance(found, str):
+            yield _Belief(stamp, int(log_times[i]), sample, None, found)
+        else:
+            yield _Belief(stamp, int(log_times[i]), sample, found[1])
 
+
+_ZERO_COVARIANCE: px4.Matrix3 = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 
 # vehicle_odometry frame codes: up to PX4 1.13 (local_frame / velocity_frame) and from 1.14
 # (pose_frame / velocity_frame).
@@ -254,8 +308,18 @@ def _top_left3(full: Sequence[float]) -> px4.Matrix3:
             (full[12], full[13], full[14]))
 
 
-def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odometry:
-    """One vehicle_odometry sample, either layout, as a Px4Odometry (ValueError if unusable)."""
+def _usable_variances(values: Sequence[float]) -> bool:
+    return _finite(*values) and min(values) >= 0.0
+
+
+def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int
+                     ) -> tuple[px4.Px4Odometry, str | None]:
+    """One vehicle_odometry sample, either layout, and its orientation source (None: unknown).
+
+    ValueError when it carries no belief (position or attitude not finite). PX4's NaN
+    ("invalid/unknown") on the position or velocity variances, or on the velocity, marks
+    that block invalid; on the orientation variances it leaves the orientation unknown.
+    """
     def get(name: str) -> float:
         return float(data[name][i])
 
@@ -263,6 +327,7 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odomet
         return codes.get(int(get(name)), px4.Px4Frame.OTHER)
 
     q = (get('q[0]'), get('q[1]'), get('q[2]'), get('q[3]'))
+    source: str | None
     if 'position[0]' in data:  # PX4 1.14+
         position = (get('position[0]'), get('position[1]'), get('position[2]'))
         velocity = (get('velocity[0]'), get('velocity[1]'), get('velocity[2]'))
@@ -273,53 +338,114 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int) -> px4.Px4Odomet
         vel_var = [get(f'velocity_variance[{k}]') for k in range(3)]
         pose_frame = frame(_NEW_FRAMES, 'pose_frame')
         velocity_frame = frame(_NEW_FRAMES, 'velocity_frame')
-        if not _finite(*rot_var):
-            rot_var = [0.0, 0.0, 0.0]
-        pose = px4.pose_covariance(_diag3(pos_var), _diag3(rot_var))
-        velocity_cov = _diag3(vel_var)
+        if not _finite(*position, *q):
+            raise ValueError(_NAN_POSITION if not _finite(*position)
+                             else 'attitude quaternion not finite')
+        rotation = None
+        if _usable_variances(rot_var):
+            try:
+                rotation = px4.body_rotation_covariance_ned(q, rot_var)
+            except ValueError:
+                rotation = None
+        source = ulog_topics.SOURCE_ODOMETRY_BODY if rotation is not None else None
+        position_valid = _usable_variances(pos_var)
+        velocity_valid = _usable_variances(vel_var) and _finite(*velocity)
+        pose = px4.pose_covariance(_diag3(pos_var) if position_valid else _ZERO_COVARIANCE,
+                                   rotation)
+        velocity_cov = _diag3(vel_var) if velocity_valid else _ZERO_COVARIANCE
     else:  # PX4 1.10-1.13: x, y, z; 21-value upper-triangular covariances
         position = (get('x'), get('y'), get('z'))
         velocity = (get('vx'), get('vy'), get('vz'))
         rates = (get('rollspeed'), get('pitchspeed'), get('yawspeed'))
+        if not _finite(*position, *q):
+            raise ValueError(_NAN_POSITION if not _finite(*position)
+                             else 'attitude quaternion not finite')
         urt_pose = [get(f'pose_covariance[{k}]') for k in range(21)]
         urt_vel = [get(f'velocity_covariance[{k}]') for k in range(21)]
+        source = ulog_topics.SOURCE_ODOMETRY_URT
         if not math.isfinite(urt_pose[15]):  # PX4: first orientation cell NaN = unknown
             for k in range(15, 21):
                 urt_pose[k] = 0.0
             for k in (3, 4, 5, 8, 9, 10, 12, 13, 14):  # position-orientation cross terms
                 urt_pose[k] = 0.0
+            source = None
+        position_valid = _finite(*urt_pose)
+        if not position_valid:
+            urt_pose = [0.0] * 21
+            source = None
         pose = px4.covariance_from_upper_triangle(urt_pose)
         full_vel = px4.covariance_from_upper_triangle(urt_vel)
         velocity_cov = _top_left3(full_vel)
+        velocity_valid = _finite(*velocity, *full_vel)
+        if not velocity_valid:
+            velocity_cov = _ZERO_COVARIANCE
         pose_frame = frame(_OLD_FRAMES, 'local_frame')
         velocity_frame = (frame(_OLD_FRAMES, 'velocity_frame') if 'velocity_frame' in data
                           else pose_frame)
-    values = (*position, *velocity, *q, *pose, *(x for row in velocity_cov for x in row))
-    if not _finite(*values):
-        raise ValueError('position, velocity, attitude or covariance not finite')
     return px4.Px4Odometry(
-        position_ned=position, q_wxyz=q, velocity=velocity, velocity_frame=velocity_frame,
-        pose_covariance=pose, velocity_covariance=velocity_cov,
+        position_ned=position, q_wxyz=q,
+        velocity=velocity if velocity_valid else (0.0, 0.0, 0.0),
+        velocity_frame=velocity_frame, pose_covariance=pose, velocity_covariance=velocity_cov,
         angular_velocity_frd=rates if _finite(*rates) else (0.0, 0.0, 0.0),
-        pose_frame=pose_frame)
+        pose_frame=pose_frame, position_valid=position_valid,
+        velocity_valid=velocity_valid), source
+
+
+@dataclass(frozen=True, slots=True)
+class _Validity:
+    """PX4's validity flags of the vehicle_local_position samples (for vehicle_odometry)."""
+
+    times: numpy.ndarray
+    position: numpy.ndarray
+    velocity: numpy.ndarray
+
+    @classmethod
+    def of(cls, ulog: Any) -> _Validity | None:
+        data = _dataset(ulog, 'vehicle_local_position')
+        if data is None or not _has(data, 'timestamp', 'xy_valid'):
+            return None
+        flags = _flag_columns(data, len(data['timestamp']))
+        return cls(_stamps_ns(data), flags['xy_valid'] & flags['z_valid'],
+                   flags['v_xy_valid'] & flags['v_z_valid'])
+
+    def at(self, stamp_ns: int) -> tuple[bool, bool]:
+        """The flags of the local-position sample nearest ``stamp_ns``, else (True, True).
+
+        EKF2 publishes both topics in the same cycle; a sample more than 100 ms away is not
+        that cycle's.
+        """
+        index = _nearest(self.times, stamp_ns)
+        if index is None or abs(int(self.times[index]) - stamp_ns) > ATTITUDE_MAX_AGE_NS:
+            return True, True
+        return bool(self.position[index]), bool(self.velocity[index])
 
 
 def _odometry_samples(
-    data: Mapping[str, numpy.ndarray], orientation: _Orientation, stream: _Stream
-) -> Iterator[_Sample]:
+    data: Mapping[str, numpy.ndarray], validity: _Validity | None, stream: _Stream
+) -> Iterator[_Belief]:
     stamps = _stamps_ns(data)
     log_times = _log_times_ns(data)
     for i in _usable_indices(stream, stamps, log_times):
         try:
-            sample = _odometry_fields(data, i)
+            sample, source = _odometry_fields(data, i)
         except ValueError as err:
             stream.drop(str(err))
             continue
         except KeyError as err:
             raise UlogImportError(f'vehicle_odometry has no field {err}: unknown layout') from err
-        unknown = not any(sample.pose_covariance[k] for k in (21, 28, 35))
-        yield (int(stamps[i]), int(log_times[i]), sample,
-               'vehicle_odometry orientation variance unknown (NaN)' if unknown else None)
+        stamp = int(stamps[i])
+        position_valid, velocity_valid = (True, True) if validity is None else validity.at(stamp)
+        if not position_valid or not velocity_valid:
+            sample = replace(sample, position_valid=sample.position_valid and position_valid,
+                             velocity_valid=sample.velocity_valid and velocity_valid)
+        if not sample.position_valid:
+            stream.invalid[_POSITION_INVALID if not position_valid
+                           else 'position variance not finite (PX4: unknown)'] += 1
+        if not sample.velocity_valid:
+            stream.invalid[_VELOCITY_INVALID if not velocity_valid
+                           else 'velocity or its variance not finite (PX4: unknown)'] += 1
+        yield _Belief(stamp, int(log_times[i]), sample, source,
+                      None if source else 'vehicle_odometry orientation variance unknown (NaN)')
 
 
 def _import_beliefs(ulog: Any, source: str, rate_hz: float | None,
@@ -327,13 +453,15 @@ def _import_beliefs(ulog: Any, source: str, rate_hz: float | None,
     data = _dataset(ulog, source)
     assert data is not None
     stream = _Stream(source)
-    samples = (_odometry_samples if source == 'vehicle_odometry'
-               else _local_position_samples)(data, orientation, stream)
+    samples = (_odometry_samples(data, _Validity.of(ulog), stream)
+               if source == 'vehicle_odometry'
+               else _local_position_samples(data, orientation, stream))
     last_kept: int | None = None
     min_step = None if rate_hz is None else int(round(RATE_TOLERANCE * 1e9 / rate_hz))
-    for stamp, log_time, sample, no_uncertainty in samples:
+    for belief in samples:
+        stamp = belief.stamp_ns
         try:
-            ros = px4.odometry_to_ros(sample)
+            ros = px4.odometry_to_ros(belief.sample)
         except ValueError as err:
             stream.drop(f'frame not convertible ({err})')
             continue
@@ -342,11 +470,14 @@ def _import_beliefs(ulog: Any, source: str, rate_hz: float | None,
             continue
         last_kept = stamp
         rot = ros.pose_covariance
-        if no_uncertainty is None:
+        if belief.orientation_source is not None:
             orientation.variances.append((rot[21], rot[28], rot[35]))
+            stream.orientation_sources[belief.orientation_source] += 1
         else:
-            stream.no_orientation_uncertainty[no_uncertainty] += 1
-        stream.messages.append((stamp, log_time, _odometry_dict(stamp, ros)))
+            stream.no_orientation_uncertainty[belief.no_orientation_why or 'unknown'] += 1
+        if not belief.sample.position_valid:
+            stream.position_invalid += 1
+        stream.messages.append((stamp, belief.log_time_ns, _odometry_dict(stamp, ros)))
     return stream
 
 
@@ -480,6 +611,10 @@ def _parser() -> argparse.ArgumentParser:
                         help='keep at most HZ beliefs per second (a belief is kept when its '
                              'stamp is >= the last kept + 0.9/HZ s); default: every sample. '
                              'Fixes are never decimated.')
+    parser.add_argument('--accuracy-profile', default='gnss', metavar='NAME',
+                        help="the Ghost accuracy profile the summary compares the log's own "
+                             'PX4 limits with (gnss, rtk, indoor; docs/parameters.md); '
+                             'default: gnss. It does not change the bag.')
     parser.add_argument('--gps-delay-ms', type=_non_negative_float, default=None, metavar='MS',
                         help='GNSS measurement delay (default: the log parameter '
                              'EKF2_GPS_DELAY, 0 when it is missing)')
@@ -602,6 +737,31 @@ def _orientation_lines(orientation: _Orientation) -> list[str]:
     return lines
 
 
+def _orientation_source_lines(beliefs: _Stream) -> list[str]:
+    return [f'  orientation uncertainty from {source}: {count} beliefs'
+            for source, count in beliefs.orientation_sources.most_common()]
+
+
+def _invalid_lines(beliefs: _Stream) -> list[str]:
+    lines = [f'  beliefs with a block PX4 flags invalid: {sum(beliefs.invalid.values())} '
+             '(kept, judged UNKNOWN)']
+    lines += [f'    {count}: {reason}' for reason, count in sorted(beliefs.invalid.items())]
+    return lines
+
+
+def _limit_lines(parameters: Mapping[str, float], profile_name: str) -> list[str]:
+    """The log's own PX4 limits beside the Ghost thresholds of ``profile_name``."""
+    from ghost_core.profiles import accuracy_profile
+    from ghost_nodes.px4_events import px4_limits
+
+    profile = accuracy_profile(profile_name)
+    limits = px4_limits(parameters)
+    lines = ['PX4 limits of this log (Ghost compares beliefs against its own thresholds):']
+    lines += [f'  {line}' for line in limits.lines()]
+    lines.append(f'Ghost accuracy profile {profile_name!r}: {profile.describe()}')
+    return lines
+
+
 def _delay(args: argparse.Namespace, parameters: Mapping[str, float]) -> tuple[int, str]:
     if args.gps_delay_ms is not None:
         ms = float(args.gps_delay_ms)
@@ -629,12 +789,11 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
     names = {item.name for item in ulog.data_list}
     belief_source = next((name for name in _BELIEF_TOPICS if name in names), None)
     gnss_source = next((name for name in _GNSS_TOPICS if name in names), None)
-    if belief_source is None or gnss_source is None:
-        missing = ('neither vehicle_odometry nor vehicle_local_position' if belief_source is None
-                   else 'no GNSS topic (vehicle_gps_position, sensor_gps)')
+    if belief_source is None:
         why = f' ({truncated})' if truncated else (
             ' (the log is corrupt)' if damage.corrupt else '')
-        raise UlogImportError(f'{path}: {missing} is logged{why}')
+        raise UlogImportError(f'{path}: neither vehicle_odometry nor vehicle_local_position is '
+                              f'logged{why}')
     if truncated:
         warn(f'{path}: {truncated}; importing the complete part')
     if damage.corrupt:
@@ -656,40 +815,57 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
     orientation = _Orientation.of(ulog)
     try:
         beliefs = _import_beliefs(ulog, belief_source, args.rate, orientation)
-        fixes = _import_fixes(ulog, gnss_source, _Origins.of(ulog), delay_ns, height)
+        fixes = (_import_fixes(ulog, gnss_source, _Origins.of(ulog), delay_ns, height)
+                 if gnss_source is not None else _Stream('no GNSS topic'))
     except KeyError as err:
         raise UlogImportError(f'{path}: a field the importer needs is not logged: {err} '
                               f'(topics {belief_source}, {gnss_source})') from err
-    for stream, what in ((beliefs, 'belief'), (fixes, 'GNSS fix')):
-        if not stream.messages:
-            reasons = '; '.join(f'{count} {reason}' for reason, count
-                                in stream.dropped.most_common(3)) or 'no samples'
-            extra = f'; {truncated}' if truncated else ''
-            raise UlogImportError(f'{path}: no usable {what} in {stream.source} '
-                                  f'({stream.samples} samples: {reasons}){extra}')
+    if not beliefs.messages:
+        reasons = '; '.join(f'{count} {reason}' for reason, count
+                            in beliefs.dropped.most_common(3)) or 'no samples'
+        extra = f'; {truncated}' if truncated else ''
+        raise UlogImportError(f'{path}: no usable belief in {beliefs.source} '
+                              f'({beliefs.samples} samples: {reasons}){extra}')
+    if not fixes.messages:
+        reasons = ('; '.join(f'{count} {reason}' for reason, count
+                             in fixes.dropped.most_common(3)) or 'no samples')
+        where = (f'in {fixes.source} ({fixes.samples} samples: {reasons})'
+                 if gnss_source is not None else
+                 'is logged (neither vehicle_gps_position nor sensor_gps)')
+        warn(f'{path}: no usable GNSS fix {where}: the bag has no /observations, so '
+             'nothing confirms the beliefs (Ghost judges them unconfirmed past its horizon)')
     unknown = sum(beliefs.no_orientation_uncertainty.values())
     if unknown:
         reasons = '; '.join(f'{count} {reason}' for reason, count
                             in sorted(beliefs.no_orientation_uncertainty.items()))
         warn(f'{path}: {unknown} of the {len(beliefs.messages)} beliefs written have no '
              f'orientation uncertainty ({reasons}): their orientation covariance is left all '
-             'zeros, which '
-             'Ghost judges UNKNOWN (no uncertainty information is not certainty)')
+             'zeros, which Ghost judges UNKNOWN (no uncertainty information is not certainty)')
+    if beliefs.position_invalid:
+        warn(f'{path}: {beliefs.position_invalid} of the {len(beliefs.messages)} beliefs '
+             'written have a position PX4 flags invalid: imported with an unbounded position '
+             'variance, which Ghost judges UNKNOWN (estimator_position_invalid)')
 
     written = _write_bag(output, beliefs, fixes)
     version = ulog.msg_info_dict.get('ver_sw', '')
+    release = ulog_topics.px4_version(ulog)
+    hardware = str(ulog.msg_info_dict.get('ver_hw', '') or 'hardware not stated')
     lines = [
-        f'{PROG}: {path} ({damage.file_size} bytes, PX4 {str(version)[:8] or "unknown"}'
+        f'{PROG}: {path} ({damage.file_size} bytes, PX4 '
+        f'{ulog_topics.version_text(release)} {str(version)[:8] or "unknown"}, {hardware}'
         + (', TRUNCATED' if truncated else '') + ')',
         *_counts(beliefs, f'beliefs {BELIEF_TOPIC}'),
         *_counts(fixes, f'fixes {OBSERVATION_TOPIC}'),
         *_accuracies(beliefs, fixes),
         *_orientation_lines(orientation),
+        *_orientation_source_lines(beliefs),
         f'  beliefs without orientation uncertainty (orientation block all zeros): {unknown}',
+        *_invalid_lines(beliefs),
         f'unmeasured axes: {height.describe()}',
         f'GNSS delay: {delay_text}; fix stamp = sample time - delay, written at its log time',
         f'time span: beliefs {_span(beliefs)}{_gaps(beliefs)}',
         f'           fixes {_span(fixes)}{_gaps(fixes)}',
+        *_limit_lines(parameters, args.accuracy_profile),
         f'output: {output} ({written} messages: {len(beliefs.messages)} on {BELIEF_TOPIC}, '
         f'{len(fixes.messages)} on {OBSERVATION_TOPIC}; frame {FRAME_ID}, child '
         f'{CHILD_FRAME_ID})',

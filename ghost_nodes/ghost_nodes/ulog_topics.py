@@ -35,6 +35,7 @@ __all__ = [
     'ESTIMATOR_STATUS_MAX_AGE_NS',
     'FieldValue',
     'LOG_SOURCES',
+    'ORIENTATION_TOPICS',
     'MAX_TIME_NS',
     'MAX_TIME_US',
     'Orientation',
@@ -42,6 +43,12 @@ __all__ = [
     'PLAYER_LOADED_TOPICS',
     'Playback',
     'RENAMED_FIELDS',
+    'SOURCE_ODOMETRY_BODY',
+    'SOURCE_ODOMETRY_URT',
+    'SOURCE_STATES_QUATERNION',
+    'SOURCE_STATES_ROTATION',
+    'SOURCE_STATUS_QUATERNION',
+    'SOURCE_TILT_HEADING',
     'TopicPlay',
     'UlogReadError',
     'bridge_parameters',
@@ -55,10 +62,13 @@ __all__ = [
     'load_ulog',
     'log_times_ns',
     'log_times_us',
+    'nearest_within',
     'ns',
     'playback',
+    'px4_version',
     'stamps_ns',
     'ulog_duration_s',
+    'version_text',
 ]
 
 _ULOG_MAGIC = b'ULog\x01\x12\x35'
@@ -69,9 +79,10 @@ _DATA_START_TYPES = frozenset(b'ALC')
 #: The attitude used for a belief is the latest vehicle_attitude at or before its stamp, at most
 #: this old (vehicle_attitude is logged at 25-100 Hz).
 ATTITUDE_MAX_AGE_NS = 100_000_000
-#: The attitude uncertainty is the latest estimator_status at or before the stamp, at most this
-#: old: estimator_status is logged at ~5 Hz, and the FMUv3 log has logger gaps of up to 1.4 s in
-#: it; quaternion variances change over seconds, so a 2 s old one is still the EKF's claim.
+#: The attitude uncertainty is the estimator_status / estimator_states sample nearest the stamp,
+#: at most this far from it (``nearest_within``): they are logged at 1-5 Hz, the FMUv3 log has
+#: logger gaps of up to 1.4 s, and the variances change over seconds, so a sample 2 s away is
+#: still the EKF's claim.
 ESTIMATOR_STATUS_MAX_AGE_NS = 2_000_000_000
 
 
@@ -230,25 +241,126 @@ def latest_at_or_before(times: numpy.ndarray, stamp: int, max_age: int) -> int |
     return index
 
 
+#: The log topics the orientation uncertainty may come from (and the primary EKF instance).
+ORIENTATION_TOPICS = ('vehicle_attitude', 'estimator_status', 'estimator_states',
+                      'estimator_selector_status')
+#: Where a belief's orientation uncertainty was read (the importer's summary counts them).
+SOURCE_TILT_HEADING = 'vehicle_local_position.tilt_var/heading_var'
+SOURCE_STATES_ROTATION = 'estimator_states.covariances[0..2] (rotation error, PX4 1.15+)'
+SOURCE_STATES_QUATERNION = 'estimator_states.covariances[0..3] (quaternion, PX4 1.12-1.14)'
+SOURCE_STATUS_QUATERNION = 'estimator_status.covariances[0..3] (quaternion, PX4 up to 1.11)'
+SOURCE_ODOMETRY_BODY = 'vehicle_odometry.orientation_variance (body axes, PX4 1.14+)'
+SOURCE_ODOMETRY_URT = 'vehicle_odometry.pose_covariance (PX4 1.10-1.13)'
+
+
+def px4_version(ulog: Any) -> tuple[int, int, int] | None:
+    """(major, minor, patch) of the log's PX4 (``ver_sw_release``), or None when not stated.
+
+    ``ver_sw_release`` is 0xMMmmppTT (TT: 0 dev, 64 alpha, 128 beta, 192 rc, 255 release);
+    0 (or absent) means a build that does not say.
+    """
+    value = ulog.msg_info_dict.get('ver_sw_release')
+    if not isinstance(value, int) or value <= 0:
+        return None
+    major, minor, patch = value >> 24 & 0xFF, value >> 16 & 0xFF, value >> 8 & 0xFF
+    if major == 0 and minor == 0:
+        return None
+    return major, minor, patch
+
+
+def version_text(version: tuple[int, int, int] | None) -> str:
+    """'v1.14.0', or 'version not stated'."""
+    return 'version not stated' if version is None else 'v{}.{}.{}'.format(*version)
+
+
+def _instances(ulog: Any, name: str) -> dict[int, dict[str, numpy.ndarray]]:
+    return {item.multi_id: dict(item.data) for item in ulog.data_list if item.name == name}
+
+
+def nearest_within(times: numpy.ndarray, stamp: int, max_age: int) -> int | None:
+    """Index of the one of the sorted ``times`` nearest ``stamp``, if within ``max_age``.
+
+    For the estimator's variances: the logger samples estimator_status/estimator_states at
+    1-5 Hz (a logging profile, not the EKF's rate), and the variances they carry change over
+    seconds, so the nearest logged sample is the best estimate of the EKF's own at ``stamp``,
+    before or after it (the first beliefs of a log otherwise precede every sample).
+    """
+    index = int(numpy.searchsorted(times, stamp))
+    candidates = [i for i in (index - 1, index) if 0 <= i < len(times)]
+    if not candidates:
+        return None
+    best = min(candidates, key=lambda i: abs(int(times[i]) - stamp))
+    return best if abs(int(times[best]) - stamp) <= max_age else None
+
+
+@dataclass(slots=True)
+class _Instances:
+    """A multi-instance estimator topic (one dataset per EKF2 instance) and its stamps."""
+
+    data: dict[int, dict[str, numpy.ndarray]]
+    times: dict[int, numpy.ndarray]
+
+    @classmethod
+    def of(cls, ulog: Any, name: str, *columns: str) -> _Instances | None:
+        data = {k: v for k, v in _instances(ulog, name).items() if has(v, 'timestamp', *columns)}
+        if not data:
+            return None
+        return cls(data, {k: stamps_ns(v) for k, v in data.items()})
+
+
 @dataclass(slots=True)
 class Orientation:
-    """Attitude and its uncertainty, looked up per belief stamp."""
+    """Attitude and its uncertainty, looked up per belief stamp, from every PX4 generation.
+
+    The uncertainty comes from the first of these that states it at the stamp (docs/real-data.md):
+    the local-position sample's own ``tilt_var``/``heading_var`` (PX4 1.15+; given by the
+    caller), ``estimator_states.covariances`` of the primary EKF2 instance (rotation-error
+    states from PX4 1.15, quaternion states before, chosen by the log's version, else by
+    ``n_states``), ``estimator_status.covariances`` (quaternion states, PX4 up to 1.11).
+    Every result is a rotation covariance about the NED axes.
+    """
 
     attitude: dict[str, numpy.ndarray] | None
     attitude_times: numpy.ndarray
-    status: dict[str, numpy.ndarray] | None
-    status_times: numpy.ndarray
+    status: _Instances | None
+    states: _Instances | None
+    states_rotation_error: bool
+    primary_times: numpy.ndarray
+    primary: numpy.ndarray
 
     @classmethod
     def of(cls, ulog: Any) -> Self:
-        """The log's vehicle_attitude and estimator_status (quaternion variances), if logged."""
+        """The log's attitude and uncertainty topics (read with ORIENTATION_TOPICS loaded)."""
         attitude = dataset(ulog, 'vehicle_attitude')
-        status = dataset(ulog, 'estimator_status')
-        if status is not None and not has(status, *(f'covariances[{i}]' for i in range(4))):
-            status = None
+        status = _Instances.of(ulog, 'estimator_status', *(f'covariances[{i}]' for i in range(4)))
+        states = _Instances.of(ulog, 'estimator_states', *(f'covariances[{i}]' for i in range(4)))
+        version = px4_version(ulog)
+        if version is not None:
+            rotation_error = version >= (1, 15, 0)
+        else:  # no version: PX4 1.16+ logs 25 states (nominal quaternion + 21 + terrain)
+            rotation_error = states is not None and any(
+                int(numpy.max(d['n_states'])) >= 25 for d in states.data.values()
+                if 'n_states' in d and len(d['n_states']))
+        selector = dataset(ulog, 'estimator_selector_status')
         empty = numpy.zeros(0, dtype=numpy.int64)
-        return cls(attitude, stamps_ns(attitude) if attitude else empty,
-                   status, stamps_ns(status) if status else empty)
+        if selector is not None and has(selector, 'timestamp', 'primary_instance'):
+            primary_times = log_times_ns(selector)
+            primary = numpy.asarray(selector['primary_instance'], dtype=numpy.int64)
+        else:
+            primary_times, primary = empty, empty
+        return cls(attitude, stamps_ns(attitude) if attitude else empty, status, states,
+                   rotation_error, primary_times, primary)
+
+    def primary_instance(self, stamp_ns: int) -> int:
+        """The EKF2 instance PX4 had selected at ``stamp_ns`` (estimator_selector_status).
+
+        The latest selection at or before the stamp, else the first one logged; 0 without the
+        topic (a single EKF).
+        """
+        if len(self.primary) == 0:
+            return 0
+        index = int(numpy.searchsorted(self.primary_times, stamp_ns, side='right')) - 1
+        return int(self.primary[max(index, 0)])
 
     def quaternion(self, stamp_ns: int) -> tuple[tuple[float, ...], px4.Vector3] | None:
         """PX4 q [w, x, y, z] and body rates (FRD) of the latest attitude, or None."""
@@ -267,22 +379,86 @@ class Orientation:
                 rates = logged
         return q, rates
 
-    def covariance(self, stamp_ns: int, q_wxyz: Sequence[float]) -> px4.Matrix3 | str:
-        """Rotation covariance (NED axes) from estimator_status, or why there is none."""
-        if self.status is None:
-            return 'estimator_status.covariances not logged'
-        index = latest_at_or_before(self.status_times, stamp_ns, ESTIMATOR_STATUS_MAX_AGE_NS)
+    def covariance(self, stamp_ns: int, q_wxyz: Sequence[float],
+                   tilt_heading: tuple[float, float] | None = None
+                   ) -> tuple[px4.Matrix3, str] | str:
+        """(rotation covariance about NED, its source), or why no source states one.
+
+        ``tilt_heading``: the belief sample's own ``tilt_var``/``heading_var`` when its topic
+        logs them (tried first).
+        """
+        why: list[str] = []
+        if tilt_heading is not None:
+            try:
+                cov = px4.tilt_heading_covariance_ned(*tilt_heading)
+            except ValueError:
+                cov, reason = None, 'tilt_var/heading_var not finite or negative'
+            else:
+                reason = 'tilt_var/heading_var both 0 (EKF not initialised)'
+            if cov is not None:
+                return cov, SOURCE_TILT_HEADING
+            why.append(reason)
+        for found in (self._from_states(stamp_ns, q_wxyz), self._from_status(stamp_ns, q_wxyz)):
+            if isinstance(found, tuple):
+                return found
+            if found:
+                why.append(found)
+        if not why:
+            return 'no orientation uncertainty is logged (estimator_status.covariances, '\
+                   'estimator_states, tilt_var/heading_var)'
+        return '; '.join(why)
+
+    def _lookup(self, topic: _Instances | None, stamp_ns: int
+                ) -> tuple[dict[str, numpy.ndarray], int] | str:
+        assert topic is not None
+        instance = self.primary_instance(stamp_ns)
+        data = topic.data.get(instance)
+        if data is None:
+            return f'primary EKF2 instance {instance} not logged'
+        index = nearest_within(topic.times[instance], stamp_ns, ESTIMATOR_STATUS_MAX_AGE_NS)
         if index is None:
-            return (f'no estimator_status within {ESTIMATOR_STATUS_MAX_AGE_NS // 10**9} s '
-                    'before')
-        variances = [float(self.status[f'covariances[{i}]'][index]) for i in range(4)]
+            return f'none within {ESTIMATOR_STATUS_MAX_AGE_NS // 10**9} s'
+        return data, index
+
+    def _from_states(self, stamp_ns: int, q_wxyz: Sequence[float]
+                     ) -> tuple[px4.Matrix3, str] | str:
+        if self.states is None:
+            return ''
+        found = self._lookup(self.states, stamp_ns)
+        if isinstance(found, str):
+            return f'estimator_states: {found}'
+        data, index = found
         try:
-            cov = px4.attitude_covariance_ned(q_wxyz, variances)
+            if self.states_rotation_error:
+                cov = px4.rotation_error_covariance_ned(
+                    [float(data[f'covariances[{i}]'][index]) for i in range(3)])
+                source = SOURCE_STATES_ROTATION
+            else:
+                cov = px4.attitude_covariance_ned(
+                    q_wxyz, [float(data[f'covariances[{i}]'][index]) for i in range(4)])
+                source = SOURCE_STATES_QUATERNION
         except ValueError:
-            return 'quaternion variances not finite or negative'
+            return 'estimator_states: variances not finite or negative'
         if cov is None:
-            return 'quaternion variances all zero (EKF not initialised)'
-        return cov
+            return 'estimator_states: variances all zero (EKF not initialised)'
+        return cov, source
+
+    def _from_status(self, stamp_ns: int, q_wxyz: Sequence[float]
+                     ) -> tuple[px4.Matrix3, str] | str:
+        if self.status is None:
+            return ''
+        found = self._lookup(self.status, stamp_ns)
+        if isinstance(found, str):
+            return f'estimator_status: {found}'
+        data, index = found
+        try:
+            cov = px4.attitude_covariance_ned(
+                q_wxyz, [float(data[f'covariances[{i}]'][index]) for i in range(4)])
+        except ValueError:
+            return 'estimator_status: quaternion variances not finite or negative'
+        if cov is None:
+            return 'estimator_status: quaternion variances all zero (EKF not initialised)'
+        return cov, SOURCE_STATUS_QUATERNION
 
 
 # --- the px4_bridge parameters a log states ---
@@ -337,7 +513,7 @@ LOG_SOURCES: Mapping[str, tuple[str, ...]] = {
 }
 #: The log topics the player loads (the played ones, and what a derived odometry needs).
 PLAYER_LOADED_TOPICS = ('vehicle_odometry', 'vehicle_local_position', 'vehicle_gps_position',
-                        'sensor_gps', 'vehicle_status', 'vehicle_attitude', 'estimator_status')
+                        'sensor_gps', 'vehicle_status', *ORIENTATION_TOPICS)
 #: The source of a vehicle_odometry the player composes (``playback(derive_odometry=True)``).
 DERIVED_ODOMETRY = 'vehicle_local_position + vehicle_attitude + estimator_status (derived)'
 
@@ -537,22 +713,24 @@ def _derived_odometry(local: Mapping[str, numpy.ndarray],
     ones = numpy.ones(n, dtype=bool)
     flag = {name: (local[name] != 0) if name in local else ones
             for name in ('xy_valid', 'z_valid', 'v_xy_valid', 'v_z_valid')}
-    position_ok = flag['xy_valid'] & flag['z_valid']
-    velocity_ok = flag['v_xy_valid'] & flag['v_z_valid']
+    invalid = {'position_variance': ~(flag['xy_valid'] & flag['z_valid']),
+               'velocity_variance': ~(flag['v_xy_valid'] & flag['v_z_valid'])}
     out: dict[str, numpy.ndarray] = {'timestamp': local['timestamp'],
                                      'pose_frame': numpy.ones(n, dtype=numpy.uint8),
                                      'velocity_frame': numpy.ones(n, dtype=numpy.uint8)}
     if 'timestamp_sample' in local:
         out['timestamp_sample'] = local['timestamp_sample']
     for i, (p, v) in enumerate(zip('xyz', ('vx', 'vy', 'vz'), strict=True)):
-        out[f'position[{i}]'] = numpy.where(position_ok, column(local, p), numpy.nan)
-        out[f'velocity[{i}]'] = numpy.where(velocity_ok, column(local, v), numpy.nan)
+        out[f'position[{i}]'] = column(local, p)
+        out[f'velocity[{i}]'] = column(local, v)
     for name, accuracy in (('position_variance', ('eph', 'epv')),
                            ('velocity_variance', ('evh', 'evv'))):
         values = (_variance_columns([local[a] for a in accuracy]) if has(local, *accuracy)
                   else [nan] * 3)
         for i in range(3):
-            out[f'{name}[{i}]'] = values[i]
+            # PX4's NaN ("unknown") where PX4 flags the block invalid: the bridge marks it so.
+            out[f'{name}[{i}]'] = numpy.where(invalid[name], numpy.nan, values[i])
+    tilt_heading = has(local, 'tilt_var', 'heading_var')
     q = numpy.full((n, 4), numpy.nan)
     rates = numpy.full((n, 3), numpy.nan)
     rotation = numpy.full((n, 3), numpy.nan)
@@ -561,9 +739,14 @@ def _derived_odometry(local: Mapping[str, numpy.ndarray],
         if attitude is None:
             continue
         q[row], rates[row] = attitude[0], attitude[1]
-        cov = orientation.covariance(stamp, attitude[0])
-        if not isinstance(cov, str):
-            rotation[row] = (cov[0][0], cov[1][1], cov[2][2])
+        found = orientation.covariance(
+            stamp, attitude[0], (float(local['tilt_var'][row]), float(local['heading_var'][row]))
+            if tilt_heading else None)
+        if not isinstance(found, str):
+            # vehicle_odometry states its orientation variance about the body axes (PX4
+            # getRotVarBody): the NED covariance rotated into FRD, its diagonal.
+            body = px4.ned_covariance_to_body_diagonal(attitude[0], found[0])
+            rotation[row] = body
     for i in range(4):
         out[f'q[{i}]'] = q[:, i]
     for i in range(3):

@@ -357,15 +357,22 @@ def _field_list(fields: Sequence[tuple[str, str]]) -> list[tuple[str, str, int]]
 
 
 def ulog_bytes(topics: dict[str, tuple[Sequence[tuple[str, str]], Sequence[dict[str, object]]]],
-               params: dict[str, float | int], start_us: int = 1_000_000) -> bytes:
+               params: dict[str, float | int], start_us: int = 1_000_000,
+               version: tuple[int, int, int] | None = None) -> bytes:
     """A ULog file: header, info, parameters, formats, subscriptions, data in time order.
 
     Data messages are written in the order of each sample's '_at' (default: its timestamp),
-    so that a sample can carry a corrupt timestamp where a correct one was logged.
+    so that a sample can carry a corrupt timestamp where a correct one was logged. A topic
+    named 'name#N' is instance N of 'name' (one format, several subscriptions); ``version``
+    writes ver_sw_release as a PX4 release of that (major, minor, patch).
     """
     out = bytearray(b'ULog\x01\x12\x35\x01' + struct.pack('<Q', start_us))
     key = b'char[8] sys_name'
     out += _message('I', bytes([len(key)]) + key + b'TestLog\x00')
+    if version is not None:
+        key = b'uint32_t ver_sw_release'
+        release = version[0] << 24 | version[1] << 16 | version[2] << 8 | 0xFF
+        out += _message('I', bytes([len(key)]) + key + struct.pack('<I', release))
     for name, value in params.items():
         is_int = isinstance(value, int)
         key = f'{"int32_t" if is_int else "float"} {name}'.encode()
@@ -373,12 +380,17 @@ def ulog_bytes(topics: dict[str, tuple[Sequence[tuple[str, str]], Sequence[dict[
                         + struct.pack('<i' if is_int else '<f', value))
     layouts = {}
     for topic, (fields, _) in topics.items():
+        name = topic.split('#')[0]
+        if name in layouts:
+            continue
         declared = ';'.join(f'{t} {n}' for t, n in fields) + ';'
-        out += _message('F', f'{topic}:{declared}'.encode())
-        layouts[topic] = _field_list(fields)
+        out += _message('F', f'{name}:{declared}'.encode())
+        layouts[name] = _field_list(fields)
+    layouts.update({topic: layouts[topic.split('#')[0]] for topic in topics})
     rows = []
     for msg_id, (topic, (_, samples)) in enumerate(topics.items()):
-        out += _message('A', struct.pack('<BH', 0, msg_id) + topic.encode())
+        name, _, instance = topic.partition('#')
+        out += _message('A', struct.pack('<BH', int(instance or 0), msg_id) + name.encode())
         for sample in samples:
             at = sample.get('_at', sample['timestamp'])
             rows.append((int(at), msg_id, topic, sample))  # type: ignore[call-overload]
@@ -494,7 +506,11 @@ def assert_one_error_line(err: str, *words: str) -> None:
 # --- synthetic logs ---
 
 def test_synthetic_flight_conventions_and_drop_reasons(tmp_path: Path) -> None:
-    """Every corrupt belief and unusable fix is dropped and counted; the rest is converted."""
+    """A sample without a belief or an unusable fix is dropped and counted; the rest is kept.
+
+    Sample 3 has no position (NaN): dropped. Sample 5 is flagged invalid by PX4 (xy_valid
+    false): kept, its position block unbounded (judged UNKNOWN), never dropped.
+    """
     data = flight(
         lp_changes={3: {'x': math.nan}, 5: {'xy_valid': False},
                     7: {'timestamp': 2_600_000},  # repeats sample 6's time
@@ -503,17 +519,22 @@ def test_synthetic_flight_conventions_and_drop_reasons(tmp_path: Path) -> None:
     bag = tmp_path / 'bag'
     code, out, err = run([str(write(tmp_path, data)), '--output', str(bag)])
     assert code == 0, err
-    assert 'vehicle_local_position: 20 samples, 16 written, 4 dropped' in out
+    assert 'vehicle_local_position: 20 samples, 17 written, 3 dropped' in out
     assert 'dropped 2: timestamp not strictly increasing' in out
-    assert 'dropped 1: position not valid (xy_valid or z_valid false)' in out
-    assert 'dropped 1: position, velocity or accuracy not finite' in out
+    assert 'dropped 1: position not finite (NaN: PX4 states no position)' in out
+    assert '1: position flagged invalid by PX4 (xy_valid or z_valid false)' in out
+    assert '1 of the 17 beliefs written have a position PX4 flags invalid' in err
     assert 'vehicle_gps_position: 10 samples, 7 written, 3 dropped' in out
     assert 'dropped 1: no 3-D fix (fix_type < 3)' in out
     assert "EKF2_HGT_MODE=0 (barometric): the fix's vertical axis is marked not measured" in out
     assert 'GNSS delay: 110 ms (EKF2_GPS_DELAY)' in out
     topics = read_bag(bag)
     beliefs, fixes = topics['/state/nav'], topics['/observations']
-    assert len(beliefs) == 16 and len(fixes) == 7
+    assert len(beliefs) == 17 and len(fixes) == 7
+    invalid = [m for _, m in beliefs if stamp_ns(m) == 2_500_000_000]
+    assert [invalid[0]['pose']['covariance'][k] for k in (0, 7, 14)] == [math.inf] * 3
+    assert [invalid[0]['pose']['covariance'][k] for k in (21, 28, 35)] == pytest.approx(
+        [4e-5, 4e-5, 2e-4], rel=1e-4)  # the rest of the belief is unchanged
     odom = beliefs[0][1]
     assert odom['header']['frame_id'] == 'odom' and odom['child_frame_id'] == 'base_link'
     assert odom['pose']['pose']['position'] == pytest.approx({'x': 2.0, 'y': 1.0, 'z': 3.0})
@@ -535,7 +556,7 @@ def test_synthetic_flight_conventions_and_drop_reasons(tmp_path: Path) -> None:
     log_times = [t for t, _ in beliefs] + [t for t, _ in fixes]
     assert all(len({stamp_ns(m) for _, m in items}) == len(items) for items in topics.values())
     assert sorted(stamp_ns(m) for _, m in beliefs) == [stamp_ns(m) for _, m in beliefs]
-    assert len(log_times) == 23
+    assert len(log_times) == 24
 
 
 def test_messages_are_in_log_time_order_fix_first(tmp_path: Path) -> None:
@@ -665,8 +686,12 @@ def test_vehicle_odometry_is_preferred_in_both_layouts(tmp_path: Path, layout: s
                                                              abs=1e-6)
     assert odom['twist']['twist']['angular'] == pytest.approx({'x': 0.1, 'y': -0.2, 'z': -0.3})
     cov = odom['pose']['covariance']
+    # Position variances are about NED (y = east first in ENU). PX4 1.14+ states the
+    # orientation variance about the body axes: facing east, body x (roll) is ENU x and body
+    # y (right) is south, so ENU (1e-4, 2e-4, 3e-4); 1.10-1.13 states it about NED.
+    rotation = [1e-4, 2e-4, 3e-4] if layout == 'v1.14' else [2e-4, 1e-4, 3e-4]
     assert [cov[k] for k in (0, 7, 14, 21, 28, 35)] == pytest.approx(
-        [0.2, 0.1, 0.3, 2e-4, 1e-4, 3e-4])
+        [0.2, 0.1, 0.3, *rotation], rel=1e-5)
     assert [odom['twist']['covariance'][k] for k in (0, 7, 14)] == pytest.approx(
         [0.04, 0.01, 0.09], abs=1e-7)
     fix = topics['/observations'][0][1]
@@ -701,20 +726,39 @@ def test_log_without_position_or_gnss(tmp_path: Path) -> None:
     code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
     assert code == 3
     assert_one_error_line(err, str(path), 'neither vehicle_odometry nor vehicle_local_position')
+    # No GNSS at all (an indoor flight): the beliefs are imported, and the warning says
+    # nothing will confirm them.
     no_gnss = ulog_bytes({'vehicle_local_position': (LOCAL_POSITION_FIELDS, [
-        local_position(1_000_000)])}, {})
+        local_position(1_000_000)]), 'vehicle_attitude': (ATTITUDE_FIELDS, [
+            dict(timestamp=990_000, q=(1.0, 0.0, 0.0, 0.0))])}, {})
     path = write(tmp_path, no_gnss, 'no_gnss.ulg')
-    code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
-    assert code == 3
-    assert_one_error_line(err, 'no GNSS topic')
+    code, out, err = run([str(path), '--output', str(tmp_path / 'bag')])
+    assert code == 0, err
+    assert 'no usable GNSS fix is logged (neither vehicle_gps_position nor sensor_gps)' in err
+    topics = read_bag(tmp_path / 'bag')
+    assert len(topics['/state/nav']) == 1 and not topics.get('/observations')
 
 
 def test_no_usable_sample(tmp_path: Path) -> None:
-    data = flight(lp_changes={k: {'xy_valid': False} for k in range(20)})
+    """No position at all (NaN) in any sample: nothing to judge, exit 3, no bag."""
+    data = flight(lp_changes={k: {'x': math.nan} for k in range(20)})
     code, _, err = run([str(write(tmp_path, data)), '--output', str(tmp_path / 'bag')])
     assert code == 3
-    assert_one_error_line(err, 'no usable belief', '20 position not valid')
+    assert_one_error_line(err, 'no usable belief', '20 position not finite')
     assert not (tmp_path / 'bag').exists()
+
+
+def test_a_flight_with_no_valid_position_imports(tmp_path: Path) -> None:
+    """Every sample flagged invalid and no 3-D fix: imported, every belief unbounded."""
+    data = flight(lp_changes={k: {'xy_valid': False} for k in range(20)},
+                  gps_changes={k: {'fix_type': 0} for k in range(10)})
+    code, out, err = run([str(write(tmp_path, data)), '--output', str(tmp_path / 'bag')])
+    assert code == 0, err
+    assert '20: position flagged invalid by PX4 (xy_valid or z_valid false)' in out
+    assert 'no usable GNSS fix in vehicle_gps_position (10 samples: 10 no 3-D fix' in err
+    beliefs = read_bag(tmp_path / 'bag')['/state/nav']
+    assert len(beliefs) == 20
+    assert all(m['pose']['covariance'][0] == math.inf for _, m in beliefs)
 
 
 def test_truncated_log_imports_the_complete_part_with_a_warning(tmp_path: Path) -> None:
@@ -801,8 +845,8 @@ def test_real_logs_counts(real_bags: dict[str, tuple[Path, str, str]]) -> None:
 
     FMUv3: 315 local-position samples; 3 fall in logger gaps of vehicle_attitude (> 100 ms
     without an attitude), 312 are written; all 179 GPS fixes (fix type 4) are written. SITL:
-    158 samples before the EKF's position is valid (t < 17.49 s) are dropped; of 578 fixes,
-    73 have no 3-D fix yet and 103 come before the EKF has an origin.
+    the 158 samples before the EKF's position is valid (t < 17.49 s) are written, flagged
+    invalid; of 578 fixes, 73 have no 3-D fix yet and 103 come before the EKF has an origin.
     """
     bag, out, err = real_bags['esc_status_log']
     assert 'vehicle_local_position: 315 samples, 312 written, 3 dropped' in out
@@ -810,18 +854,18 @@ def test_real_logs_counts(real_bags: dict[str, tuple[Path, str, str]]) -> None:
     assert 'vehicle_gps_position: 179 samples, 179 written, 0 dropped' in out
     assert "EKF2_HGT_MODE=0 (barometric): the fix's vertical axis is marked not measured" in out
     assert 'GNSS delay: 110 ms (EKF2_GPS_DELAY)' in out
-    assert '3 of the 312 beliefs written have no orientation uncertainty' in err
+    assert err == ''  # every belief has an estimator_status within 2 s
     topics = read_bag(bag)
     assert (len(topics['/state/nav']), len(topics['/observations'])) == (312, 179)
     bag, out, err = real_bags['14_19_29']
-    assert 'vehicle_local_position: 555 samples, 397 written, 158 dropped' in out
-    assert 'dropped 158: position not valid (xy_valid or z_valid false)' in out
+    assert 'vehicle_local_position: 555 samples, 555 written, 0 dropped' in out
+    assert '158: position flagged invalid by PX4 (xy_valid or z_valid false)' in out
     assert 'vehicle_gps_position: 578 samples, 402 written, 176 dropped' in out
     assert 'dropped 73: no 3-D fix (fix_type < 3)' in out
     assert 'dropped 103: no EKF origin' in out
-    assert err == ''
+    assert '158 of the 555 beliefs written have a position PX4 flags invalid' in err
     topics = read_bag(bag)
-    assert (len(topics['/state/nav']), len(topics['/observations'])) == (397, 402)
+    assert (len(topics['/state/nav']), len(topics['/observations'])) == (555, 402)
 
 
 @needs_realdata
