@@ -4,9 +4,10 @@
 # For each log: ghost_run --px4-ulog LOG --speed SPEED (px4_log_player on fmu/out/... with
 # PX4's QoS -> px4_bridge -> the agent -> command_gate in PX4 mode, fed by the stand-in
 # mission), recorded and verified (BAUD-v1, ERUR-v1, the chain, conformance, GATE-v1); then one
-# line per log of what the gate let through and what it held, and why.
+# line per log: what Ghost decided on its cycles, and what the gate let through and what it
+# held, and why. Every log is played, one after the other, even after one fails.
 #
-#   PX4_LOGS   the logs (default: ../shared/realdata/*.ulg)
+#   PX4_LOGS   the logs (default: every ../shared/realdata/*.ulg)
 #   PX4_SPEED  playback speed (default 4)
 #   PX4_MSGS   px4_msgs sources to build when px4_msgs is not importable yet (default
 #              ../shared/vendor/px4_msgs); with your own PX4 workspace sourced, nothing is built
@@ -54,18 +55,30 @@ for log in "${logs[@]}"; do
   ghost_run --px4-ulog "$log" --speed "$speed" --run-dir "$run" || code=$?
   if [ "$code" -ne 0 ] && [ "$status" -eq 0 ]; then status=$code; fi
   if [ -f "$run/reports.json" ]; then
-    summaries+=("$(python - "$log" "$run/reports.json" <<'PY'
-import json, pathlib, sys
+    summaries+=("$(python - "$log" "$run/reports.json" "$run/bag" <<'PY' || echo "$(basename "$log"): no summary (see $run)"
+import collections, json, pathlib, sys
+from ghost_core.levels import DecisionKind
+from ghost_verify.bag import GhostBag
 log, reports = sys.argv[1], json.loads(pathlib.Path(sys.argv[2]).read_text())
 gate, erur, baud = reports['gate'], reports['erur'], reports['baud']
 why = ', '.join(f'{n} {k}' for k, n in sorted(gate.get('reason_counts', {}).items()))
+try:
+    decided = collections.Counter(
+        DecisionKind(r.decision_kind).name for cycle in GhostBag(sys.argv[3]).cycles()
+        for r in cycle.rationales[:1])
+    total = sum(decided.values())
+    ghost = ', '.join(f'{kind.name} {decided[kind.name]}' for kind in DecisionKind
+                      if decided[kind.name]) + f' of {total} cycles'
+except Exception as err:  # a damaged bag: the verdict above says what is wrong with it
+    ghost = f'decisions not readable ({type(err).__name__})'
 print(f"{pathlib.Path(log).name}: {'verified' if reports['holds'] else 'NOT verified'}; "
+      f"Ghost: {ghost}; "
       f"ERUR on {erur['cycles_precondition_held']}, BAUD on {baud['cycles_precondition_held']} cycles; "
       f"gate: {why or 'no records'}")
 PY
 )")
   fi
 done
-say "summary (gate records per action/reason):"
+say "summary (Ghost's decisions per cycle; gate records per action/reason):"
 for line in "${summaries[@]}"; do printf '  %s\n' "$line"; done
 exit "$status"

@@ -111,10 +111,11 @@ NO_COVARIANCE_LEVELS: frozenset[SelfAssessmentLevel] = frozenset(
 class HysteresisConfig:
     """How the published level of a block may move (SPEC §5 v1.1, hysteresis and dwell).
 
-    A worse level is published at once. A better one only when the block's statistic is
-    better by a margin (max_std <= (1 - recovery_margin) x the threshold it must clear) for
-    recovery_dwell_ns without interruption, and at least min_level_interval_ns after the
-    block's last level change; it is the worst level the statistic earned over that dwell.
+    A worse level is published at once. A better level L only when the block's statistic has
+    earned L or better by a margin (max_std <= (1 - recovery_margin) x the threshold it must
+    clear) for recovery_dwell_ns without interruption, and at least min_level_interval_ns
+    after the block's last level change (the best such L; while a better level's dwell is
+    under way, it is waited for).
     So a statistic hovering at a threshold cannot flip the level: after a degradation the
     block stays degraded for at least min_level_interval_ns.
 
@@ -350,12 +351,11 @@ class _BlockState:
     # Stamp of the block's last level change; None until it has changed once (the first
     # published level is where the stream starts, not a change).
     changed_ns: int | None = None
-    better_since_ns: int | None = None
-    # The worst level the statistic earned (with the margin) since better_since_ns: what the
-    # whole dwell has shown, so one good sample at its end cannot promote two levels.
-    earned: SelfAssessmentLevel | None = None
-    # The bound: since when the instantaneous level has been KNOWN, and UNCERTAIN or better,
-    # without interruption (None: it is not now).
+    # Runs, each None when it is not running now: since when the level earned with the
+    # margin has been KNOWN / UNCERTAIN-or-better without interruption (the dwell), and since
+    # when the instantaneous level has been KNOWN / UNCERTAIN-or-better (the bound).
+    margin_known_since_ns: int | None = None
+    margin_uncertain_since_ns: int | None = None
     known_since_ns: int | None = None
     uncertain_since_ns: int | None = None
 
@@ -419,42 +419,40 @@ class SelfAssessor:
         return _with_blocks(instant, (capped, instant.velocity, instant.orientation))
 
     def _publish(self, name: str, instant: AxisAssessment, stamp_ns: int) -> AxisAssessment:
+        recovered = self._recovery_level(name, instant)
         state = self._states.get(name)
         if state is None:
             state = self._states[name] = _BlockState(instant.level)
-            _track_bound(state, instant.level, stamp_ns)
+            _track_runs(state, instant.level, recovered, stamp_ns)
             return instant
-        _track_bound(state, instant.level, stamp_ns)
+        _track_runs(state, instant.level, recovered, stamp_ns)
         if instant.level >= state.level:
             # Worse (or the same): at once. A worse level always starts a new interval.
             if instant.level > state.level:
                 state.level, state.changed_ns = instant.level, stamp_ns
-            state.better_since_ns, state.earned = None, None
             return instant
         hysteresis = self.thresholds.hysteresis
-        bounded = _bounded_level(state, stamp_ns, hysteresis.recovery_bound_ns)
+        bounded = _run_level(state.known_since_ns, state.uncertain_since_ns, stamp_ns,
+                             hysteresis.recovery_bound_ns)
         if bounded is not None and bounded < state.level:
             return self._promote(state, bounded, instant, stamp_ns)
-        recovered = self._recovery_level(name, instant)
-        if recovered >= state.level:
-            # Better, but inside the margin: the recovery has not started.
-            state.better_since_ns, state.earned = None, None
-            return AxisAssessment(state.level, instant.max_std, REASON_HYSTERESIS)
-        if state.better_since_ns is None:
-            state.better_since_ns, state.earned = stamp_ns, recovered
-        else:
-            state.earned = worst_level(state.earned or recovered, recovered)
-        if (stamp_ns - state.better_since_ns >= hysteresis.recovery_dwell_ns
+        dwelt = _run_level(state.margin_known_since_ns, state.margin_uncertain_since_ns,
+                           stamp_ns, hysteresis.recovery_dwell_ns)
+        # A better level whose dwell is under way is waited for (at most one dwell: its run
+        # completes or breaks), so a recovery is one step, not UNKNOWN -> UNCERTAIN -> KNOWN
+        # a few cycles apart.
+        better_running = (dwelt == SelfAssessmentLevel.UNCERTAIN
+                          and state.margin_known_since_ns is not None)
+        if (dwelt is not None and dwelt < state.level and not better_running
                 and (state.changed_ns is None
                      or stamp_ns - state.changed_ns >= hysteresis.min_level_interval_ns)):
-            return self._promote(state, state.earned, instant, stamp_ns)
+            return self._promote(state, dwelt, instant, stamp_ns)
         return AxisAssessment(state.level, instant.max_std, REASON_HYSTERESIS)
 
     @staticmethod
     def _promote(state: _BlockState, target: SelfAssessmentLevel, instant: AxisAssessment,
                  stamp_ns: int) -> AxisAssessment:
         state.level, state.changed_ns = target, stamp_ns
-        state.better_since_ns, state.earned = None, None
         if target == instant.level:
             return instant
         return AxisAssessment(target, instant.max_std, REASON_HYSTERESIS)
@@ -474,26 +472,27 @@ class SelfAssessor:
         return SelfAssessmentLevel.UNKNOWN
 
 
-def _track_bound(state: _BlockState, level: SelfAssessmentLevel, stamp_ns: int) -> None:
-    """Keep when the instantaneous level became KNOWN / UNCERTAIN-or-better (runs)."""
-    if level == SelfAssessmentLevel.KNOWN:
-        if state.known_since_ns is None:
-            state.known_since_ns = stamp_ns
-    else:
-        state.known_since_ns = None
-    if level <= SelfAssessmentLevel.UNCERTAIN:
-        if state.uncertain_since_ns is None:
-            state.uncertain_since_ns = stamp_ns
-    else:
-        state.uncertain_since_ns = None
+def _track_runs(state: _BlockState, level: SelfAssessmentLevel,
+                recovered: SelfAssessmentLevel, stamp_ns: int) -> None:
+    """Start or break the four runs with this sample's instantaneous and margin levels."""
+    known, uncertain = SelfAssessmentLevel.KNOWN, SelfAssessmentLevel.UNCERTAIN
+
+    def run(since: int | None, holds: bool) -> int | None:
+        return (stamp_ns if since is None else since) if holds else None
+
+    state.known_since_ns = run(state.known_since_ns, level == known)
+    state.uncertain_since_ns = run(state.uncertain_since_ns, level <= uncertain)
+    state.margin_known_since_ns = run(state.margin_known_since_ns, recovered == known)
+    state.margin_uncertain_since_ns = run(state.margin_uncertain_since_ns,
+                                          recovered <= uncertain)
 
 
-def _bounded_level(state: _BlockState, stamp_ns: int,
-                   bound_ns: int) -> SelfAssessmentLevel | None:
-    """The best level the instantaneous one has held for bound_ns without interruption."""
-    if state.known_since_ns is not None and stamp_ns - state.known_since_ns >= bound_ns:
+def _run_level(known_since_ns: int | None, uncertain_since_ns: int | None, stamp_ns: int,
+               duration_ns: int) -> SelfAssessmentLevel | None:
+    """The best level whose run has lasted ``duration_ns`` at ``stamp_ns``, or None."""
+    if known_since_ns is not None and stamp_ns - known_since_ns >= duration_ns:
         return SelfAssessmentLevel.KNOWN
-    if state.uncertain_since_ns is not None and stamp_ns - state.uncertain_since_ns >= bound_ns:
+    if uncertain_since_ns is not None and stamp_ns - uncertain_since_ns >= duration_ns:
         return SelfAssessmentLevel.UNCERTAIN
     return None
 

@@ -10,8 +10,10 @@ pose frame, so the velocity and its covariance block are rotated here, once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import math
 from typing import Any
 
+from ghost_core.assessment import declares_invalid
 from ghost_core.samples import BeliefSample, Observation
 
 __all__ = ['belief_sample', 'body_twist_in_parent', 'observation_of', 'rotation_matrix',
@@ -41,11 +43,17 @@ def body_twist_in_parent(orientation: Any, linear: Any,
     """Linear velocity and its 3x3 covariance (row-major) rotated from body to parent frame.
 
     REP 105/nav_msgs: Odometry.twist is in child_frame_id; the constant-velocity model needs
-    it in header.frame_id. v' = R v, Sigma' = R Sigma R^T.
+    it in header.frame_id. v' = R v, Sigma' = R Sigma R^T. A block the estimator declares
+    invalid (+inf on its diagonal, assessment.declares_invalid) stays so in any frame:
+    diag(+inf) (rotating it would make NaN of 0 x inf).
     """
     r = rotation_matrix(orientation)
     v = (float(linear.x), float(linear.y), float(linear.z))
     cov = [[float(twist_covariance[i * 6 + j]) for j in range(3)] for i in range(3)]
+    if declares_invalid([x for row in cov for x in row]):
+        v_parent = tuple(sum(r[i][k] * v[k] for k in range(3)) for i in range(3))
+        return ((v_parent[0], v_parent[1], v_parent[2]),
+                [math.inf if i == j else 0.0 for i in range(3) for j in range(3)])
     v_parent = tuple(sum(r[i][k] * v[k] for k in range(3)) for i in range(3))
     rc = [[sum(r[i][k] * cov[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
     rcrt = [sum(rc[i][k] * r[j][k] for k in range(3)) for i in range(3) for j in range(3)]

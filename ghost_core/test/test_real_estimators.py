@@ -165,13 +165,24 @@ def test_a_recovery_goes_to_the_level_the_whole_dwell_earned() -> None:
     """UNKNOWN, 2 s that earn UNCERTAIN, one KNOWN sample: UNCERTAIN, not KNOWN.
 
     (Review finding: the promotion used to take the last sample's level, so one good sample
-    at the end of a dwell jumped two levels and then fell back 0.1 s later.)
+    at the end of a dwell jumped two levels and then fell back 0.1 s later.) The KNOWN run
+    that the good sample starts is waited for (one step, not two, when it lasts); it breaks
+    at the next sample, and the block goes to UNCERTAIN then.
     """
     config = ThresholdsConfig(hysteresis=HysteresisConfig(0.2, 2 * S, 5 * S))
     stds = [3.0] + [1.0] * 20 + [0.3] + [1.0] * 5
     levels = _levels(stds, config)
     assert KNOWN not in levels
-    assert levels[21] == UNCERTAIN and levels[22:] == [UNCERTAIN] * 5
+    assert levels[21] == UNKNOWN and levels[22:] == [UNCERTAIN] * 5
+
+
+def test_a_recovery_through_two_levels_is_one_step() -> None:
+    """UNKNOWN, then UNCERTAIN for 0.5 s, then KNOWN: one change to KNOWN, after its dwell."""
+    config = ThresholdsConfig(hysteresis=HysteresisConfig(0.2, 2 * S, 5 * S))
+    stds = [3.0] + [1.0] * 5 + [0.3] * 40
+    levels = _levels(stds, config)
+    assert levels[:26] == [UNKNOWN] * 26  # the KNOWN run from cycle 6 is waited for
+    assert levels[26:] == [KNOWN] * 20
 
 
 def test_a_held_block_says_why() -> None:

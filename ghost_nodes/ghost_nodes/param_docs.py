@@ -4,7 +4,9 @@ python -m ghost_nodes.param_docs > docs/parameters.md
 """
 
 import importlib
+import math
 
+from ghost_core.profiles import ACCURACY_PROFILES, DEAD_RECKONING_BIAS_M_S2, DEFAULT_PROFILE
 from ghost_nodes.node_base import COMMON_PARAMS, ParamSpec
 
 __all__ = ['NODES', 'render']
@@ -69,7 +71,42 @@ def render() -> str:
                 f'`{_default(spec.default)}` | {_allowed(spec)} | '
                 f'{"yes" if spec.read_only else "no"} | '
                 f'{spec.description.replace("|", "/")} |')
-    return _HEADER + '\n'.join(rows) + '\n'
+    return _HEADER + '\n'.join(rows) + '\n' + _profiles()
+
+
+def _profiles() -> str:
+    """The accuracy profiles section (ghost_core.profiles), with their derived numbers."""
+    root2 = math.sqrt(2.0)
+    lines = [
+        '',
+        '## Accuracy profiles (`self_assessor` `accuracy_profile`)',
+        '',
+        'One parameter chooses what the mission needs; each threshold parameter left at 0 and '
+        "`unconfirmed_horizon_s` left at -1 take the profile's value. Thresholds are on the "
+        "largest 1-sigma std of a block, per axis: PX4's eph is sqrt(σN² + σE²), so a "
+        'per-axis σ is eph/√2 (the eph columns). The unconfirmed horizon is how long inertial '
+        'dead reckoning takes to use up the KNOWN position threshold, sqrt(2 σ_known / b) with a '
+        f'residual accelerometer bias b = {DEAD_RECKONING_BIAS_M_S2:g} m/s² (rounded down to '
+        '0.1 s), and at least three periods of the slowest fix rate the profile expects. PX4 '
+        'declares its own position invalid 5 s after the last aiding (EKF2_NOAID_TOUT) and its '
+        'failsafe acts after that, so the gnss horizon leads it. The default profile is '
+        f'`{DEFAULT_PROFILE}`.',
+        '',
+        '| profile | meant for | position KNOWN / UNKNOWN beyond (σ m; eph m) | velocity '
+        'KNOWN / UNKNOWN beyond (σ m/s; evh) | orientation KNOWN / UNKNOWN beyond (rad) | '
+        'slowest fix | unconfirmed horizon |',
+        '|---|---|---|---|---|---|---|',
+    ]
+    for profile in ACCURACY_PROFILES.values():
+        p, v, o = profile.position, profile.velocity, profile.orientation
+        lines.append(
+            f'| `{profile.name}` | {profile.meaning} | {p.known_max_std:g} / '
+            f'{p.uncertain_max_std:g} ({p.known_max_std * root2:.2f} / '
+            f'{p.uncertain_max_std * root2:.2f}) | {v.known_max_std:g} / {v.uncertain_max_std:g} '
+            f'({v.known_max_std * root2:.2f} / {v.uncertain_max_std * root2:.2f}) | '
+            f'{o.known_max_std:g} / {o.uncertain_max_std:g} | {profile.slowest_fix_hz:g} Hz | '
+            f'{profile.unconfirmed_horizon_s:g} s |')
+    return '\n'.join(lines) + '\n'
 
 
 if __name__ == '__main__':

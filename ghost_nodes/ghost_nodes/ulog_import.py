@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 import numpy
 
+from ghost_core.profiles import accuracy_profile, ACCURACY_PROFILES, DEFAULT_PROFILE
 from ghost_nodes import px4_convert as px4
 from ghost_nodes import ulog_topics
 from ghost_nodes.ulog_topics import (
@@ -611,10 +612,12 @@ def _parser() -> argparse.ArgumentParser:
                         help='keep at most HZ beliefs per second (a belief is kept when its '
                              'stamp is >= the last kept + 0.9/HZ s); default: every sample. '
                              'Fixes are never decimated.')
-    parser.add_argument('--accuracy-profile', default='gnss', metavar='NAME',
+    parser.add_argument('--accuracy-profile', default=DEFAULT_PROFILE,
+                        choices=tuple(ACCURACY_PROFILES), metavar='NAME',
                         help="the Ghost accuracy profile the summary compares the log's own "
-                             'PX4 limits with (gnss, rtk, indoor; docs/parameters.md); '
-                             'default: gnss. It does not change the bag.')
+                             f'PX4 limits with ({", ".join(ACCURACY_PROFILES)}; '
+                             f'docs/parameters.md); default: {DEFAULT_PROFILE}. It does not '
+                             'change the bag.')
     parser.add_argument('--gps-delay-ms', type=_non_negative_float, default=None, metavar='MS',
                         help='GNSS measurement delay (default: the log parameter '
                              'EKF2_GPS_DELAY, 0 when it is missing)')
@@ -711,7 +714,8 @@ def _accuracies(beliefs: _Stream, fixes: _Stream) -> list[str]:
                 for _, _, msg in stream.messages]
 
     def std(values: list[float], factor: float = 1.0) -> list[float]:
-        return [math.sqrt(max(value, 0.0) * factor) for value in values]
+        # Blocks PX4 flags invalid (+inf) are counted apart (_invalid_lines), not ranged.
+        return [math.sqrt(max(value, 0.0) * factor) for value in values if math.isfinite(value)]
 
     lines = []
     if beliefs.messages:
@@ -751,7 +755,6 @@ def _invalid_lines(beliefs: _Stream) -> list[str]:
 
 def _limit_lines(parameters: Mapping[str, float], profile_name: str) -> list[str]:
     """The log's own PX4 limits beside the Ghost thresholds of ``profile_name``."""
-    from ghost_core.profiles import accuracy_profile
     from ghost_nodes.px4_events import px4_limits
 
     profile = accuracy_profile(profile_name)

@@ -50,9 +50,12 @@ def _stamp(header):
 
 
 def _nav(msg):
-    p = msg.pose.pose.position
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    v = msg.twist.twist.linear
     return {'stamp_ns': _stamp(msg.header), 'position': [p.x, p.y, p.z],
-            'pose_covariance': list(msg.pose.covariance)}
+            'orientation': [o.x, o.y, o.z, o.w], 'linear': [v.x, v.y, v.z],
+            'pose_covariance': list(msg.pose.covariance),
+            'twist_covariance': list(msg.twist.covariance)}
 
 
 def _obs(msg):

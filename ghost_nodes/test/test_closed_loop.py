@@ -5,6 +5,7 @@ process is stopped at the end (ghost_run stops its graph; the fixtures stop the 
 """
 
 import os
+from pathlib import Path
 import signal
 import time
 
@@ -14,6 +15,7 @@ import pytest
 from ghost_core.levels import DecisionKind
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import to_msg_dict
+from ghost_nodes.agent_config import pipeline_config_from_files
 from ghost_nodes.graph import closed_loop_graph
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
@@ -81,7 +83,10 @@ def test_nodes_publish_what_the_pure_pipeline_computes(tmp_path, ros_env) -> Non
     """
     _ok(run_main_job('dropout', tmp_path / 'run', ros_env))
     scenario = generate_scenario('dropout')
-    expected = {t.stamp_ns: t for t in run_scenario(scenario)}
+    config = Path(__file__).resolve().parents[2] / 'config'
+    shipped = pipeline_config_from_files([config / 'ghost.yaml', config / 'scenarios' /
+                                          'dropout.yaml'])
+    expected = {t.stamp_ns: t for t in run_scenario(scenario, shipped.thresholds)}
     seen = 0
     for cycle in GhostBag(tmp_path / 'run' / 'bag').cycles():
         trace = expected[cycle.stamp_ns]

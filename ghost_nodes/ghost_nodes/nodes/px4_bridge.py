@@ -4,6 +4,15 @@ A thin adapter: each px4_msgs message is read into plain numbers, converted by
 ``ghost_nodes.px4_live`` (the ULog importer's rules over ``ghost_nodes.px4_convert``'s
 conventions) and published. See docs/integration.md, "PX4 over uXRCE-DDS: px4_bridge".
 
+A belief PX4 flags invalid is published with that block marked invalid (SPEC §5), never
+dropped: with source 'vehicle_odometry' the flags are those of the vehicle_local_position of
+the same EKF2 cycle (stamp within ``max_attitude_age_s``). Beliefs published with a block
+marked invalid are counted per reason and logged like drops.
+
+``VehicleLocalPosition.tilt_var``/``heading_var`` (px4_msgs 1.15+) are read with ``getattr``
+and a default: with an older px4_msgs that lacks them the orientation uncertainty comes from
+vehicle_odometry's ``orientation_variance`` instead.
+
 px4_msgs is imported when the node starts, not with this module, so that the parameter page
 (``ghost_nodes.param_docs``) renders without a PX4 workspace.
 """
@@ -59,10 +68,12 @@ PARAMS = (
               (at_least(-1), at_most(3)), read_only=True),
     ParamSpec('max_attitude_age_s', 0.1, "With source 'vehicle_local_position': the oldest "
               'vehicle_odometry attitude (s before the position sample) a belief may use; '
-              'older or none, the sample is dropped.', (non_negative,), read_only=True),
+              "older or none, the sample is dropped. With source 'vehicle_odometry': how far "
+              "(s) a vehicle_local_position's validity flags may be from an odometry sample "
+              'to mark it (the same EKF2 cycle).', (non_negative,), read_only=True),
 )
 
-#: Drop counts are logged at the first drop of a reason and then every this many.
+#: Drop and invalid-block counts are logged at the first of a reason and then every this many.
 _WARN_EVERY = 100
 
 
@@ -84,10 +95,15 @@ class Px4BridgeNode(GhostNode):
         self._max_attitude_age_ns = int(round(self.param('max_attitude_age_s') * 1e9))
         self._origin: tuple[px4.GeoOrigin, bool] | None = None
         self._attitude: px4_live.Attitude | None = None
+        self._validity: px4_live.Validity | None = None
         self._last_belief_ns: int | None = None
         self._last_fix_ns: int | None = None
         self._status: tuple[int, int, bool] | None = None
         self.dropped: Counter[str] = Counter()
+        #: Beliefs published with a block marked invalid, per reason.
+        self.invalid: Counter[str] = Counter()
+        #: Beliefs published per source of their orientation uncertainty ('' for none).
+        self.orientation_sources: Counter[str] = Counter()
         self._nav_pub = self.create_graph_publisher(Odometry, 'state/nav', GHOST_QOS)
         self._obs_pub = self.create_graph_publisher(PoseWithCovarianceStamped, 'observations',
                                                     GHOST_QOS)
@@ -112,18 +128,22 @@ class Px4BridgeNode(GhostNode):
     def _on_odometry(self, msg: Any) -> None:
         stamp = px4_live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
         if self._source == 'vehicle_odometry':
+            position_valid, velocity_valid = (
+                (True, True) if self._validity is None
+                else self._validity.at(stamp, self._max_attitude_age_ns))
             try:
-                ros, _known = px4_live.vehicle_odometry_sample(
+                belief = px4_live.vehicle_odometry_sample(
                     position=msg.position, q=msg.q, velocity=msg.velocity,
                     angular_velocity=msg.angular_velocity,
                     position_variance=msg.position_variance,
                     orientation_variance=msg.orientation_variance,
                     velocity_variance=msg.velocity_variance, pose_frame=msg.pose_frame,
-                    velocity_frame=msg.velocity_frame)
+                    velocity_frame=msg.velocity_frame, position_valid=position_valid,
+                    velocity_valid=velocity_valid)
             except Px4SampleRejected as err:
                 self._drop('belief', str(err))
                 return
-            self._publish_belief(stamp, ros)
+            self._publish_belief(stamp, belief)
             return
         q = tuple(float(v) for v in msg.q)
         rates = tuple(float(v) for v in msg.angular_velocity)
@@ -140,20 +160,24 @@ class Px4BridgeNode(GhostNode):
     def _on_local_position(self, msg: Any) -> None:
         self._origin = px4_live.origin_of(msg.xy_global, msg.z_global, msg.ref_lat,
                                           msg.ref_lon, msg.ref_alt)
-        if self._source != 'vehicle_local_position':
-            return
         stamp = px4_live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
+        if self._source != 'vehicle_local_position':
+            self._validity = px4_live.Validity(stamp, bool(msg.xy_valid and msg.z_valid),
+                                               bool(msg.v_xy_valid and msg.v_z_valid))
+            return
         try:
-            ros, _known = px4_live.local_position_odometry(
+            belief = px4_live.local_position_odometry(
                 x=msg.x, y=msg.y, z=msg.z, vx=msg.vx, vy=msg.vy, vz=msg.vz, eph=msg.eph,
                 epv=msg.epv, evh=msg.evh, evv=msg.evv, xy_valid=msg.xy_valid,
                 z_valid=msg.z_valid, v_xy_valid=msg.v_xy_valid, v_z_valid=msg.v_z_valid,
                 stamp_ns=stamp, attitude=self._attitude,
-                max_attitude_age_ns=self._max_attitude_age_ns)
+                max_attitude_age_ns=self._max_attitude_age_ns,
+                tilt_var=getattr(msg, 'tilt_var', None),
+                heading_var=getattr(msg, 'heading_var', None))
         except Px4SampleRejected as err:
             self._drop('belief', str(err))
             return
-        self._publish_belief(stamp, ros)
+        self._publish_belief(stamp, belief)
 
     def _on_gps(self, msg: Any) -> None:
         try:
@@ -189,11 +213,12 @@ class Px4BridgeNode(GhostNode):
 
     # --- outputs ---
 
-    def _publish_belief(self, stamp_ns: int, ros: px4.RosOdometry) -> None:
+    def _publish_belief(self, stamp_ns: int, belief: px4_live.Belief) -> None:
         if self._last_belief_ns is not None and stamp_ns <= self._last_belief_ns:
             self._drop('belief', 'timestamp not strictly increasing')
             return
         self._last_belief_ns = stamp_ns
+        ros = belief.odometry
         out = Odometry()
         out.header.stamp.sec, out.header.stamp.nanosec = _time(stamp_ns)
         out.header.frame_id = px4_live.FRAME_ID
@@ -208,6 +233,26 @@ class Px4BridgeNode(GhostNode):
         twist.angular.x, twist.angular.y, twist.angular.z = ros.angular_velocity
         out.twist.covariance = list(ros.twist_covariance)
         self._nav_pub.publish(out)
+        self._count(belief)
+
+    def _count(self, belief: px4_live.Belief) -> None:
+        """Count what a published belief says it does not know; log the first and every 100th."""
+        for reason in belief.invalid:
+            self.invalid[reason] += 1
+            count = self.invalid[reason]
+            if count == 1 or count % _WARN_EVERY == 0:
+                self.get_logger().warning(
+                    f'published belief #{count} with a block marked invalid (judged UNKNOWN): '
+                    f'{reason}')
+        source = belief.orientation_source or ''
+        self.orientation_sources[source] += 1
+        if self.orientation_sources[source] == 1:
+            if source:
+                self.get_logger().info(f'orientation uncertainty from {source}')
+            else:
+                self.get_logger().warning(
+                    'no orientation uncertainty stated: the orientation block is left all '
+                    'zeros (judged UNKNOWN)')
 
     def _drop(self, what: str, reason: str) -> None:
         key = f'{what}: {reason}'
