@@ -490,7 +490,7 @@ def load_flight(import_ulog: Any, log_file: Path, work_dir: Path) -> LogFlight:
     """Import ``log_file`` into ``work_dir`` and read it back; ValueError saying why not."""
     from ghost_nodes.inputs import read_inputs
     from ghost_nodes.px4_events import EVENT_TOPICS, px4_events, px4_limits
-    from ghost_nodes.ulog_topics import load_ulog, px4_version, version_text
+    from ghost_nodes.ulog_topics import load_ulog, px4_version_label
 
     started = time.monotonic()
     bag = work_dir / f'{log_file.stem}_input'
@@ -502,7 +502,7 @@ def load_flight(import_ulog: Any, log_file: Path, work_dir: Path) -> LogFlight:
     inputs = tuple(TimedInput(m.log_time_ns, m.sample) for m in read_inputs(bag))
     return LogFlight(
         stem=log_file.stem, file=log_file.name,
-        version=version_text(px4_version(ulog)),
+        version=px4_version_label(ulog),
         hardware=str(ulog.msg_info_dict.get('ver_hw', '') or 'not stated'),
         start_ns=int(ulog.start_timestamp) * 1000, inputs=inputs, events=px4_events(ulog),
         noaid_timeout_ns=round(limits.ekf2_noaid_tout_us * 1000),

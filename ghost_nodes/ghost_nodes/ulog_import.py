@@ -851,11 +851,10 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
 
     written = _write_bag(output, beliefs, fixes)
     version = ulog.msg_info_dict.get('ver_sw', '')
-    release = ulog_topics.px4_version(ulog)
     hardware = str(ulog.msg_info_dict.get('ver_hw', '') or 'hardware not stated')
     lines = [
         f'{PROG}: {path} ({damage.file_size} bytes, PX4 '
-        f'{ulog_topics.version_text(release)} {str(version)[:8] or "unknown"}, {hardware}'
+        f'{ulog_topics.px4_version_label(ulog)} {str(version)[:8] or "unknown"}, {hardware}'
         + (', TRUNCATED' if truncated else '') + ')',
         *_counts(beliefs, f'beliefs {BELIEF_TOPIC}'),
         *_counts(fixes, f'fixes {OBSERVATION_TOPIC}'),

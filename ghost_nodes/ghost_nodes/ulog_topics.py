@@ -66,9 +66,9 @@ __all__ = [
     'ns',
     'playback',
     'px4_version',
+    'px4_version_label',
     'stamps_ns',
     'ulog_duration_s',
-    'version_text',
 ]
 
 _ULOG_MAGIC = b'ULog\x01\x12\x35'
@@ -268,9 +268,16 @@ def px4_version(ulog: Any) -> tuple[int, int, int] | None:
     return major, minor, patch
 
 
-def version_text(version: tuple[int, int, int] | None) -> str:
-    """'v1.14.0', or 'version not stated'."""
-    return 'version not stated' if version is None else 'v{}.{}.{}'.format(*version)
+_RELEASE_TYPES = {0: '-dev', 64: '-alpha', 128: '-beta', 192: '-rc', 255: ''}
+
+
+def px4_version_label(ulog: Any) -> str:
+    """'v1.14.0', 'v1.16.1-rc' (the type byte of ``ver_sw_release``), or 'version not stated'."""
+    version = px4_version(ulog)
+    if version is None:
+        return 'version not stated'
+    kind = int(ulog.msg_info_dict['ver_sw_release']) & 0xFF
+    return 'v{}.{}.{}'.format(*version) + _RELEASE_TYPES.get(kind, f'-type{kind}')
 
 
 def _instances(ulog: Any, name: str) -> dict[int, dict[str, numpy.ndarray]]:

@@ -238,7 +238,7 @@ needs_realdata = pytest.mark.skipif(not REALDATA.is_dir(),
     ('14_19_29', 'estimator_status.covariances[0..3]', 'v1.7.3'),
     ('esc_status_log', 'estimator_status.covariances[0..3]', 'v1.9.0'),
     ('log_123_2024-3-1-14-47-02', 'estimator_states.covariances[0..3] (quaternion', 'v1.14.0'),
-    ('quadrotor_local', 'vehicle_local_position.tilt_var/heading_var', 'v1.16.1'),
+    ('quadrotor_local', 'vehicle_local_position.tilt_var/heading_var', 'v1.16.1-rc'),
 ])
 def test_every_real_log_imports_with_its_own_orientation_source(
         tmp_path: Path, log: str, source: str, version: str) -> None:
