@@ -348,25 +348,23 @@ class LimitParameter:
     meaning: str
 
 
-#: The limits, with PX4's defaults (commander_params.c, ekf2_params.c); presence per generation
-#: as the real logs of ../shared/realdata state them (v1.7 SITL, v1.9, v1.14, v1.16).
+#: The limits, with PX4's defaults (commander_params.c, ekf2_params.c). Not every generation
+#: has every one (e.g. COM_POS_FS_EPV left with PX4 1.13, COM_POS_FS_DELAY by 1.16): a log
+#: that does not state one is shown with PX4's default, marked "not in this log".
 LIMIT_PARAMETERS = (
     LimitParameter('COM_POS_FS_EPH', 'com_pos_fs_eph_m', 5.0, 'm',
                    "PX4's position failsafe fires when eph exceeds this (2.5x this once the "
-                   'position was valid, 1x to become valid again; -1 disables); not in the '
-                   'v1.7 log'),
+                   'position was valid, 1x to become valid again; -1 disables)'),
     LimitParameter('COM_POS_FS_EPV', 'com_pos_fs_epv_m', 10.0, 'm',
-                   "older PX4's vertical position error (epv) failsafe threshold; in the v1.9 "
-                   'log only (not v1.7, gone by v1.14)'),
+                   "older PX4's vertical position error (epv) failsafe threshold"),
     LimitParameter('COM_VEL_FS_EVH', 'com_vel_fs_evh_m_s', 1.0, 'm/s',
                    "PX4's velocity failsafe fires when evh exceeds this (same 2.5x "
-                   'hysteresis); not in the v1.7 log'),
+                   'hysteresis)'),
     LimitParameter('EKF2_NOAID_TOUT', 'ekf2_noaid_tout_us', 5_000_000.0, 'us',
                    'EKF2 declares its horizontal position invalid after this long without '
-                   'aiding measurements; not in the v1.7 log'),
+                   'aiding measurements'),
     LimitParameter('COM_POS_FS_DELAY', 'com_pos_fs_delay_s', 1.0, 's',
-                   'a position estimate older than this counts as invalid (stale); gone by '
-                   'v1.16'),
+                   'a position estimate older than this counts as invalid (stale)'),
     LimitParameter('EKF2_REQ_EPH', 'ekf2_req_eph_m', 3.0, 'm',
                    'GNSS eph must be below this before EKF2 starts using GNSS (older PX4: '
                    'default 5 m)'),
@@ -412,7 +410,8 @@ class Px4Limits:
         for limit in LIMIT_PARAMETERS:
             value = float(getattr(self, limit.attribute))
             shown = str(int(value)) if value.is_integer() else f'{value:g}'
-            source = 'log' if limit.parameter in self.from_log else 'PX4 default'
+            source = ('log' if limit.parameter in self.from_log
+                      else 'not in this log: PX4 default')
             out.append(f'{limit.parameter} {shown} {limit.unit} ({source}): {limit.meaning}')
         return out
 

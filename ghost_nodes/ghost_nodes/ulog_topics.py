@@ -776,12 +776,13 @@ def playback(ulog: Any, message_fields: Mapping[str, Mapping[str, str]], *,
 
     ``derive_odometry``: a log without vehicle_odometry (PX4 before 1.14 rarely logs it; the
     importer's case) gets one per vehicle_local_position sample, with its timestamps, as EKF2
-    fills it: NED position and velocity (NaN, PX4's "not set", where the sample says they are
-    not valid), variances diag(eph²/2, eph²/2, epv²) and diag(evh²/2, evh²/2, evv²), the
-    attitude and body rates of the latest vehicle_attitude at most 100 ms before (NaN when
-    there is none) and the rotation variances about the NED axes from estimator_status, as the
-    importer derives them (NaN when not logged). So a px4_bridge fed the played log makes the
-    beliefs ghost_import_ulog makes.
+    fills it: NED position and velocity, variances diag(eph²/2, eph²/2, epv²) and
+    diag(evh²/2, evh²/2, evv²) (NaN, PX4's "unknown", where the sample flags the block
+    invalid), the attitude and body rates of the latest vehicle_attitude at most 100 ms before
+    (NaN when there is none) and the orientation variances about the body axes (EKF2's
+    getRotVarBody) of the importer's orientation source (NaN when none). So a px4_bridge fed
+    the played log makes the beliefs ghost_import_ulog makes (the orientation block up to the
+    cross terms PX4's body diagonal drops).
 
     The window: messages whose timestamp is at least ``start_s`` after the log's start and,
     with ``duration_s`` > 0, less than ``start_s + duration_s``. ``UlogReadError`` when the log

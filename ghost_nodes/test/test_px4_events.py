@@ -268,8 +268,9 @@ def test_limits_of_an_empty_mapping_are_px4s_defaults() -> None:
         5.0, 10.0, 1.0, 5_000_000.0, 1.0, 3.0)
     lines = limits.lines()
     assert len(lines) == len(LIMIT_PARAMETERS)
-    assert lines[0].startswith("COM_POS_FS_EPH 5 m (PX4 default): PX4's position failsafe")
-    assert lines[3].startswith('EKF2_NOAID_TOUT 5000000 us (PX4 default): ')
+    assert lines[0].startswith('COM_POS_FS_EPH 5 m (not in this log: PX4 default): '
+                               "PX4's position failsafe")
+    assert lines[3].startswith('EKF2_NOAID_TOUT 5000000 us (not in this log: PX4 default): ')
 
 
 def test_limits_the_log_states_are_marked_as_the_logs() -> None:
@@ -278,7 +279,7 @@ def test_limits_the_log_states_are_marked_as_the_logs() -> None:
     assert limits.from_log == {'COM_POS_FS_EPH', 'EKF2_NOAID_TOUT'}
     assert limits.value('COM_POS_FS_EPH') == 2.5
     assert limits.lines()[0].startswith('COM_POS_FS_EPH 2.5 m (log): ')
-    assert limits.lines()[1].startswith('COM_POS_FS_EPV 10 m (PX4 default): ')
+    assert limits.lines()[1].startswith('COM_POS_FS_EPV 10 m (not in this log: PX4 default): ')
 
 
 def test_limits_refuse_a_value_that_is_not_a_finite_number() -> None:
