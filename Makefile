@@ -4,7 +4,7 @@ SHELL := /bin/bash
 SCENARIO ?= drift_then_recovery
 ARGS ?=
 
-.PHONY: demo demo-px4 test bootstrap lint typecheck bench clean
+.PHONY: demo demo-px4 test test-fast bootstrap lint typecheck bench clean
 
 ## The main job: set up if needed, run the closed loop as separate processes, record, verify.
 demo: bootstrap
@@ -18,6 +18,10 @@ demo-px4: bootstrap
 ## The whole test suite: lint, strict typing, then every package's tests (unit, bag, real DDS).
 test: bootstrap
 	@bash scripts/test.sh $(ARGS)
+
+## The inner loop: the unit and bag tiers only (no ROS 2 process), under 90 s; no lint.
+test-fast: bootstrap
+	@source scripts/env.sh && GHOST_TEST_TIER=fast python -m pytest -q -m 'unit or bag' $(ARGS)
 
 bootstrap:
 	@bash scripts/bootstrap.sh

@@ -51,6 +51,9 @@ def isolated_ros_env() -> dict[str, str]:
 
     The shared memory that earlier tests' killed processes left behind is cleaned first.
     """
+    if os.environ.get('GHOST_TEST_TIER') == 'fast':
+        raise RuntimeError('this test starts ROS 2 processes over DDS but is not marked dds: '
+                           'mark it (pytestmark = pytest.mark.dds) or use the ros_env fixture')
     clean_dead_shared_memory()
     env = dict(os.environ)
     # Domain ids 101..200: valid with the default port mapping, and outside 1..100, where
@@ -62,6 +65,40 @@ def isolated_ros_env() -> dict[str, str]:
     env['PYTHONUNBUFFERED'] = '1'
     env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
     return env
+
+
+#: Fixtures that start ROS 2 over DDS, or the vendored ros2 command-line tools: a test using one
+#: (directly or through another fixture) is in that tier.
+_DDS_FIXTURES = frozenset({'ros_env', 'processes', 'px4_env', 'px4_msgs_env'})
+_ROS2_TOOLS_FIXTURES = frozenset({'ros2_tools', 'ros2_env'})
+#: Packages whose tests are pure (no bag, no file, no process): the unit tier.
+_UNIT_PACKAGES = frozenset({'ghost_core', 'ghost_interfaces'})
+TIERS = ('unit', 'bag', 'dds', 'ros2_tools')
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every test exactly one tier marker (docs/development.md, "Test tiers").
+
+    ros2_tools: through the real ros2 launch/run/topic; dds: starts ROS 2 processes (a DDS
+    fixture, or an explicit mark); unit: the pure packages' tests; bag: the rest (bags and
+    files, no process). `make test-fast` runs unit and bag; in it, starting DDS from a test
+    not marked dds fails (isolated_ros_env refuses), so a misfiled test cannot hide there.
+    """
+    for item in items:
+        names = set(getattr(item, 'fixturenames', ()))
+        if item.get_closest_marker('ros2_tools') or names & _ROS2_TOOLS_FIXTURES:
+            tier = 'ros2_tools'
+        elif item.get_closest_marker('dds') or names & _DDS_FIXTURES:
+            tier = 'dds'
+        elif Path(str(item.fspath)).resolve().relative_to(ROOT).parts[0] in _UNIT_PACKAGES:
+            tier = 'unit'
+        else:
+            tier = 'bag'
+        for other in TIERS:
+            if other != tier and item.get_closest_marker(other):
+                raise pytest.UsageError(f'{item.nodeid}: marked {other} but it is a {tier} test')
+        if not item.get_closest_marker(tier):
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture

@@ -34,6 +34,9 @@ import sysconfig
 
 import pytest
 
+# The README's ROS-install path: slow, with the ROS tooling tier.
+pytestmark = pytest.mark.ros2_tools
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / 'README.md'
 REQUIREMENTS_ROS = ROOT / 'requirements-ros.txt'

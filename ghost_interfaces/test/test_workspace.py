@@ -4,6 +4,11 @@ import os
 from pathlib import Path
 import subprocess
 
+import pytest
+
+# The workspace build (colcon, bootstrap): slow, with the ROS tooling tier.
+pytestmark = pytest.mark.ros2_tools
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,6 +1,7 @@
 """ghost_import_ulog: turn a PX4 ULog flight log into a rosbag2 MCAP input bag for Ghost.
 
-    ghost_import_ulog LOG.ulg --output BAG [--rate HZ] [--gps-delay-ms MS]
+    ghost_import_ulog LOG.ulg --output BAG [--rate HZ] [--accuracy-profile NAME]
+                      [--gps-delay-ms MS]
 
 The bag holds /state/nav (nav_msgs/msg/Odometry, the EKF's belief) and /observations
 (geometry_msgs/msg/PoseWithCovarianceStamped, the GNSS fixes projected into the EKF's local
@@ -9,7 +10,8 @@ ghost_nodes.px4_convert.
 
 Exit codes: 0 the bag was written; 1 the bag could not be written (I/O error); 2 usage error
 (bad option, the output already exists); 3 the log cannot be used (not a ULog, damaged before
-any usable data, no position or GNSS topic, no usable sample).
+any usable data, no position topic, no sample with a position). A log without usable GNSS
+imports, with a warning.
 """
 
 from __future__ import annotations
@@ -31,10 +33,18 @@ from ghost_nodes import px4_convert as px4
 from ghost_nodes import ulog_topics
 from ghost_nodes.ulog_topics import (
     ATTITUDE_MAX_AGE_NS,
+    column,
     Damage,
+    dataset,
     ESTIMATOR_STATUS_MAX_AGE_NS,
+    finite,
+    has,
     load_ulog,
+    log_times_ns,
+    MAX_TIME_NS,
+    ns,
     Orientation,
+    stamps_ns,
     UlogReadError,
 )
 
@@ -46,7 +56,6 @@ __all__ = [
     'FRAME_ID',
     'OBSERVATION_TOPIC',
     'RATE_TOLERANCE',
-    'UlogImportError',
     'main',
 ]
 
@@ -67,13 +76,6 @@ _BELIEF_TOPICS = ('vehicle_odometry', 'vehicle_local_position')
 _GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
 _LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, *ulog_topics.ORIENTATION_TOPICS)
 
-#: The log cannot be imported (exit code 3); the message names the file and the problem.
-UlogImportError = UlogReadError
-# The log reading and lookups shared with the log player, under the names used here.
-_column, _dataset, _has, _finite = (ulog_topics.column, ulog_topics.dataset, ulog_topics.has,
-                                    ulog_topics.finite)
-_ns, _log_times_ns, _stamps_ns = ulog_topics.ns, ulog_topics.log_times_ns, ulog_topics.stamps_ns
-_MAX_TIME_NS = ulog_topics.MAX_TIME_NS
 
 
 class _UsageError(ValueError):
@@ -119,7 +121,7 @@ def _usable_indices(stream: _Stream, times: numpy.ndarray,
     ordered = _in_order(times.tolist())
     for i in range(len(times)):
         stream.samples += 1
-        if max(times[i], log_times[i]) >= _MAX_TIME_NS:
+        if max(times[i], log_times[i]) >= MAX_TIME_NS:
             stream.drop(_OUT_OF_RANGE)
         elif not ordered[i]:
             stream.drop(_OUT_OF_ORDER)
@@ -222,7 +224,7 @@ _NO_ATTITUDE = 'no vehicle_attitude within 100 ms before'
 
 
 def _flag_columns(data: Mapping[str, numpy.ndarray], n: int) -> dict[str, numpy.ndarray]:
-    return {name: (_column(data, name) != 0 if name in data else numpy.ones(n, dtype=bool))
+    return {name: (column(data, name) != 0 if name in data else numpy.ones(n, dtype=bool))
             for name in ('xy_valid', 'z_valid', 'v_xy_valid', 'v_z_valid')}
 
 
@@ -235,16 +237,16 @@ def _local_position_samples(
     attitude. A block PX4 flags invalid is kept and marked invalid (px4_convert), and so
     is a block whose accuracy is not finite or negative (PX4 states no usable accuracy).
     """
-    stamps = _stamps_ns(data)
-    log_times = _log_times_ns(data)
-    cols = {name: _column(data, name) for name in
+    stamps = stamps_ns(data)
+    log_times = log_times_ns(data)
+    cols = {name: column(data, name) for name in
             ('x', 'y', 'z', 'vx', 'vy', 'vz', 'eph', 'epv', 'evh', 'evv')}
     flags = _flag_columns(data, len(stamps))
-    tilt_heading = (_column(data, 'tilt_var'), _column(data, 'heading_var')) if _has(
+    tilt_heading = (column(data, 'tilt_var'), column(data, 'heading_var')) if has(
         data, 'tilt_var', 'heading_var') else None
     for i in _usable_indices(stream, stamps, log_times):
         v = {name: float(col[i]) for name, col in cols.items()}
-        if not _finite(v['x'], v['y'], v['z']):
+        if not finite(v['x'], v['y'], v['z']):
             stream.drop(_NAN_POSITION)
             continue
         stamp = int(stamps[i])
@@ -260,8 +262,8 @@ def _local_position_samples(
             continue
         position_valid = bool(flags['xy_valid'][i] and flags['z_valid'][i])
         velocity_valid = bool(flags['v_xy_valid'][i] and flags['v_z_valid'][i])
-        position_ok = _finite(v['eph'], v['epv']) and min(v['eph'], v['epv']) >= 0.0
-        velocity_ok = (_finite(v['vx'], v['vy'], v['vz'], v['evh'], v['evv'])
+        position_ok = finite(v['eph'], v['epv']) and min(v['eph'], v['epv']) >= 0.0
+        velocity_ok = (finite(v['vx'], v['vy'], v['vz'], v['evh'], v['evv'])
                        and min(v['evh'], v['evv']) >= 0.0)
         if not position_valid:
             stream.invalid[_POSITION_INVALID] += 1
@@ -310,7 +312,7 @@ def _top_left3(full: Sequence[float]) -> px4.Matrix3:
 
 
 def _usable_variances(values: Sequence[float]) -> bool:
-    return _finite(*values) and min(values) >= 0.0
+    return finite(*values) and min(values) >= 0.0
 
 
 def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int
@@ -339,8 +341,8 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int
         vel_var = [get(f'velocity_variance[{k}]') for k in range(3)]
         pose_frame = frame(_NEW_FRAMES, 'pose_frame')
         velocity_frame = frame(_NEW_FRAMES, 'velocity_frame')
-        if not _finite(*position, *q):
-            raise ValueError(_NAN_POSITION if not _finite(*position)
+        if not finite(*position, *q):
+            raise ValueError(_NAN_POSITION if not finite(*position)
                              else 'attitude quaternion not finite')
         rotation = None
         if _usable_variances(rot_var):
@@ -350,7 +352,7 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int
                 rotation = None
         source = ulog_topics.SOURCE_ODOMETRY_BODY if rotation is not None else None
         position_valid = _usable_variances(pos_var)
-        velocity_valid = _usable_variances(vel_var) and _finite(*velocity)
+        velocity_valid = _usable_variances(vel_var) and finite(*velocity)
         pose = px4.pose_covariance(_diag3(pos_var) if position_valid else _ZERO_COVARIANCE,
                                    rotation)
         velocity_cov = _diag3(vel_var) if velocity_valid else _ZERO_COVARIANCE
@@ -358,8 +360,8 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int
         position = (get('x'), get('y'), get('z'))
         velocity = (get('vx'), get('vy'), get('vz'))
         rates = (get('rollspeed'), get('pitchspeed'), get('yawspeed'))
-        if not _finite(*position, *q):
-            raise ValueError(_NAN_POSITION if not _finite(*position)
+        if not finite(*position, *q):
+            raise ValueError(_NAN_POSITION if not finite(*position)
                              else 'attitude quaternion not finite')
         urt_pose = [get(f'pose_covariance[{k}]') for k in range(21)]
         urt_vel = [get(f'velocity_covariance[{k}]') for k in range(21)]
@@ -370,14 +372,14 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int
             for k in (3, 4, 5, 8, 9, 10, 12, 13, 14):  # position-orientation cross terms
                 urt_pose[k] = 0.0
             source = None
-        position_valid = _finite(*urt_pose)
+        position_valid = finite(*urt_pose)
         if not position_valid:
             urt_pose = [0.0] * 21
             source = None
         pose = px4.covariance_from_upper_triangle(urt_pose)
         full_vel = px4.covariance_from_upper_triangle(urt_vel)
         velocity_cov = _top_left3(full_vel)
-        velocity_valid = _finite(*velocity, *full_vel)
+        velocity_valid = finite(*velocity, *full_vel)
         if not velocity_valid:
             velocity_cov = _ZERO_COVARIANCE
         pose_frame = frame(_OLD_FRAMES, 'local_frame')
@@ -387,7 +389,7 @@ def _odometry_fields(data: Mapping[str, numpy.ndarray], i: int
         position_ned=position, q_wxyz=q,
         velocity=velocity if velocity_valid else (0.0, 0.0, 0.0),
         velocity_frame=velocity_frame, pose_covariance=pose, velocity_covariance=velocity_cov,
-        angular_velocity_frd=rates if _finite(*rates) else (0.0, 0.0, 0.0),
+        angular_velocity_frd=rates if finite(*rates) else (0.0, 0.0, 0.0),
         pose_frame=pose_frame, position_valid=position_valid,
         velocity_valid=velocity_valid), source
 
@@ -402,11 +404,11 @@ class _Validity:
 
     @classmethod
     def of(cls, ulog: Any) -> _Validity | None:
-        data = _dataset(ulog, 'vehicle_local_position')
-        if data is None or not _has(data, 'timestamp', 'xy_valid'):
+        data = dataset(ulog, 'vehicle_local_position')
+        if data is None or not has(data, 'timestamp', 'xy_valid'):
             return None
         flags = _flag_columns(data, len(data['timestamp']))
-        return cls(_stamps_ns(data), flags['xy_valid'] & flags['z_valid'],
+        return cls(stamps_ns(data), flags['xy_valid'] & flags['z_valid'],
                    flags['v_xy_valid'] & flags['v_z_valid'])
 
     def at(self, stamp_ns: int) -> tuple[bool, bool]:
@@ -424,8 +426,8 @@ class _Validity:
 def _odometry_samples(
     data: Mapping[str, numpy.ndarray], validity: _Validity | None, stream: _Stream
 ) -> Iterator[_Belief]:
-    stamps = _stamps_ns(data)
-    log_times = _log_times_ns(data)
+    stamps = stamps_ns(data)
+    log_times = log_times_ns(data)
     for i in _usable_indices(stream, stamps, log_times):
         try:
             sample, source = _odometry_fields(data, i)
@@ -433,7 +435,7 @@ def _odometry_samples(
             stream.drop(str(err))
             continue
         except KeyError as err:
-            raise UlogImportError(f'vehicle_odometry has no field {err}: unknown layout') from err
+            raise UlogReadError(f'vehicle_odometry has no field {err}: unknown layout') from err
         stamp = int(stamps[i])
         position_valid, velocity_valid = (True, True) if validity is None else validity.at(stamp)
         if not position_valid or not velocity_valid:
@@ -451,7 +453,7 @@ def _odometry_samples(
 
 def _import_beliefs(ulog: Any, source: str, rate_hz: float | None,
                     orientation: _Orientation) -> _Stream:
-    data = _dataset(ulog, source)
+    data = dataset(ulog, source)
     assert data is not None
     stream = _Stream(source)
     samples = (_odometry_samples(data, _Validity.of(ulog), stream)
@@ -497,15 +499,15 @@ class _Origins:
 
     @classmethod
     def of(cls, ulog: Any) -> _Origins | None:
-        data = _dataset(ulog, 'vehicle_local_position')
-        if data is None or not _has(data, 'ref_lat', 'ref_lon', 'ref_alt'):
+        data = dataset(ulog, 'vehicle_local_position')
+        if data is None or not has(data, 'ref_lat', 'ref_lon', 'ref_alt'):
             return None
         n = len(data['timestamp'])
         ones = numpy.ones(n)
-        return cls(_stamps_ns(data), _column(data, 'ref_lat'), _column(data, 'ref_lon'),
-                   _column(data, 'ref_alt'),
-                   _column(data, 'xy_global') if 'xy_global' in data else ones,
-                   _column(data, 'z_global') if 'z_global' in data else ones)
+        return cls(stamps_ns(data), column(data, 'ref_lat'), column(data, 'ref_lon'),
+                   column(data, 'ref_alt'),
+                   column(data, 'xy_global') if 'xy_global' in data else ones,
+                   column(data, 'z_global') if 'z_global' in data else ones)
 
     def at(self, stamp_ns: int) -> tuple[px4.GeoOrigin, bool] | None:
         """The origin of the local-position sample nearest in time, with z_global; or None."""
@@ -522,37 +524,37 @@ class _Origins:
 
 def _gnss_columns(data: Mapping[str, numpy.ndarray]) -> tuple[numpy.ndarray, ...]:
     """Latitude, longitude (degrees) and altitude AMSL (m) columns of either GNSS layout."""
-    if _has(data, 'latitude_deg', 'longitude_deg', 'altitude_msl_m'):  # sensor_gps, PX4 1.14+
-        return (_column(data, 'latitude_deg'), _column(data, 'longitude_deg'),
-                _column(data, 'altitude_msl_m'))
-    if _has(data, 'lat', 'lon', 'alt'):  # int 1e-7 degrees, int millimetres
-        return (_column(data, 'lat') * 1e-7, _column(data, 'lon') * 1e-7,
-                _column(data, 'alt') * 1e-3)
-    raise UlogImportError('the GNSS topic has neither lat/lon/alt nor '
+    if has(data, 'latitude_deg', 'longitude_deg', 'altitude_msl_m'):  # sensor_gps, PX4 1.14+
+        return (column(data, 'latitude_deg'), column(data, 'longitude_deg'),
+                column(data, 'altitude_msl_m'))
+    if has(data, 'lat', 'lon', 'alt'):  # int 1e-7 degrees, int millimetres
+        return (column(data, 'lat') * 1e-7, column(data, 'lon') * 1e-7,
+                column(data, 'alt') * 1e-3)
+    raise UlogReadError('the GNSS topic has neither lat/lon/alt nor '
                           'latitude_deg/longitude_deg/altitude_msl_m')
 
 
 def _gnss_sample_times(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
     """EKF2's rule: timestamp_sample when set and different from timestamp, else timestamp."""
-    timestamp = _log_times_ns(data)
+    timestamp = log_times_ns(data)
     sample = data.get('timestamp_sample')
     if sample is None:
         return timestamp
-    sample = _ns(sample)
+    sample = ns(sample)
     return numpy.where((sample > 0) & (sample != timestamp), sample, timestamp)
 
 
 def _import_fixes(ulog: Any, source: str, origins: _Origins | None, delay_ns: int,
                   height: px4.HeightReference) -> _Stream:
-    data = _dataset(ulog, source)
+    data = dataset(ulog, source)
     assert data is not None
     stream = _Stream(source)
-    if not _has(data, 'fix_type', 'eph', 'epv'):
-        raise UlogImportError(f'{source} has no fix_type/eph/epv fields')
+    if not has(data, 'fix_type', 'eph', 'epv'):
+        raise UlogReadError(f'{source} has no fix_type/eph/epv fields')
     lat, lon, alt = _gnss_columns(data)
     fix_type = numpy.asarray(data['fix_type'], dtype=numpy.int64)
-    eph, epv = _column(data, 'eph'), _column(data, 'epv')
-    log_times = _log_times_ns(data)
+    eph, epv = column(data, 'eph'), column(data, 'epv')
+    log_times = log_times_ns(data)
     sample_times = _gnss_sample_times(data)
     for i in _usable_indices(stream, sample_times, log_times):
         problem = px4.fix_problem(int(fix_type[i]), float(lat[i]), float(lon[i]),
@@ -795,7 +797,7 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
     if belief_source is None:
         why = f' ({truncated})' if truncated else (
             ' (the log is corrupt)' if damage.corrupt else '')
-        raise UlogImportError(f'{path}: neither vehicle_odometry nor vehicle_local_position is '
+        raise UlogReadError(f'{path}: neither vehicle_odometry nor vehicle_local_position is '
                               f'logged{why}')
     if truncated:
         warn(f'{path}: {truncated}; importing the complete part')
@@ -821,13 +823,13 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
         fixes = (_import_fixes(ulog, gnss_source, _Origins.of(ulog), delay_ns, height)
                  if gnss_source is not None else _Stream('no GNSS topic'))
     except KeyError as err:
-        raise UlogImportError(f'{path}: a field the importer needs is not logged: {err} '
+        raise UlogReadError(f'{path}: a field the importer needs is not logged: {err} '
                               f'(topics {belief_source}, {gnss_source})') from err
     if not beliefs.messages:
         reasons = '; '.join(f'{count} {reason}' for reason, count
                             in beliefs.dropped.most_common(3)) or 'no samples'
         extra = f'; {truncated}' if truncated else ''
-        raise UlogImportError(f'{path}: no usable belief in {beliefs.source} '
+        raise UlogReadError(f'{path}: no usable belief in {beliefs.source} '
                               f'({beliefs.samples} samples: {reasons}){extra}')
     if not fixes.messages:
         reasons = ('; '.join(f'{count} {reason}' for reason, count
@@ -895,7 +897,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args, sys.stdout, warn)
     except _UsageError as err:
         return error(str(err), _EXIT_USAGE)
-    except UlogImportError as err:
+    except UlogReadError as err:
         message = str(err)
         if not message.startswith(str(args.log)):
             message = f'{args.log}: {message}'

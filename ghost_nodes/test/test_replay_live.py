@@ -22,6 +22,9 @@ from ghost_nodes.graph import closed_loop_graph, ros_arguments
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 
+# A module-scoped ghost_run with its own isolated domain (not the ros_env fixture).
+pytestmark = pytest.mark.dds
+
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE.parents[1] / 'config'
 VERIFY = [sys.executable, '-m', 'ghost_verify']

@@ -25,6 +25,9 @@ from ghost_bag.manifest import load_private_key, MANIFEST_NAME
 from ghost_nodes.graph import closed_loop_graph, GHOST_TOPICS, INPUT_TOPICS
 from ghost_nodes.launcher import GraphProcesses
 
+# Module-scoped ghost_run runs with their own isolated domains (not the ros_env fixture).
+pytestmark = pytest.mark.dds
+
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 VERIFY = [sys.executable, '-m', 'ghost_verify']
 TOPICS = (*INPUT_TOPICS, *GHOST_TOPICS)

@@ -5,8 +5,8 @@ from typing import Any
 from nav_msgs.msg import Odometry
 
 from ghost_core.prediction import prediction_from_belief
+from ghost_core.ros_inputs import belief_sample
 from ghost_interfaces.msg import ForwardPrediction
-from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_nodes.stamps import StampGuard

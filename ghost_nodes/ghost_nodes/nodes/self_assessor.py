@@ -8,10 +8,9 @@ from nav_msgs.msg import Odometry
 from ghost_core.assessment import SelfAssessor, ThresholdsConfig
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.profiles import ACCURACY_PROFILES, DEFAULT_PROFILE
-from ghost_core.ros_inputs import time_ns
+from ghost_core.ros_inputs import belief_sample, time_ns
 from ghost_interfaces.msg import BeliefSelfAssessment
 from ghost_nodes.agent_config import thresholds_config
-from ghost_nodes.frames import belief_sample
 from ghost_nodes.node_base import at_least, below, GhostNode, non_negative, one_of, ParamSpec, run
 from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
 from ghost_nodes.stamps import StampGuard
