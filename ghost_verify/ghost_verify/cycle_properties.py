@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 import os
-from typing import TypedDict, Unpack
+from typing import ClassVar, TypedDict, Unpack
 
 from ghost_core.properties import (
     BAUD_V1,
@@ -234,6 +234,14 @@ class PropertyChecker:
     Unless `strict`, the cycles cut by the recording at the bag's start or end are not judged
     but listed as unverifiable (see unverifiable.py); :meth:`result` then ends the stream.
     """
+
+    #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
+    #: only checkers whose state is exactly this, so a field added without absorbing it
+    #: makes the verifier fall back to one pass instead of losing it.
+    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
+        'cycle_property', 'property_version', '_strict', '_parameters', '_cuts',
+        '_cycles_total', '_held', '_first_held', '_runs', '_run_open', '_violations',
+        '_first_judged'})
 
     def __init__(
         self,

@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import ClassVar
 
 from ghost_core.calibration import build_calibration_history
 from ghost_core.contracts import PredictionOutcome
@@ -169,6 +170,14 @@ class HistoryChecker:
     the bag's outcomes can explain (as many outcomes as recorded, or a full window of W) that
     counts at least one outcome: from there on every history must match.
     """
+
+    #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
+    #: only checkers whose state is exactly this, so a field added without absorbing it
+    #: makes the verifier fall back to one pass instead of losing it.
+    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
+        'outcome_limit', 'strict', '_lead_in', '_unverifiable', '_window', '_observed',
+        '_checked', '_mismatches', '_invalid', '_observed_before', '_before_complete',
+        '_unsure'})
 
     outcome_limit: int = HISTORY_OUTCOME_LIMIT
     strict: bool = False

@@ -57,13 +57,10 @@ from mcap.records import Channel, Schema
 
 from .bag import BagScan, ChunkReader, DEFAULT_CYCLE_WINDOW, GhostBag, group_events, resolve_bag
 from .events import BagInfo, CycleEvent, GateRecord, GhostMessage, GhostTopicKind
-from .unverifiable import absorb_cuts, missing_kinds, resume_cuts
+from .unverifiable import missing_kinds
 
 if TYPE_CHECKING:
-    from .completeness import CompletenessChecker
-    from .conformance import ConformanceChecker
     from .manifest import ManifestCheck
-    from .trace import DecisionTracer
     from .verify import Checks, VerificationResult
 
 __all__ = ['Pool', 'SplitRun', 'make_pool', 'run_split', 'verify_split']
@@ -84,25 +81,6 @@ _BEFORE = 64
 #: outcomes the window is refilled with (see _judge_part).
 _HEAD = 64
 
-# The state of each checker a merge knows how to carry over (see _merge): a checker that grew
-# another field is not merged (the bag is verified in a single pass) until this module is told.
-_KNOWN_STATE: dict[str, frozenset[str]] = {
-    'PropertyChecker': frozenset({
-        'cycle_property', 'property_version', '_strict', '_parameters', '_cuts',
-        '_cycles_total', '_held', '_first_held', '_runs', '_run_open', '_violations',
-        '_first_judged'}),
-    'DecisionTracer': frozenset({
-        'keep_records', 'strict', '_cuts', '_records', '_links', '_kinds', '_policies',
-        '_statuses', '_per_link', '_end_to_end', '_first_ns', '_last_ns'}),
-    'CompletenessChecker': frozenset({'strict', '_seen', '_incomplete', '_cuts'}),
-    'HistoryChecker': frozenset({
-        'outcome_limit', 'strict', '_lead_in', '_unverifiable', '_window', '_observed',
-        '_checked', '_mismatches', '_invalid', '_observed_before', '_before_complete',
-        '_unsure'}),
-    'ConformanceChecker': frozenset({
-        '_cycles_total', '_conforming', '_not_checked_cycles', '_stages', '_not_checked',
-        '_violations'}),
-}
 _KNOWN_CHECKS = frozenset({'baud', 'erur', 'tracer', 'completeness', 'history', 'conformance',
                            'gate', 'strict'})
 
@@ -465,8 +443,8 @@ def _judge_part(part: _Part, result: _PartResult, checks: Checks) -> None:
         # history window holds the outcomes before (in cycle order), the lead-in is over.
         checks.baud.resume()
         checks.erur.resume()
-        resume_cuts(checks.tracer._cuts)
-        resume_cuts(checks.completeness._cuts)
+        checks.tracer.resume()
+        checks.completeness.resume()
         seed.sort(key=lambda message: message.stamp_ns)
         checks.history.resume(seed, complete=result.earliest == 0)
     maxima = [value for value in result.chunk_max if value is not None]
@@ -609,8 +587,7 @@ def _disagreement(
         assert result.checks is not None
         for name in ('baud', 'erur', 'tracer', 'completeness', 'history', 'conformance'):
             checker = getattr(result.checks, name)
-            known = _KNOWN_STATE.get(type(checker).__name__)
-            if known is None or _state_names(checker) != known:
+            if _state_names(checker) != checker.ABSORBED_STATE:
                 return f'{type(checker).__name__} has state this module does not merge'
     # The gate checker is not merged: a part that read a gate record said so above.
     return None
@@ -629,52 +606,11 @@ def _merge(checks: Checks, later: Checks) -> None:
     """Continue `checks` (one part of the bag) with `later` (the next part)."""
     checks.baud.absorb(later.baud)
     checks.erur.absorb(later.erur)
-    _absorb_tracer(checks.tracer, later.tracer)
-    _absorb_completeness(checks.completeness, later.completeness)
+    checks.tracer.absorb(later.tracer)
+    checks.completeness.absorb(later.completeness)
     checks.history.absorb(later.history)
-    _absorb_conformance(checks.conformance, later.conformance)
+    checks.conformance.absorb(later.conformance)
     # The gate checker saw no record (checked): the first part's says so for the bag.
 
 
-def _add_counts(counts: dict[object, int], more: dict[object, int]) -> None:
-    for key, value in more.items():
-        counts[key] = counts.get(key, 0) + value
-
-
-def _absorb_tracer(tracer: DecisionTracer, later: DecisionTracer) -> None:
-    absorb_cuts(tracer._cuts, later._cuts)
-    tracer._records.extend(later._records)
-    tracer._links.extend(later._links)
-    _add_counts(tracer._kinds, later._kinds)  # type: ignore[arg-type]
-    _add_counts(tracer._policies, later._policies)  # type: ignore[arg-type]
-    _add_counts(tracer._statuses, later._statuses)  # type: ignore[arg-type]
-    for link, per_status in later._per_link.items():
-        _add_counts(tracer._per_link[link], per_status)  # type: ignore[arg-type]
-    tracer._end_to_end += later._end_to_end
-    if later._first_ns is not None:
-        tracer._first_ns = (later._first_ns if tracer._first_ns is None
-                            else min(tracer._first_ns, later._first_ns))
-    if later._last_ns is not None:
-        tracer._last_ns = (later._last_ns if tracer._last_ns is None
-                           else max(tracer._last_ns, later._last_ns))
-
-
-def _absorb_completeness(checker: CompletenessChecker, later: CompletenessChecker) -> None:
-    absorb_cuts(checker._cuts, later._cuts)
-    checker._seen += later._seen
-    checker._incomplete.extend(later._incomplete)
-
-
-def _absorb_conformance(checker: ConformanceChecker, later: ConformanceChecker) -> None:
-    checker._cycles_total += later._cycles_total
-    checker._conforming += later._conforming
-    checker._not_checked_cycles += later._not_checked_cycles
-    _add_counts(checker._stages, later._stages)  # type: ignore[arg-type]
-    for key, (cycles, first_ns) in later._not_checked.items():
-        seen = checker._not_checked.get(key)
-        if seen is None:
-            checker._not_checked[key] = [cycles, first_ns]
-        else:
-            seen[0] += cycles
-    checker._violations.extend(later._violations)
 
