@@ -19,9 +19,10 @@ demo-px4: bootstrap
 test: bootstrap
 	@bash scripts/test.sh $(ARGS)
 
-## The inner loop: the unit and bag tiers only (no ROS 2 process), under 90 s; no lint.
+## The inner loop: the unit and bag tiers only (no ROS 2 process), two workers, under 90 s;
+## no lint.
 test-fast: bootstrap
-	@source scripts/env.sh && GHOST_TEST_TIER=fast python -m pytest -q -m 'unit or bag' $(ARGS)
+	@source scripts/env.sh && GHOST_TEST_TIER=fast python -m pytest -q -n 2 -m 'unit or bag' $(ARGS)
 
 bootstrap:
 	@bash scripts/bootstrap.sh
