@@ -8,7 +8,7 @@ __all__ = ['BagError', 'BagFormatError', 'BagNotFoundError', 'BagWriteError']
 class BagError(Exception):
     """Base of every error raised on purpose about a bad input bag (bad input, not a bug).
 
-    ghost_verify's GhostVerifyError is this class: what the reader raises is what the
+    ghost_verify reports every BagError as bad input: what the reader raises is what the
     auditor reports.
     """
 

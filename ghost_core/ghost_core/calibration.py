@@ -23,7 +23,6 @@ __all__ = [
     'REASON_WITHIN_TOLERANCE',
     'CalibrationAdjustmentPolicy',
     'MahalanobisDowngradePolicy',
-    'assess_with_feedback',
     'build_calibration_history',
     'distance_bin',
     'downgrade',
@@ -192,13 +191,3 @@ class MahalanobisDowngradePolicy:
             min_outcomes=self.min_outcomes,
             downgrade_threshold=self.downgrade_threshold,
         )
-
-
-def assess_with_feedback(
-    raw: BeliefSelfAssessment,
-    outcomes: Iterable[PredictionOutcome],
-    adjustment_policy: CalibrationAdjustmentPolicy,
-    max_history: int = 32,
-) -> CalibratedSelfAssessment:
-    """Return `raw` calibrated by the history of `outcomes` (chronological) under a policy."""
-    return adjustment_policy.adjust(raw, build_calibration_history(outcomes, max_history))

@@ -15,12 +15,8 @@ __all__ = [
     'DECISION_TABLE',
     'REASON_NO_SELF_ASSESSMENT',
     'REFERENCE_POLICY_ID',
-    'DecisionSink',
-    'NullDecisionSink',
     'Policy',
-    'RecordingDecisionSink',
     'UncertaintyAwareReferencePolicy',
-    'decide_and_publish',
     'decide_with_rationale',
 ]
 
@@ -124,58 +120,3 @@ def decide_with_rationale(policy: Policy, context: DecisionContext,
         calibrated_assessment_sha256=calibrated_sha,
         policy_id=policy.policy_id,
     )
-
-
-@runtime_checkable
-class DecisionSink(Protocol):
-    """Where decisions go.
-
-    A sink receives the DecisionRationale, which carries its Decision inline: a decision can
-    never be published without its justification, nor with a mismatched one (ADR-0021).
-    """
-
-    def publish(self, rationale: DecisionRationale) -> None:
-        """Publish one decision with its rationale."""
-        ...
-
-
-class NullDecisionSink:
-    """A sink that discards everything."""
-
-    __slots__ = ()
-
-    def publish(self, rationale: DecisionRationale) -> None:
-        """Discard `rationale`."""
-
-
-class RecordingDecisionSink:
-    """A sink that keeps every rationale in memory, in publication order."""
-
-    __slots__ = ('_rationales',)
-
-    def __init__(self) -> None:
-        """Start with nothing recorded."""
-        self._rationales: list[DecisionRationale] = []
-
-    def publish(self, rationale: DecisionRationale) -> None:
-        """Record `rationale`."""
-        self._rationales.append(rationale)
-
-    @property
-    def rationales(self) -> tuple[DecisionRationale, ...]:
-        """Every rationale published so far."""
-        return tuple(self._rationales)
-
-    @property
-    def decisions(self) -> tuple[Decision, ...]:
-        """Every decision published so far."""
-        return tuple(rationale.decision for rationale in self._rationales)
-
-
-def decide_and_publish(
-    policy: Policy, context: DecisionContext, sink: DecisionSink
-) -> DecisionRationale:
-    """Decide with rationale, publish it to `sink`, and return it."""
-    rationale = decide_with_rationale(policy, context)
-    sink.publish(rationale)
-    return rationale

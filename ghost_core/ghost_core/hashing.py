@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 __all__ = ['SHA256_HEX_PATTERN', 'canonical_json', 'content_address', 'hash_form',
-           'is_sha256_hex', 'message_content_address']
+           'is_sha256_hex']
 
 #: A content address: 64 lowercase hexadecimal digits.
 SHA256_HEX_PATTERN = re.compile(r'[0-9a-f]{64}')
@@ -55,11 +55,6 @@ def hash_form(msg: object) -> dict[str, Any]:
     if convert is None:
         convert = _converters[type(msg)] = _compile(type(msg))
     return convert(msg)
-
-
-def message_content_address(msg: object) -> str:
-    """Return H(msg) of a message in any of the forms hash_form reads."""
-    return content_address(hash_form(msg))
 
 
 def _compile(msg_type: type) -> _Converter:

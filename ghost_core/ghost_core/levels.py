@@ -9,7 +9,6 @@ __all__ = [
     'ActuatorCommandKind',
     'DecisionKind',
     'SelfAssessmentLevel',
-    'is_conservative',
     'worst_level',
 ]
 
@@ -54,11 +53,6 @@ class ActuatorCommandKind(IntEnum):
 NON_CONSERVATIVE_COMMAND_KINDS: frozenset[ActuatorCommandKind] = frozenset(
     {ActuatorCommandKind.CONTINUE_MISSION, ActuatorCommandKind.VELOCITY_SETPOINT}
 )
-
-
-def is_conservative(kind: ActuatorCommandKind) -> bool:
-    """Return True when `kind` does not move the vehicle on its mission."""
-    return kind not in NON_CONSERVATIVE_COMMAND_KINDS
 
 
 def worst_level(*levels: SelfAssessmentLevel) -> SelfAssessmentLevel:

@@ -53,7 +53,6 @@ __all__ = [
     'parse_decision_rationale',
     'parse_forward_prediction',
     'parse_gate_emission',
-    'parse_message',
     'parse_prediction_outcome',
     'stamp_to_ns',
     'to_msg_dict',
@@ -431,11 +430,6 @@ def to_msg_dict(contract: object) -> MsgDict:
 def message_address(contract: object) -> str:
     """Return H(msg) of a ghost message contract: content_address(to_msg_dict(contract))."""
     return content_address(to_msg_dict(contract))
-
-
-def parse_message(name: str, d: Mapping[str, Any], path: str | None = None) -> Any:
-    """Return the contract of the ghost message `name` read from a message dict."""
-    return _PARSERS[name](d, name if path is None else path)
 
 
 parse_action_emission: Callable[..., contracts.ActionEmission] = _PARSERS['ActionEmission']

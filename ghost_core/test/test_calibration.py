@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 import pytest
 
 from ghost_core.calibration import (
-    assess_with_feedback,
     build_calibration_history,
     CalibrationAdjustmentPolicy,
     distance_bin,
@@ -201,13 +200,14 @@ def test_policy_follows_the_drift_condition(
         assert calibrated.adjustment_reason == expected
 
 
-def test_assess_with_feedback_is_pure() -> None:
+def test_calibration_is_pure() -> None:
     """Same inputs give byte-equal canonical JSON of the calibrated assessment."""
     outcomes = [ex.outcome(d, stamp_ns=ex.STAMP_NS - 10 + i)
                 for i, d in enumerate((0.5, 4.0, 7.0, 0.9))]
     policy = MahalanobisDowngradePolicy()
-    first = assess_with_feedback(ex.raw(), outcomes, policy, max_history=8)
-    second = assess_with_feedback(ex.raw(), list(outcomes), MahalanobisDowngradePolicy(), 8)
+    first = policy.adjust(ex.raw(), build_calibration_history(outcomes, 8))
+    second = MahalanobisDowngradePolicy().adjust(
+        ex.raw(), build_calibration_history(list(outcomes), 8))
     assert canonical_json(to_msg_dict(first)) == canonical_json(to_msg_dict(second))
     assert first.adjusted_overall_level is UNCERTAIN
     assert first.calibration_history.window_size == 8

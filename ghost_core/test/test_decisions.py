@@ -9,13 +9,9 @@ import pytest
 
 from ghost_core.contracts import Decision, DecisionContext
 from ghost_core.decisions import (
-    decide_and_publish,
     decide_with_rationale,
     DECISION_TABLE,
-    DecisionSink,
-    NullDecisionSink,
     Policy,
-    RecordingDecisionSink,
     REFERENCE_POLICY_ID,
     UncertaintyAwareReferencePolicy,
 )
@@ -106,20 +102,8 @@ def test_a_decision_for_another_cycle_cannot_be_justified() -> None:
         decide_with_rationale(LatePolicy(), DecisionContext.from_raw(ex.raw()))
 
 
-def test_sinks() -> None:
-    """decide_and_publish publishes the rationale (decision inline) and returns it."""
-    sink = RecordingDecisionSink()
-    context = DecisionContext.from_calibrated(ex.calibrated())
-    rationale = decide_and_publish(POLICY, context, sink)
-    assert sink.rationales == (rationale,)
-    assert sink.decisions == (rationale.decision,)
-    assert decide_and_publish(POLICY, context, NullDecisionSink()) == rationale
-
-
 def test_protocols_are_runtime_checkable() -> None:
-    """The reference policy is a Policy; both sinks are DecisionSinks."""
+    """The reference policy is a Policy."""
     assert isinstance(POLICY, Policy)
     assert isinstance(LatePolicy(), Policy)
-    assert isinstance(NullDecisionSink(), DecisionSink)
-    assert isinstance(RecordingDecisionSink(), DecisionSink)
     assert UncertaintyAwareReferencePolicy() == POLICY

@@ -9,7 +9,7 @@ from typing import Any
 from ghost_core_test import examples as ex
 import pytest
 
-from ghost_core.hashing import content_address, hash_form, message_content_address
+from ghost_core.hashing import content_address, hash_form
 from ghost_core.wire import message_address, to_msg_dict
 
 
@@ -44,7 +44,7 @@ def test_a_message_dict_is_its_own_hash_form() -> None:
     for contract in (ex.raw(), ex.calibrated(), ex.rationale(), ex.emission(), ex.outcome()):
         message = to_msg_dict(contract)
         assert hash_form(OrderedDict(message)) == message
-        assert message_content_address(message) == message_address(contract)
+        assert content_address(hash_form(message)) == message_address(contract)
 
 
 def test_a_decoded_message_hashes_as_its_dict() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from ghost_core.levels import (
     ActuatorCommandKind,
     DecisionKind,
-    is_conservative,
     NON_CONSERVATIVE_COMMAND_KINDS,
     SelfAssessmentLevel,
     worst_level,
@@ -36,8 +35,6 @@ def test_only_continue_mission_and_velocity_setpoint_are_non_conservative() -> N
     """Exactly CONTINUE_MISSION and VELOCITY_SETPOINT move the vehicle on its mission."""
     expected = {ActuatorCommandKind.CONTINUE_MISSION, ActuatorCommandKind.VELOCITY_SETPOINT}
     assert NON_CONSERVATIVE_COMMAND_KINDS == expected
-    conservative = {kind for kind in ActuatorCommandKind if is_conservative(kind)}
-    assert conservative == set(ActuatorCommandKind) - NON_CONSERVATIVE_COMMAND_KINDS
 
 
 def test_worst_level_is_the_weakest_claim() -> None:

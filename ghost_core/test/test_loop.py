@@ -16,7 +16,7 @@ from ghost_core.calibration import build_calibration_history, drift_condition
 from ghost_core.contracts import BeliefSelfAssessment, CalibrationHistory, PredictionOutcome
 from ghost_core.errors import ConfigError
 from ghost_core.hashing import canonical_json
-from ghost_core.levels import DecisionKind, is_conservative, SelfAssessmentLevel
+from ghost_core.levels import DecisionKind, NON_CONSERVATIVE_COMMAND_KINDS, SelfAssessmentLevel
 from ghost_core.loop import (
     calibrate,
     closed_loop_step,
@@ -128,7 +128,7 @@ def test_policy_pair_satisfies_baud_and_erur(
     if drift:  # BAUD-v1
         assert calibrated.adjusted_overall_level != KNOWN
         assert decision.kind != DecisionKind.PROCEED
-        assert is_conservative(result.emission.command.kind)
+        assert result.emission.command.kind not in NON_CONSERVATIVE_COMMAND_KINDS
     if not drift and raw.overall_level == KNOWN:  # ERUR-v1
         assert calibrated.adjusted_overall_level == KNOWN
         assert decision.kind == DecisionKind.PROCEED

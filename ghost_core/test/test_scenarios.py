@@ -8,7 +8,7 @@ from ghost_core.calibration import drift_condition
 from ghost_core.contracts import STATUS_NO_OBSERVATION, STATUS_NO_PREDICTION, STATUS_PAIRED
 from ghost_core.errors import ConfigError
 from ghost_core.hashing import canonical_json
-from ghost_core.levels import DecisionKind, is_conservative, SelfAssessmentLevel
+from ghost_core.levels import DecisionKind, NON_CONSERVATIVE_COMMAND_KINDS, SelfAssessmentLevel
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import (
     generate_scenario,
@@ -47,7 +47,7 @@ def assert_properties_hold(traces: tuple[CycleTrace, ...]) -> None:
         if classify(trace) == 'B':
             assert calibrated.adjusted_overall_level != KNOWN
             assert emission.decision.kind != DecisionKind.PROCEED
-            assert is_conservative(emission.command.kind)
+            assert emission.command.kind not in NON_CONSERVATIVE_COMMAND_KINDS
         elif classify(trace) == 'E':
             assert calibrated.adjusted_overall_level == KNOWN
             assert emission.decision.kind == DecisionKind.PROCEED

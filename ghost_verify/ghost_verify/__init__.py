@@ -1,5 +1,6 @@
 """ghost_verify: re-check BAUD-v1, ERUR-v1 and the SHA-256 chain from a rosbag2 MCAP bag alone."""
 
+from ghost_bag.errors import BagFormatError, BagNotFoundError
 from ghost_core.properties import (
     BAUD_V1,
     BAUD_VERSION,
@@ -26,14 +27,7 @@ from .cycle_properties import (
     verify_erur,
     verify_property,
 )
-from .errors import (
-    BagFormatError,
-    BagNotFoundError,
-    GhostVerifyError,
-    LateMessageError,
-    NoGhostTopicsError,
-    SchemaMismatchError,
-)
+from .errors import LateMessageError, NoGhostTopicsError, SchemaMismatchError
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError, ReadErrorKind
 from .history import (
     HISTORY_OUTCOME_LIMIT,
@@ -77,7 +71,6 @@ __all__ = [
     'ERUR_V1',
     'GhostBag',
     'GhostMessage',
-    'GhostVerifyError',
     'HistoryChecker',
     'HistoryMismatch',
     'HistoryReport',

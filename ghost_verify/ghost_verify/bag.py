@@ -19,6 +19,7 @@ from mcap.data_stream import ReadDataStream
 from mcap.opcode import Opcode
 from mcap.records import Channel, Chunk, Schema
 
+from ghost_bag.errors import BagFormatError
 from ghost_bag.layout import BagLayout, display_name, name_in_bag, one_line, resolve_bag
 from ghost_bag.mcap_read import (
     BagFileDigest,
@@ -32,7 +33,7 @@ from ghost_bag.mcap_read import (
 
 from .cycles import DEFAULT_CYCLE_WINDOW, group_cycles, group_events
 from .decode import compile_ghost_channel, GhostChannel, stamp_ns
-from .errors import BagFormatError, NoGhostTopicsError
+from .errors import NoGhostTopicsError
 from .events import BagInfo, CycleEvent, GateRecord, ghost_kind_of_schema, GhostMessage
 
 __all__ = [

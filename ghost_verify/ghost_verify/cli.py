@@ -8,12 +8,12 @@ from pathlib import Path
 import sys
 from typing import NoReturn, TextIO
 
+from ghost_bag.errors import BagError
 from ghost_bag.manifest import load_public_key, ManifestError
 from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW
 from .cycle_properties import verify_property
-from .errors import GhostVerifyError
 from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
 from .report_json import canonical_report_json, read_error_notes
 from .trace import trace_decisions
@@ -146,7 +146,7 @@ def _write_json(prog: str, path: str, document: dict[str, JsonValue]) -> int | N
 def _guarded(prog: str, run: Callable[[], int]) -> int:
     try:
         return run()
-    except GhostVerifyError as err:
+    except BagError as err:
         return _fail(prog, ' '.join(str(err).split()), EXIT_BAD_BAG)
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ghost_bag.errors import BagFormatError
 from ghost_bag.layout import one_line
 
 from .cdr import compile_decoder, compile_json_decoder, DictDecoder, JsonDecoder
-from .errors import BagFormatError, SchemaMismatchError
+from .errors import SchemaMismatchError
 from .events import GhostTopicKind, stamp_ns_of
 from .schema import quiet_parser, schema_problems
 

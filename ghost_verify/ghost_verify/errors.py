@@ -1,23 +1,14 @@
-"""Exception types of ghost_verify: every bad input maps to one of these."""
+"""Exception types of ghost_verify: every bad input is a ghost_bag.errors.BagError."""
 
 from __future__ import annotations
 
-from ghost_bag.errors import BagError, BagFormatError, BagNotFoundError
+from ghost_bag.errors import BagError, BagFormatError
 
 __all__ = [
-    'BagFormatError',
-    'BagNotFoundError',
-    'GhostVerifyError',
     'LateMessageError',
     'NoGhostTopicsError',
     'SchemaMismatchError',
 ]
-
-
-#: Base of every error ghost_verify raises on purpose (bad input, not a bug). It is
-#: ghost_bag's BagError, so that what the bag reader raises (BagNotFoundError and
-#: BagFormatError, re-exported here) is caught, and reported, as the verifier's own.
-GhostVerifyError = BagError
 
 
 class SchemaMismatchError(BagFormatError):
@@ -32,5 +23,5 @@ class LateMessageError(BagFormatError):
     """A ghost message arrived after its cycle had been closed by the cycle window."""
 
 
-class NoGhostTopicsError(GhostVerifyError, LookupError):
+class NoGhostTopicsError(BagError, LookupError):
     """The bag was read but holds no channel with a ghost_interfaces schema."""

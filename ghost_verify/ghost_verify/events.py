@@ -11,11 +11,10 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Annotated, Any, get_args, get_type_hints, TypeVar
 
+from ghost_bag.errors import BagFormatError
 from ghost_bag.mcap_read import BagFileDigest, ReadError, ReadErrorKind
 from ghost_core.hashing import content_address
 from ghost_core.msg_fields import MESSAGE_FIELDS
-
-from .errors import BagFormatError
 
 __all__ = [
     'COMPUTED',

@@ -19,10 +19,10 @@ from pathlib import Path
 import time
 from typing import Any
 
+from ghost_bag.errors import BagError
 from ghost_bag.manifest import load_public_key, ManifestError
 from ghost_core.properties import JsonValue
 
-from .errors import GhostVerifyError
 from .manifest import check_manifest
 
 __all__ = [
@@ -156,7 +156,7 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
                             downgrade_threshold=options.downgrade_threshold,
                             manifest=manifest, strict=options.strict, replay=options.replay,
                             jobs=options.jobs, **extra)
-    except GhostVerifyError as err:
+    except BagError as err:
         code = EXIT_VIOLATED if not manifest.ok else EXIT_BAD_BAG
         return BagVerdict(bag, code, tuple(lines), (f'{prog}: error: {_one_line(err)}',),
                           None, 0, f'{bag}: exit {code}: {_one_line(err)}',

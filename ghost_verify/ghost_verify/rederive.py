@@ -703,7 +703,7 @@ def rederive(
 
     ``verify_all`` passes the `scan` it fed during its own pass and that pass's `info`;
     without them the bag is read once more for them. Raises what GhostBag raises for a bag
-    that cannot be read at all (GhostVerifyError); everything else is in the report.
+    that cannot be read at all (BagError (ghost_bag.errors)); everything else is in the report.
     """
     if scan is None or info is None:
         scan = RederivationScan(bag)

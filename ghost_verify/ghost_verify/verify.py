@@ -167,8 +167,8 @@ def verify_all(
 
     M and K default to the values the bag recorded; given values override them (and the
     reports note any mismatch). A damaged bag is judged on what could be read, and the result
-    lists what could not (`read_errors`). Raises a GhostVerifyError subclass when nothing
-    ghost could be read, or the bag holds no ghost topics, or a ghost schema is not the one
+    lists what could not (`read_errors`). Raises a ghost_bag.errors.BagError subclass when
+    nothing ghost could be read, or the bag holds no ghost topics, or a ghost schema is not the one
     the verifier reads.
 
     Each cycle is judged with the M and K it records. Cycles cut by the recording (a bag

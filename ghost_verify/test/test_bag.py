@@ -23,18 +23,12 @@ from mcap_ros2.decoder import DecoderFactory
 import pytest
 import yaml
 
+from ghost_bag.errors import BagError, BagFormatError, BagNotFoundError
 from ghost_core.hashing import content_address, hash_form
 from ghost_core.wire import to_msg_dict
 from ghost_verify.bag import GhostBag, group_cycles, resolve_bag
 from ghost_verify.decode import HASHED_KINDS
-from ghost_verify.errors import (
-    BagFormatError,
-    BagNotFoundError,
-    GhostVerifyError,
-    LateMessageError,
-    NoGhostTopicsError,
-    SchemaMismatchError,
-)
+from ghost_verify.errors import LateMessageError, NoGhostTopicsError, SchemaMismatchError
 from ghost_verify.events import ghost_kind_of_schema, GhostMessage, GhostTopicKind
 from ghost_verify.verify import verify_all
 
@@ -311,10 +305,10 @@ def test_a_malformed_ghost_message_is_a_format_error(tmp_path: Path) -> None:
 
 
 def test_every_bag_error_is_a_ghost_verify_error() -> None:
-    """The CLI maps exactly GhostVerifyError to exit 3, so every bag error must be one."""
+    """The CLI maps exactly BagError to exit 3, so every bag error must be one."""
     for error in (BagFormatError, BagNotFoundError, LateMessageError, NoGhostTopicsError,
                   SchemaMismatchError):
-        assert issubclass(error, GhostVerifyError)
+        assert issubclass(error, BagError)
     assert issubclass(BagFormatError, ValueError)
     assert issubclass(BagNotFoundError, FileNotFoundError)
 

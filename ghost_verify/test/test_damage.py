@@ -27,11 +27,12 @@ from ghost_verify_test.bags import (
 import pytest
 import yaml
 
+from ghost_bag.errors import BagFormatError, BagNotFoundError
 from ghost_bag.write import ghost_typestore
 from ghost_core.assessment import ASSESSOR_ID
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
-from ghost_verify.errors import BagFormatError, BagNotFoundError, SchemaMismatchError
+from ghost_verify.errors import SchemaMismatchError
 from ghost_verify.events import ReadErrorKind
 from ghost_verify.trace import trace_decisions
 from ghost_verify.verify import verify_all

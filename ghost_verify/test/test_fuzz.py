@@ -1,6 +1,6 @@
 """Fuzzing: random bytes and damaged bags never crash the reader or the CLI, nor pass as whole.
 
-What may and may not happen (docs/reliability.md): only GhostVerifyError subclasses
+What may and may not happen (docs/reliability.md): only BagError subclasses
 escape the reader; the CLI exits 0, 1 or 3 without a traceback; a bag damaged inside a chunk
 (a CRC-checked byte flipped, truncated, a chunk removed or duplicated) never exits 0. A flip
 in a chunk without CRC may pass when it lands where no check looks (see the document).
@@ -18,9 +18,9 @@ from ghost_verify_test.bags import chunk_spans, mcap_of, scenario_traces, trace_
 from ghost_verify_test.strategies import BaseBag, Damage, damaged_bags
 from hypothesis import given, settings
 
+from ghost_bag.errors import BagError
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
-from ghost_verify.errors import GhostVerifyError
 
 
 @functools.cache
@@ -70,7 +70,7 @@ def test_damaged_input_never_crashes_and_damage_inside_a_chunk_never_passes(
         path = _materialise(damage, Path(directory))
         try:
             list(GhostBag(path).cycles())
-        except GhostVerifyError:
+        except BagError:
             pass
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

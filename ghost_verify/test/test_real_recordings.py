@@ -8,11 +8,11 @@ from pathlib import Path
 from bags import Entry, scenario_traces, trace_entries, write_bag
 import pytest
 
+from ghost_bag.errors import BagError
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_verify import cli
 from ghost_verify.cycle_properties import verify_baud, verify_erur
-from ghost_verify.errors import GhostVerifyError
 from ghost_verify.trace import trace_decisions
 from ghost_verify.unverifiable import UnverifiableReason
 from ghost_verify.verify import verify_all
@@ -174,7 +174,7 @@ def test_per_message_compression_is_refused_by_name(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """compression_mode: message (zstd) is named, never reported as undecodable messages."""
     bag = _metadata_bag(tmp_path, compression_mode='message', compression_format='zstd')
-    with pytest.raises(GhostVerifyError, match='per-message compression') as caught:
+    with pytest.raises(BagError, match='per-message compression') as caught:
         verify_all(bag)
     assert "'zstd'" in str(caught.value) and 'undecodable' not in str(caught.value)
     assert cli.verify_all_main([str(bag)]) == cli.EXIT_BAD_BAG
@@ -191,7 +191,7 @@ def test_every_other_unhandled_storage_option_is_named(
         tmp_path: Path, options: dict[str, str], named: str) -> None:
     """File compression, unknown modes, a format without mode and other storage are named."""
     bag = _metadata_bag(tmp_path, **options)
-    with pytest.raises(GhostVerifyError, match=named):
+    with pytest.raises(BagError, match=named):
         verify_all(bag)
 
 
