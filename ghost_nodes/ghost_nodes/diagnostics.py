@@ -19,6 +19,7 @@ from enum import IntEnum
 
 from ghost_core.monitor import PropertyState
 from ghost_core.properties import Violation
+from ghost_nodes import graph
 
 __all__ = ['GHOST_NODE_WIRING', 'INPUT_TOPICS', 'GraphHealth', 'Level', 'NodeWiring',
            'Status', 'component', 'default_hardware_id', 'property_status', 'status_name']
@@ -53,20 +54,15 @@ class NodeWiring:
     inputs: tuple[str, ...]
 
 
-#: The inputs of the graph (relative names, as the nodes use them).
-INPUT_TOPICS = ('state/nav', 'observations')
+#: The inputs of the graph (relative names, as the nodes use them), from ghost_nodes.graph.
+INPUT_TOPICS = tuple(graph.relative_topic(topic) for topic in graph.INPUT_TOPICS)
 
-#: The six Ghost nodes, each by the one topic it publishes (relative names).
-GHOST_NODE_WIRING: tuple[NodeWiring, ...] = (
-    NodeWiring('self_assessor', 'self_assessment', ('state/nav', 'observations')),
-    NodeWiring('forward_predictor', 'predictions', ('state/nav',)),
-    NodeWiring('outcome_evaluator', 'prediction_outcomes',
-               ('state/nav', 'predictions', 'observations')),
-    NodeWiring('calibrator', 'self_assessment/calibrated',
-               ('self_assessment', 'prediction_outcomes')),
-    NodeWiring('decision_policy', 'decisions', ('self_assessment/calibrated',)),
-    NodeWiring('action_emitter', 'actuations', ('decisions',)),
-)
+#: The six Ghost nodes, each by the one topic it publishes (relative names): the graph's
+#: wiring (ghost_nodes.graph.WIRING) without its input sources.
+GHOST_NODE_WIRING: tuple[NodeWiring, ...] = tuple(
+    NodeWiring(node, graph.relative_topic(publishes[0]),
+               tuple(graph.relative_topic(topic) for topic in subscribes))
+    for node, subscribes, publishes in graph.WIRING if subscribes)
 
 
 def component(namespace: str) -> str:

@@ -14,7 +14,7 @@ from ghost_core.scenarios import SCENARIO_NAMES
 
 __all__ = ['AGENT_PROCESS', 'CMD_VEL_IN_TOPIC', 'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS',
            'IN_PROCESS_NODES', 'INPUT_QOS_CHOICES',
-           'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NodeSpec', 'PX4_IN_TOPICS',
+           'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NodeSpec', 'PX4_IN_TOPICS', 'WIRING',
            'PX4_OUT_TOPICS', 'SCENARIOS',
            'closed_loop_graph', 'expected_subscribers', 'node_key', 'normalise_namespace',
            'overrides_yaml', 'parameter_files', 'relative_topic', 'remap_rules', 'ros_arguments',
@@ -139,8 +139,9 @@ class NodeSpec:
     publishes: tuple[str, ...] = ()
 
 
-# Which node subscribes to / publishes which default topic.
-_WIRING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+#: Which node subscribes to / publishes which default topic: the one home of the graph's edges
+#: (the runner, the launch file's readiness and the monitor's diagnostics derive from it).
+WIRING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ('scenario', (), ('/state/nav', '/observations')),
     ('self_assessor', ('/state/nav', '/observations'), ('/self_assessment',)),
     ('forward_predictor', ('/state/nav',), ('/predictions',)),
@@ -231,7 +232,7 @@ def closed_loop_graph(
     remap_pairs = tuple(sorted((remaps or {}).items()))
     overrides = _with_settings(overrides or {}, settings or {})
     specs: list[NodeSpec] = []
-    for name, subs, pubs in _WIRING:
+    for name, subs, pubs in WIRING:
         executable = name
         if name == 'scenario' and input_bag:
             name = executable = 'input_player'

@@ -14,25 +14,18 @@ from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW
 from .cycle_properties import verify_property
+from .exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
 from .report_json import canonical_report_json, read_error_notes
 from .trace import trace_decisions
 
 __all__ = [
-    'EXIT_BAD_BAG',
-    'EXIT_OK',
-    'EXIT_USAGE',
-    'EXIT_VIOLATED',
     'trace_decisions_main',
     'verify_all_main',
     'verify_baud_main',
     'verify_erur_main',
 ]
 
-EXIT_OK = 0
-EXIT_VIOLATED = 1
-EXIT_USAGE = 2
-EXIT_BAD_BAG = 3
 
 _EXIT_CODES = """\
 exit codes:

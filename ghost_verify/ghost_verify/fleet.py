@@ -23,6 +23,7 @@ from ghost_bag.errors import BagError
 from ghost_bag.manifest import load_public_key, ManifestError
 from ghost_core.properties import JsonValue
 
+from .exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 from .manifest import check_manifest
 
 __all__ = [
@@ -36,12 +37,6 @@ __all__ = [
 
 #: How long to wait for the Dask scheduler to answer.
 SCHEDULER_TIMEOUT_S = 10.0
-
-# The exit codes of cli.py (which imports this module; test_fleet.py keeps them equal).
-EXIT_OK = 0
-EXIT_VIOLATED = 1
-EXIT_USAGE = 2
-EXIT_BAD_BAG = 3
 
 
 class SchedulerError(RuntimeError):

@@ -20,10 +20,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ghost_bag.manifest import public_key_sha256
 
-__all__ = ['main']
+from .exit_codes import EXIT_OK, EXIT_USAGE
 
-EXIT_OK = 0
-EXIT_USAGE = 2
+__all__ = ['main']
 
 
 def _write_new(path: Path, data: bytes, mode: int) -> None:

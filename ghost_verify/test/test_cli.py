@@ -25,6 +25,7 @@ import pytest
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_verify import cli
+from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 
 HERE = Path(__file__).resolve().parent
 Main = Callable[[Sequence[str] | None], int]
@@ -66,7 +67,7 @@ def test_verify_all_prints_one_line_per_check_and_exits_0(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, err = run(cli.verify_all_main, [str(bags['smoke'])], capsys)
-    assert code == cli.EXIT_OK and err == ''
+    assert code == EXIT_OK and err == ''
     assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
                    'chain: 10/10 verified\ncycles: 10/10 complete\n'
                    'history: 10/10 consistent\nconformance: 10/10 conform\n'
@@ -77,12 +78,12 @@ def test_a_violated_property_or_a_broken_chain_exits_1(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, _ = run(cli.verify_all_main, [str(bags['always_hold'])], capsys)
-    assert code == cli.EXIT_VIOLATED
+    assert code == EXIT_VIOLATED
     assert 'ERUR-v1: VIOLATED (4 cycles evaluated; 4 q2_decision_not_proceed)' in out
-    assert run(cli.verify_baud_main, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_OK
-    assert run(cli.verify_erur_main, [str(bags['always_hold'])], capsys)[0] == cli.EXIT_VIOLATED
+    assert run(cli.verify_baud_main, [str(bags['always_hold'])], capsys)[0] == EXIT_OK
+    assert run(cli.verify_erur_main, [str(bags['always_hold'])], capsys)[0] == EXIT_VIOLATED
     code, out, _ = run(cli.verify_all_main, [str(bags['tampered'])], capsys)
-    assert code == cli.EXIT_VIOLATED
+    assert code == EXIT_VIOLATED
     assert out.splitlines()[2] == 'chain: VIOLATED (9/10 verified; links: 2 broken)'
 
 
@@ -113,7 +114,7 @@ def test_trace_decisions_prints_json_or_writes_output(
     target = tmp_path / 'trace.json'
     code, out, _ = run(cli.trace_decisions_main,
                        ['--mcap', str(bags['tampered']), '--output', str(target)], capsys)
-    assert code == cli.EXIT_VIOLATED
+    assert code == EXIT_VIOLATED
     assert json.loads(target.read_text())['broken_count'] == 1
     assert out == 'chain: VIOLATED (9/10 verified; links: 2 broken)\n'
 
@@ -130,7 +131,7 @@ def test_overrides_are_noted_and_coverage_can_be_required(
     uncertain = str(bags['uncertain'])
     assert run(cli.verify_all_main, [uncertain], capsys)[0] == 0
     code, out, _ = run(cli.verify_all_main, [uncertain, '--require-coverage'], capsys)
-    assert code == cli.EXIT_VIOLATED
+    assert code == EXIT_VIOLATED
     assert out.splitlines()[-1] == (
         'precondition never held: BAUD-v1, ERUR-v1 (--require-coverage)')
     assert run(cli.verify_erur_main, [uncertain, '--require-coverage'], capsys)[0] == 1
@@ -150,7 +151,7 @@ def test_usage_errors_exit_2_with_one_line(
 ) -> None:
     with pytest.raises(SystemExit) as caught:
         cli.verify_baud_main(argv)
-    assert caught.value.code == cli.EXIT_USAGE
+    assert caught.value.code == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.startswith('verify_baud: error: ')
 
@@ -159,7 +160,7 @@ def test_trace_decisions_needs_exactly_one_bag(capsys: pytest.CaptureFixture[str
     for argv in ([], ['a', '--mcap', 'b']):
         with pytest.raises(SystemExit) as caught:
             cli.trace_decisions_main(argv)
-        assert caught.value.code == cli.EXIT_USAGE
+        assert caught.value.code == EXIT_USAGE
     assert 'either as an argument or with --mcap' in capsys.readouterr().err
 
 
@@ -168,7 +169,7 @@ def test_an_output_that_cannot_be_written_exits_2(
 ) -> None:
     target = str(tmp_path / 'no' / 'such' / 'dir.json')
     code, _, err = run(cli.verify_all_main, [str(bags['smoke']), '--json', target], capsys)
-    assert code == cli.EXIT_USAGE and err.startswith('verify_all: error: cannot write')
+    assert code == EXIT_USAGE and err.startswith('verify_all: error: cannot write')
 
 
 @pytest.mark.parametrize(('name', 'match'), [
@@ -183,7 +184,7 @@ def test_unreadable_inputs_exit_3_with_one_line(
     match: str,
 ) -> None:
     code, out, err = run(main, [str(bags[name])], capsys)
-    assert code == cli.EXIT_BAD_BAG and out == ''
+    assert code == EXIT_BAD_BAG and out == ''
     assert err.count('\n') == 1 and match in err and 'Traceback' not in err
 
 
@@ -193,7 +194,7 @@ def test_real_rosbag2_bags_exit_3_for_lack_of_ghost_topics(
     capsys: pytest.CaptureFixture[str], name: str,
 ) -> None:
     code, out, err = run(cli.verify_erur_main, [str(FIXTURES / name)], capsys)
-    assert code == cli.EXIT_BAD_BAG and out == ''
+    assert code == EXIT_BAD_BAG and out == ''
     assert err.startswith(f'verify_erur: error: {FIXTURES / name}: no ghost topics')
     assert err.count('\n') == 1
 

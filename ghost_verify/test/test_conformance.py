@@ -42,6 +42,7 @@ from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentL
 from ghost_core.loop import cycle_from_history
 from ghost_verify import cli
 from ghost_verify.conformance import verify_conformance
+from ghost_verify.exit_codes import EXIT_VIOLATED
 from ghost_verify.verify import VerificationResult, verify_all
 
 SMOKE = scenario_traces('smoke')
@@ -241,7 +242,7 @@ def test_verify_all_exits_1_lists_the_kinds_and_writes_the_report(
     target = tmp_path / 'all.json'
     code = cli.verify_all_main([str(bag), '--json', str(target)])
     out = capsys.readouterr().out.splitlines()
-    assert code == cli.EXIT_VIOLATED
+    assert code == EXIT_VIOLATED
     assert out[:5] == ['BAUD-v1: HOLDS (6 cycles evaluated)',
                        'ERUR-v1: HOLDS (4 cycles evaluated)', 'chain: 10/10 verified',
                        'cycles: 10/10 complete', 'history: 10/10 consistent']

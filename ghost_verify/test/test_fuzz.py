@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from ghost_bag.errors import BagError
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
+from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_VIOLATED
 
 
 @functools.cache
@@ -57,7 +58,7 @@ def test_the_bases_are_valid_and_verify() -> None:
             path = Path(directory) / f'{base.crc}.mcap'
             path.write_bytes(base.data)
             with contextlib.redirect_stdout(io.StringIO()):
-                assert cli.verify_all_main([str(path)]) == cli.EXIT_OK
+                assert cli.verify_all_main([str(path)]) == EXIT_OK
             assert len(base.spans) > 10
 
 
@@ -76,11 +77,11 @@ def test_damaged_input_never_crashes_and_damage_inside_a_chunk_never_passes(
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli.verify_all_main([str(path)])
     errors = err.getvalue()
-    assert code in (cli.EXIT_OK, cli.EXIT_VIOLATED, cli.EXIT_BAD_BAG), damage.description
+    assert code in (EXIT_OK, EXIT_VIOLATED, EXIT_BAD_BAG), damage.description
     assert 'Traceback' not in errors
-    if code == cli.EXIT_BAD_BAG:
+    if code == EXIT_BAD_BAG:
         assert errors.count('\n') == 1 and errors.startswith('verify_all: error: ')
     if damage.must_fail:
-        assert code != cli.EXIT_OK, damage.description
+        assert code != EXIT_OK, damage.description
     if damage.must_be_unreadable:
-        assert code == cli.EXIT_BAD_BAG, damage.description
+        assert code == EXIT_BAD_BAG, damage.description

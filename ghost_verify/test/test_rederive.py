@@ -43,6 +43,7 @@ from ghost_core.pipeline import Pipeline, PipelineConfig
 from ghost_core.samples import BeliefSample
 from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
+from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.rederive import rederive, REPLAY_VERSION
 from ghost_verify.verify import verify_all
 
@@ -115,9 +116,9 @@ def test_a_lying_evaluator_passes_every_check_but_replay(tmp_path: Path) -> None
     assert replay.summary().startswith('replay: DIFFERS (')
     assert any(line.startswith('note: replay: outcome (/prediction_outcomes): ')
                for line in result.summary_lines())
-    assert cli.verify_all_main([str(bag)]) == cli.EXIT_OK
-    assert cli.verify_all_main([str(bag), '--replay']) == cli.EXIT_VIOLATED
-    assert cli.verify_all_main([str(honest_bag), '--replay']) == cli.EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag), '--replay']) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(honest_bag), '--replay']) == EXIT_OK
 
 
 def _uncertain_middle(cycles: range) -> list[RecordedInput]:
@@ -166,8 +167,8 @@ def test_a_lying_assessor_passes_every_check_but_replay(tmp_path: Path, liar) ->
     else:
         assert difference.field == expected
         assert difference.recorded == difference.recomputed / 2.0
-    assert cli.verify_all_main([str(bag)]) == cli.EXIT_OK
-    assert cli.verify_all_main([str(bag), '--replay']) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag), '--replay']) == EXIT_VIOLATED
 
 
 def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> None:
@@ -184,7 +185,7 @@ def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> No
                                           'input_topics.state): the inputs were not recorded')
     assert replay.summary() == f'replay: NOT POSSIBLE ({replay.not_possible_reason})'
     assert not result.holds
-    assert cli.verify_all_main([str(bag), '--replay']) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--replay']) == EXIT_VIOLATED
     # A bag written without the recorder: no manifest.json, no configuration.
     plain = write_bag(tmp_path / 'plain', trace_entries(scenario_traces('smoke')))
     report = rederive(plain)
@@ -336,7 +337,7 @@ def test_the_json_report_carries_the_replay(tmp_path: Path) -> None:
     _, config, inputs = _scenario()
     bag, _ = run_bag(tmp_path / 'bag', inputs, config, LyingEvaluator(config))
     out = tmp_path / 'report.json'
-    assert cli.verify_all_main([str(bag), '--replay', '--json', str(out)]) == cli.EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--replay', '--json', str(out)]) == EXIT_VIOLATED
     document = json.loads(out.read_text(encoding='utf-8'))
     replay = document['replay']
     assert document['holds'] is False and replay['holds'] is False and replay['possible']

@@ -38,6 +38,7 @@ from ghost_core.pipeline import CycleTrace
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.events import GateRecord
+from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_VIOLATED
 from ghost_verify.gate import GateChecker, GateReport, verify_gate
 from ghost_verify.verify import verify_all
 
@@ -274,14 +275,14 @@ def test_verify_all_prints_gate_v1_and_exits_1_on_a_violation(
         r, action=GateAction.PASSED, reason=GateReason.PROCEED, velocity=MISSION_VELOCITY)))
     plain = write_bag(tmp_path / 'plain', trace_entries(SMOKE))
 
-    assert cli.verify_all_main([str(good), '--json', str(tmp_path / 'good.json')]) == cli.EXIT_OK
+    assert cli.verify_all_main([str(good), '--json', str(tmp_path / 'good.json')]) == EXIT_OK
     out = capsys.readouterr().out
     assert 'GATE-v1: HOLDS (20 gate records: 8 passed, 12 held, 0 vehicle commands)\n' in out
     gate = _json(tmp_path / 'good.json')['gate']
     assert isinstance(gate, dict) and gate['holds'] is True
 
     assert cli.verify_all_main([str(leaky), '--json', str(tmp_path / 'leaky.json')]) == (
-        cli.EXIT_VIOLATED)
+        EXIT_VIOLATED)
     out = capsys.readouterr().out
     line = (f'GATE-v1: VIOLATED (20 gate records: 9 passed, 11 held, 0 vehicle commands; '
             f'1 passed_not_proceed, the first at {HOLD_SENT} ns)\n')
@@ -294,7 +295,7 @@ def test_verify_all_prints_gate_v1_and_exits_1_on_a_violation(
     assert violation['record_stamp_ns'] == HOLD_SENT
     assert violation['observed']['recorded_decision_kind'] == 'HOLD'
 
-    assert cli.verify_all_main([str(plain)]) == cli.EXIT_OK
+    assert cli.verify_all_main([str(plain)]) == EXIT_OK
     assert 'GATE-v1' not in capsys.readouterr().out
 
 
@@ -317,7 +318,7 @@ def test_a_gate_schema_without_a_field_the_verifier_reads_is_refused(
     entry = replace(entry, msg={**entry.msg, 'velocity': 0.0})
     bag = write_bag(tmp_path / 'bag', merged(trace_entries(SMOKE[:1]), [entry]),
                     typestore=ghost_typestore(msg_dir))
-    assert cli.verify_all_main([str(bag)]) == cli.EXIT_BAD_BAG
+    assert cli.verify_all_main([str(bag)]) == EXIT_BAD_BAG
     assert "'velocity' is float32, expected a float[3] array" in capsys.readouterr().err
 
 
