@@ -5,8 +5,10 @@ from collections.abc import Sequence
 import json
 import math
 from pathlib import Path
+import queue
 import subprocess
 import sys
+import threading
 import time
 
 from mcap.reader import make_reader
@@ -108,14 +110,31 @@ def json_safe(cycles: list[dict]) -> str:
 
 
 def wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> None:
+    """Wait for ``line`` on the child's stdout, at most ``timeout`` s, even if it goes silent.
+
+    A thread reads the lines (a blocking readline cannot time out); the deadline holds
+    whether the child writes other lines, nothing at all, or exits.
+    """
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for got in proc.stdout:
+            lines.put(got)
+        lines.put('')  # end of the output
+
+    threading.Thread(target=pump, daemon=True).start()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = proc.stdout.readline()
+    while True:
+        try:
+            got = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f'no {line!r} from the feed within {timeout:g} s') from None
         if got.strip() == line:
             return
-        if not got and proc.poll() is not None:
-            raise AssertionError(f'feed exited: {proc.stderr.read()}')
-    raise AssertionError(f'no {line!r} from the feed')
+        if got == '':
+            proc.wait(timeout=10)
+            raise AssertionError(f'feed exited: {proc.stderr.read() if proc.stderr else ""}')
 
 
 def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],

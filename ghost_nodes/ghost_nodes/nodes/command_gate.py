@@ -65,6 +65,7 @@ from ghost_core.ros_inputs import time_ns
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import ActionEmission, GateEmission
 from ghost_nodes.convert import from_msg_dict
+from ghost_nodes.graph import GATE_MODES, GATE_TOPIC, relative_topic
 from ghost_nodes.node_base import (
     at_least,
     at_most,
@@ -78,12 +79,11 @@ from ghost_nodes.node_base import (
 from ghost_nodes.nodes.px4_bridge import PX4_QOS
 from ghost_nodes.qos import GHOST_QOS
 
-__all__ = ['COMMAND_QOS', 'CommandGateNode', 'GATE_TOPIC', 'MODES', 'PARAMS', 'main']
+__all__ = ['COMMAND_QOS', 'CommandGateNode', 'MODES', 'PARAMS', 'main']
 
-#: The gate's record (GateEmission), one message per output.
-GATE_TOPIC = 'ghost/gate'
-
-MODES = ('px4', 'twist')
+#: The modes the gate node runs in: the graph's gate modes (ghost_nodes.graph.GATE_MODES) but
+#: 'none', which is the graph without a gate.
+MODES = tuple(mode for mode in GATE_MODES if mode != 'none')
 
 #: The command topics in and out: reliable, volatile, keep last 10 (the ROS default profile).
 #: Out: PX4's uXRCE-DDS client reads fmu/in/* best-effort, volatile, keep-last (its
@@ -173,7 +173,8 @@ class CommandGateNode(GhostNode):
         self._hold_at = [_NAN, _NAN, _NAN, _NAN]
         self._mission_position_mode = False  # the last passed setpoint set a position
         self._frame_id = ''                  # twist mode: the last input's frame
-        self._record_pub = self.create_publisher(GateEmission, GATE_TOPIC, GHOST_QOS)
+        self._record_pub = self.create_publisher(GateEmission, relative_topic(GATE_TOPIC),
+                                                 GHOST_QOS)
         events = SubscriptionEventCallbacks(matched=self._on_matched)
         try:
             self._actuations = self.create_subscription(
