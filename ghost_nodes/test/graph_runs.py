@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
@@ -109,21 +110,34 @@ def json_safe(cycles: list[dict]) -> str:
     return json.dumps(fix(cycles))
 
 
+#: One line reader per child: several wait_line calls on one child share it, so a line read
+#: while waiting for another is still there for the next call.
+_READERS: weakref.WeakKeyDictionary[subprocess.Popen[str], queue.Queue[str]] = (
+    weakref.WeakKeyDictionary())
+
+
+def _lines_of(proc: subprocess.Popen[str]) -> queue.Queue[str]:
+    lines = _READERS.get(proc)
+    if lines is None:
+        lines = _READERS[proc] = queue.Queue()
+
+        def pump(out: queue.Queue[str]) -> None:
+            assert proc.stdout is not None
+            for got in proc.stdout:
+                out.put(got)
+            out.put('')  # end of the output
+
+        threading.Thread(target=pump, args=(lines,), daemon=True).start()
+    return lines
+
+
 def wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> None:
     """Wait for ``line`` on the child's stdout, at most ``timeout`` s, even if it goes silent.
 
     A thread reads the lines (a blocking readline cannot time out); the deadline holds
     whether the child writes other lines, nothing at all, or exits.
     """
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for got in proc.stdout:
-            lines.put(got)
-        lines.put('')  # end of the output
-
-    threading.Thread(target=pump, daemon=True).start()
+    lines = _lines_of(proc)
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -133,6 +147,7 @@ def wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> 
         if got.strip() == line:
             return
         if got == '':
+            lines.put('')  # the end stays the end for a later call
             proc.wait(timeout=10)
             raise AssertionError(f'feed exited: {proc.stderr.read() if proc.stderr else ""}')
 
