@@ -45,12 +45,26 @@ def _gate_records(bag: Path) -> tuple[list[dict], dict[int, dict]]:
     payloads = payloads_by_topic(bag)
     actuations = {a['header']['stamp']['sec'] * 10**9 + a['header']['stamp']['nanosec']: a
                   for a in payloads['/actuations']}
-    # Every setpoint the gate sent has its record. The gate's first holds (no actuation yet)
-    # may go out before the recorder has matched the setpoint topic, so those may be missing
-    # from the bag's setpoints; everything after the first actuation is in both.
+    # Every setpoint the gate sent has its record (the same stamp, PX4 microseconds). Not the
+    # reverse: the setpoints go out best-effort (PX4's QoS), the records reliable, so the
+    # recorder may lose a setpoint, never a record. Two topics are not delivered in lockstep,
+    # so the pairs are compared from the first actuation (the gate's first holds may go out
+    # before the recorder matched one of the topics) to the last stamp the recording holds on
+    # both (it stops between two deliveries).
     setpoints, gate = payloads['/fmu/in/trajectory_setpoint'], payloads['/ghost/gate']
-    early = sum(1 for g in gate if g['reason'] == 'no_actuation')
-    assert len(gate) - early <= len(setpoints) <= len(gate), (len(setpoints), len(gate), early)
+
+    def us(record: dict) -> int:
+        stamp = record['header']['stamp']
+        return stamp['sec'] * 1_000_000 + stamp['nanosec'] // 1000
+
+    recorded = {us(g) for g in gate}
+    sent = {int(s['timestamp']) for s in setpoints}
+    first = min((us(g) for g in gate if g['reason'] != 'no_actuation'), default=None)
+    assert first is not None and recorded and sent
+    last = min(max(recorded), max(sent))
+    window = range(first, last + 1)
+    assert {t for t in sent if t in window} <= recorded, sorted(
+        t for t in sent if t in window and t not in recorded)
     return gate, actuations
 
 
