@@ -760,9 +760,11 @@ def _limit_lines(parameters: Mapping[str, float], profile_name: str) -> list[str
     from ghost_nodes.px4_events import px4_limits
 
     profile = accuracy_profile(profile_name)
-    limits = px4_limits(parameters)
     lines = ['PX4 limits of this log (Ghost compares beliefs against its own thresholds):']
-    lines += [f'  {line}' for line in limits.lines()]
+    try:
+        lines += [f'  {line}' for line in px4_limits(parameters).lines()]
+    except ValueError as err:  # a corrupt parameter: the import does not depend on it
+        lines.append(f'  not shown: {err}')
     lines.append(f'Ghost accuracy profile {profile_name!r}: {profile.describe()}')
     return lines
 
@@ -851,6 +853,7 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
              'written have a position PX4 flags invalid: imported with an unbounded position '
              'variance, which Ghost judges UNKNOWN (estimator_position_invalid)')
 
+    limits = _limit_lines(parameters, args.accuracy_profile)
     written = _write_bag(output, beliefs, fixes)
     version = ulog.msg_info_dict.get('ver_sw', '')
     hardware = str(ulog.msg_info_dict.get('ver_hw', '') or 'hardware not stated')
@@ -869,7 +872,7 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
         f'GNSS delay: {delay_text}; fix stamp = sample time - delay, written at its log time',
         f'time span: beliefs {_span(beliefs)}{_gaps(beliefs)}',
         f'           fixes {_span(fixes)}{_gaps(fixes)}',
-        *_limit_lines(parameters, args.accuracy_profile),
+        *limits,
         f'output: {output} ({written} messages: {len(beliefs.messages)} on {BELIEF_TOPIC}, '
         f'{len(fixes.messages)} on {OBSERVATION_TOPIC}; frame {FRAME_ID}, child '
         f'{CHILD_FRAME_ID})',

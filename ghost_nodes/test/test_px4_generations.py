@@ -282,3 +282,15 @@ def test_healthy_real_flights_proceed(tmp_path: Path, log: str) -> None:
     changes = next(x for x in out.splitlines() if 'level changes' in x)
     per_minute = float(changes.split('decision ')[1].split(' (')[1].split('/min')[0])
     assert per_minute <= 2.0, changes
+
+
+def test_a_corrupt_px4_limit_is_one_line_not_a_failure(tmp_path: Path) -> None:
+    """A log stating COM_POS_FS_EPH as NaN imports; the summary says that limit is unreadable."""
+    from test_ulog_import import flight
+
+    data = flight(params={'EKF2_HGT_MODE': 0, 'EKF2_GPS_DELAY': 110.0,
+                          'COM_POS_FS_EPH': math.nan})
+    code, out, err = run([str(write(tmp_path, data)), '--output', str(tmp_path / 'bag')])
+    assert code == 0, err
+    assert 'not shown: parameter COM_POS_FS_EPH: nan is not a finite number' in out
+    assert 'Traceback' not in err
