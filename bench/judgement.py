@@ -24,13 +24,13 @@ says otherwise; cycles are streamed, never kept for an hour.
    back below it -> PROCEED again). With the shipped unconfirmed horizon the outage is caught
    from the missing fixes, before σ crosses the threshold (a negative detection: ahead).
 3. Real flights: every ``*.ulg`` of ../shared/realdata imported with ghost_import_ulog
-   (ghost_nodes.ulog_import.main) into a temporary folder and replayed through the pure
+   (ghost_px4.ulog_import.main) into a temporary folder and replayed through the pure
    pipeline as ghost_replay does (ghost_core.rederive.Replay over the bag's inputs in log-time
    order). One row per log: PX4 version and hardware, the flight's category (from the log
    itself: ``flight_category``), cycles, % PROCEED / HOLD / ABSTAIN, % PROCEED where PX4 flags
    the position valid (cycles whose belief position block is finite), decision changes per
    minute, changes within 5 s, and the cycles where a belief PX4 flags invalid was PROCEEDed.
-   PX4's own events of each log (ghost_nodes.px4_events: failsafe, position_invalid,
+   PX4's own events of each log (ghost_px4.events: failsafe, position_invalid,
    ekf_reset, and log messages mentioning a failsafe) with Ghost's first non-PROCEED before
    each (lead time). Two stand-ins for a real GNSS outage, which no log here has: the
    gnss_outage scenario against PX4's default EKF2_NOAID_TOUT, and each healthy flight with
@@ -96,7 +96,7 @@ from ghost_core.scenarios import (
 from ghost_core.summary import CHATTER_WINDOW_NS, judgement_of, summarize_judgement
 
 if TYPE_CHECKING:  # ghost_nodes is optional here: section 3 says so when it is missing
-    from ghost_nodes.px4_events import Px4Event
+    from ghost_px4.events import Px4Event
 
 __all__ = ['FlightRun', 'LogFlight', 'RealFlights', 'consistent_inputs', 'event_rows',
            'flight_category', 'flight_measures', 'input_outage', 'judgement_tables',
@@ -450,10 +450,10 @@ def _real_flight_tools() -> tuple[Any, str | None]:
     """ghost_import_ulog's main, or the reason the real flights cannot be run."""
     try:
         from ghost_nodes.inputs import read_inputs  # noqa: F401 (checked here, used below)
-        from ghost_nodes.px4_events import px4_events  # noqa: F401
-        from ghost_nodes.ulog_import import main as import_ulog
+        from ghost_px4.events import px4_events  # noqa: F401
+        from ghost_px4.ulog_import import main as import_ulog
     except ImportError as err:
-        return None, (f'skipped: ghost_nodes.ulog_import / inputs / px4_events not importable '
+        return None, (f'skipped: ghost_px4.ulog_import / inputs / px4_events not importable '
                       f'({err})')
     if not REALDATA_DIR.is_dir():
         return None, f'skipped: {REALDATA_DIR} not found'
@@ -489,8 +489,8 @@ class LogFlight:
 def load_flight(import_ulog: Any, log_file: Path, work_dir: Path) -> LogFlight:
     """Import ``log_file`` into ``work_dir`` and read it back; ValueError saying why not."""
     from ghost_nodes.inputs import read_inputs
-    from ghost_nodes.px4_events import EVENT_TOPICS, px4_events, px4_limits
-    from ghost_nodes.ulog_topics import load_ulog, px4_version_label
+    from ghost_px4.events import EVENT_TOPICS, px4_events, px4_limits
+    from ghost_px4.ulog_topics import load_ulog, px4_version_label
 
     started = time.monotonic()
     bag = work_dir / f'{log_file.stem}_input'
@@ -752,7 +752,7 @@ def scenario_outage(config: PipelineConfig) -> dict[str, Any]:
     and the commander's position failsafe acts on that; its eph test (2.5 x COM_POS_FS_EPH once
     valid) is reported too. The healthy part is the cycles with a fix.
     """
-    from ghost_nodes.px4_events import Px4Limits
+    from ghost_px4.events import Px4Limits
 
     limits = Px4Limits()
     scenario = generate_scenario('gnss_outage')

@@ -4,8 +4,8 @@ from setuptools import find_packages, setup
 
 package_name = 'ghost_nodes'
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-         'decision_policy', 'action_emitter', 'recorder', 'input_player', 'monitor', 'px4_bridge',
-         'command_gate', 'px4_log_player', 'mission_setpoints')
+         'decision_policy', 'action_emitter', 'recorder', 'input_player', 'monitor',
+         'command_gate')
 
 setup(
     name=package_name,
@@ -27,7 +27,6 @@ setup(
         'console_scripts': [
             f'{node} = ghost_nodes.nodes.{node}:main' for node in NODES
         ] + ['ghost_agent = ghost_nodes.agent_process:main', 'ghost_run = ghost_nodes.run:main',
-             'ghost_replay = ghost_nodes.replay:main',
-             'ghost_import_ulog = ghost_nodes.ulog_import:main'],
+             'ghost_replay = ghost_nodes.replay:main'],
     },
 )

@@ -143,7 +143,8 @@ def _graph(context, *args, **kwargs):
             with open(overrides_file, 'w', encoding='utf-8') as stream:
                 stream.write(overrides_yaml(spec))
         if single_process and spec.name in IN_PROCESS_NODES:
-            in_process.append((spec.name, spec.executable, ros_arguments(spec, overrides_file)))
+            in_process.append((spec.name, spec.package, spec.executable,
+                               ros_arguments(spec, overrides_file)))
             continue
         nodes.append(Node(
             package=spec.package, executable=spec.executable, name=spec.name,

@@ -18,7 +18,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_verify')
+PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_px4',
+            'ghost_verify')
 #: Where each package's run-time Python lives (``ghost`` installs the root launch/ folder).
 RUNTIME_SOURCES = {
     'ghost': (ROOT / 'launch',),
@@ -26,6 +27,7 @@ RUNTIME_SOURCES = {
     'ghost_core': (ROOT / 'ghost_core' / 'ghost_core',),
     'ghost_bag': (ROOT / 'ghost_bag' / 'ghost_bag',),
     'ghost_nodes': (ROOT / 'ghost_nodes' / 'ghost_nodes',),
+    'ghost_px4': (ROOT / 'ghost_px4' / 'ghost_px4',),
     'ghost_verify': (ROOT / 'ghost_verify' / 'ghost_verify',),
 }
 #: Import name -> rosdep key, each checked in rosdistro's rosdep/python.yaml. An import that is
@@ -51,12 +53,22 @@ PYPI_ONLY = {
 #: setup.py's setuptools comes with the ament_python build type.
 IMPLIED = frozenset({'setuptools'})
 #: (package, import) pairs that cannot be declared, with the reason (checked below).
-UNDECLARABLE: dict[tuple[str, str], str] = {}
+UNDECLARABLE: dict[tuple[str, str], str] = {
+    ('ghost_nodes', 'ghost_px4'): 'ghost_run --px4-ulog reads the log with ghost_px4, which '
+                                  'depends on ghost_nodes',
+}
+#: (package, import) pairs imported only in an optional mode, deliberately not declared so that
+#: a user without PX4 installs none of PX4; the package.xml names the module in a comment.
+OPTIONAL = {
+    ('ghost_nodes', 'px4_msgs'): "the command gate's px4 mode (ghost_px4 declares px4_msgs)",
+}
+#: What a user without PX4 must not be made to install with the agent.
+PX4_ONLY = ('px4_msgs', 'pyulog')
 #: ghost_bag's writer: the one module importing the writer-only libraries. They are run-time
 #: dependencies of the packages that write (declared there), not of ghost_bag, so that an
 #: auditor's install (ghost_verify, ghost_bag) needs none of them.
 WRITER = ROOT / 'ghost_bag' / 'ghost_bag' / 'write.py'
-WRITERS = ('ghost_nodes',)
+WRITERS = ('ghost_nodes', 'ghost_px4')
 RUN_TAGS = ('depend', 'exec_depend')
 TEST_TAGS = ('depend', 'exec_depend', 'test_depend')
 
@@ -143,7 +155,7 @@ def _problems(package: str, kind: str, folders: tuple[Path, ...],
     imports = third_party_imports(package, folders, files=files)
     for module, files in sorted(imports.items()):
         where = f'{package} ({kind}) imports {module!r} in {", ".join(sorted(files))}'
-        if module in IMPLIED or (package, module) in UNDECLARABLE:
+        if module in IMPLIED or (package, module) in UNDECLARABLE or (package, module) in OPTIONAL:
             continue
         if module in PYPI_ONLY:
             dist = PYPI_ONLY[module]
@@ -244,3 +256,22 @@ def test_undeclarable_dependencies_are_still_undeclarable() -> None:
             f'{module} no longer depends on {package}: declare {module} in {package}/package.xml '
             f'and drop it from UNDECLARABLE ({reason})')
         assert module in _manifest(package)[1], f'{package}/package.xml must say why ({reason})'
+
+
+def test_optional_imports_are_named_in_the_package_xml() -> None:
+    """Each OPTIONAL import is still imported, and its package.xml says why it is undeclared."""
+    for (package, module), reason in OPTIONAL.items():
+        assert module in third_party_imports(package, RUNTIME_SOURCES[package]), (
+            f'{package} no longer imports {module}: drop it from OPTIONAL')
+        assert module in _manifest(package)[1], f'{package}/package.xml must say why ({reason})'
+
+
+@pytest.mark.parametrize('package', ('ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_verify'))
+def test_only_ghost_px4_needs_px4(package: str) -> None:
+    """The agent, the bag library and the auditor neither declare nor import PX4's packages."""
+    declared, _ = _manifest(package)
+    assert not set(PX4_ONLY) & set().union(*declared.values())
+    imports = third_party_imports(package, RUNTIME_SOURCES[package])
+    assert {module for module in PX4_ONLY if module in imports} <= {
+        module for (owner, module) in OPTIONAL if owner == package}
+    assert 'pyulog' not in imports

@@ -43,8 +43,8 @@ REQUIREMENTS_ROS = ROOT / 'requirements-ros.txt'
 MARKER = '<!-- ros-install:'
 ROS_SETUP = '/opt/ros/jazzy/setup.bash'
 #: What the scratch workspace holds (ghost_interfaces left out, see the module docstring).
-WORKSPACE = ('ghost', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_verify', 'launch',
-             'config',
+WORKSPACE = ('ghost', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_px4', 'ghost_verify',
+             'launch', 'config',
              'colcon.meta', 'requirements-ros.txt')
 PYPI_ONLY_MODULES = ('mcap', 'mcap_ros2', 'rosbags', 'pyulog')
 

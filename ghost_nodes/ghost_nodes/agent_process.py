@@ -52,28 +52,30 @@ EXECUTORS = ('single', 'events')
 DELIVERIES = ('in_process', 'dds')
 
 
-def node_class(executable: str) -> Callable[..., GhostNode]:
-    """The node class an executable of ghost_nodes runs (``ghost_nodes.nodes.<executable>``)."""
+def node_class(package: str, executable: str) -> Callable[..., GhostNode]:
+    """The node class an executable of a Ghost package runs (``<package>.nodes.<executable>``)."""
+    module_name = f'{package}.nodes.{executable}'
     try:
-        module = importlib.import_module(f'ghost_nodes.nodes.{executable}')
+        module = importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        if err.name == f'ghost_nodes.nodes.{executable}':
-            raise ValueError(f'{executable!r} is not a ghost_nodes node') from None
+        if err.name is not None and module_name.startswith(err.name):
+            raise ValueError(f'{executable!r} is not a node of {package!r} ({module_name} '
+                             'cannot be imported)') from None
         raise
     classes = [cls for _name, cls in inspect.getmembers(module, inspect.isclass)
                if issubclass(cls, GhostNode) and cls.__module__ == module.__name__]
     if len(classes) != 1:
-        raise ValueError(f'ghost_nodes.nodes.{executable} defines {len(classes)} node classes, '
-                         'expected 1')
+        raise ValueError(f'{module_name} defines {len(classes)} node classes, expected 1')
     node: Callable[..., GhostNode] = classes[0]  # each takes rclpy's Node options
     return node
 
 
-def graph_document(nodes: Sequence[tuple[str, str, Sequence[str]]]) -> str:
-    """The ``--graph`` file for (name, executable, ros_arguments) of each node."""
+def graph_document(nodes: Sequence[tuple[str, str, str, Sequence[str]]]) -> str:
+    """The ``--graph`` file for (name, package, executable, ros_arguments) of each node."""
     return json.dumps({'nodes': [
-        {'name': name, 'executable': executable, 'ros_arguments': list(arguments)}
-        for name, executable, arguments in nodes]}, indent=2) + '\n'
+        {'name': name, 'package': package, 'executable': executable,
+         'ros_arguments': list(arguments)}
+        for name, package, executable, arguments in nodes]}, indent=2) + '\n'
 
 
 def _factories(path: Path, bus: IntraProcessBus | None) -> list[Callable[[], Node]]:
@@ -87,12 +89,13 @@ def _factories(path: Path, bus: IntraProcessBus | None) -> list[Callable[[], Nod
     factories: list[Callable[[], Node]] = []
     for index, entry in enumerate(entries):
         where = f'--graph {path}: nodes[{index}]'
-        if not isinstance(entry, dict) or not isinstance(entry.get('executable'), str) or \
+        if not isinstance(entry, dict) or not isinstance(entry.get('package'), str) or \
+                not isinstance(entry.get('executable'), str) or \
                 not isinstance(entry.get('ros_arguments'), list) or not all(
                     isinstance(a, str) for a in entry['ros_arguments']):
-            raise ValueError(f'{where}: needs "executable" (str) and "ros_arguments" (list of '
-                             'str)')
-        cls = node_class(entry['executable'])
+            raise ValueError(f'{where}: needs "package" (str), "executable" (str) and '
+                             '"ros_arguments" (list of str)')
+        cls = node_class(entry['package'], entry['executable'])
         arguments = list(entry['ros_arguments'])
 
         def factory(cls: Callable[..., GhostNode] = cls, arguments: list[str] = arguments

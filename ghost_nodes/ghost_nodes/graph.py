@@ -253,18 +253,21 @@ def closed_loop_graph(
             subscribes=subs, publishes=pubs))
     if px4:
         specs.insert(0, NodeSpec(
-            name='px4_bridge', executable='px4_bridge', namespace=namespace, param_files=files,
+            name='px4_bridge', executable='px4_bridge', package='ghost_px4', namespace=namespace,
+            param_files=files,
             parameters=dict(overrides.get('px4_bridge', {})), user_param_files=user_files,
             remaps=tuple(pair for pair in remap_pairs if pair[0] in INPUT_TOPICS),
             subscribes=tuple(PX4_OUT_TOPICS), publishes=tuple(INPUT_TOPICS)))
     if px4_ulog:
         player = {'log': str(Path(px4_ulog).resolve()), **overrides.get('px4_log_player', {})}
         specs.insert(0, NodeSpec(
-            name='px4_log_player', executable='px4_log_player', namespace=namespace,
+            name='px4_log_player', executable='px4_log_player', package='ghost_px4',
+            namespace=namespace,
             param_files=files, parameters=player, user_param_files=user_files,
             publishes=tuple(PX4_OUT_TOPICS)))
         specs.append(NodeSpec(
-            name='mission_setpoints', executable='mission_setpoints', namespace=namespace,
+            name='mission_setpoints', executable='mission_setpoints', package='ghost_px4',
+            namespace=namespace,
             param_files=files, parameters=dict(overrides.get('mission_setpoints', {})),
             user_param_files=user_files, subscribes=('/fmu/out/vehicle_local_position',),
             publishes=(MISSION_SETPOINT_TOPIC,)))

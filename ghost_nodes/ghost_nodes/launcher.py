@@ -119,7 +119,8 @@ class GraphProcesses:
 
         graph = self.log_dir / f'{AGENT_PROCESS}.graph.json'
         graph.write_text(graph_document([
-            (spec.name, spec.executable, ros_arguments(spec, self._overrides_file(spec)))
+            (spec.name, spec.package, spec.executable,
+             ros_arguments(spec, self._overrides_file(spec)))
             for spec in specs]))
         agent = NodeSpec(name=AGENT_PROCESS, executable=AGENT_PROCESS)
         self._popen(AGENT_PROCESS, [executable_path(agent), '--graph', str(graph),

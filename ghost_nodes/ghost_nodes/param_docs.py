@@ -11,9 +11,19 @@ from ghost_nodes.node_base import COMMON_PARAMS, ParamSpec
 
 __all__ = ['NODES', 'render']
 
-NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
-         'decision_policy', 'action_emitter', 'recorder', 'monitor', 'px4_bridge',
-         'command_gate', 'px4_log_player', 'mission_setpoints')
+#: Each node and the module declaring its parameters, in the page's order.
+NODES = (('scenario', 'ghost_nodes.nodes.scenario'),
+         ('self_assessor', 'ghost_nodes.nodes.self_assessor'),
+         ('forward_predictor', 'ghost_nodes.nodes.forward_predictor'),
+         ('outcome_evaluator', 'ghost_nodes.nodes.outcome_evaluator'),
+         ('calibrator', 'ghost_nodes.nodes.calibrator'),
+         ('decision_policy', 'ghost_nodes.nodes.decision_policy'),
+         ('action_emitter', 'ghost_nodes.nodes.action_emitter'),
+         ('recorder', 'ghost_nodes.nodes.recorder'), ('monitor', 'ghost_nodes.nodes.monitor'),
+         ('px4_bridge', 'ghost_px4.nodes.px4_bridge'),
+         ('command_gate', 'ghost_nodes.nodes.command_gate'),
+         ('px4_log_player', 'ghost_px4.nodes.px4_log_player'),
+         ('mission_setpoints', 'ghost_px4.nodes.mission_setpoints'))
 
 _HEADER = """\
 # Node parameters
@@ -62,8 +72,8 @@ def render() -> str:
     """The whole Markdown page."""
     rows = []
     owners = [('every node', COMMON_PARAMS)] + [
-        (node, getattr(importlib.import_module(f'ghost_nodes.nodes.{node}'), 'PARAMS', ()))
-        for node in NODES]
+        (node, getattr(importlib.import_module(module), 'PARAMS', ()))
+        for node, module in NODES]
     for node, specs in owners:
         for spec in specs:
             rows.append(

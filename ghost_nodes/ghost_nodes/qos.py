@@ -4,7 +4,8 @@ from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReli
 
 from ghost_nodes.graph import INPUT_QOS_CHOICES
 
-__all__ = ['DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos']
+__all__ = ['DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos',
+           'PX4_QOS']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
 #: subscriber catches up at the benchmarked rates.
@@ -25,6 +26,16 @@ DIAGNOSTICS_QOS = QoSProfile(
     durability=QoSDurabilityPolicy.VOLATILE,
     history=QoSHistoryPolicy.KEEP_LAST,
     depth=10,
+)
+
+#: PX4's uXRCE-DDS topics: best-effort, transient-local, keep-last (PX4's ROS 2 examples; a
+#: reliable reader would not match PX4's best-effort writers). Depth 5 as px4_ros_com's
+#: listeners: the bridge converts each sample at once, so a short queue loses nothing.
+PX4_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.BEST_EFFORT,
+    durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=5,
 )
 
 

@@ -294,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     source: str | None = None
     if args.px4_ulog is not None:
-        from ghost_nodes.ulog_topics import ulog_duration_s, UlogReadError
+        from ghost_px4.ulog_topics import ulog_duration_s, UlogReadError
 
         try:
             duration_s = ulog_duration_s(args.px4_ulog)
@@ -347,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             'speed': float(args.speed), 'bag_state_topic': args.state_topic,
             'bag_observations_topic': args.observations_topic}}
     if args.px4_ulog is not None:
-        from ghost_nodes.ulog_topics import bridge_parameters
+        from ghost_px4.ulog_topics import bridge_parameters
 
         # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
         overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},

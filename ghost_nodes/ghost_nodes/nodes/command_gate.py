@@ -76,8 +76,7 @@ from ghost_nodes.node_base import (
     positive,
     run,
 )
-from ghost_nodes.nodes.px4_bridge import PX4_QOS
-from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.qos import GHOST_QOS, PX4_QOS
 
 __all__ = ['COMMAND_QOS', 'CommandGateNode', 'MODES', 'PARAMS', 'main']
 

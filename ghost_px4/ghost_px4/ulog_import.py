@@ -6,7 +6,7 @@
 The bag holds /state/nav (nav_msgs/msg/Odometry, the EKF's belief) and /observations
 (geometry_msgs/msg/PoseWithCovarianceStamped, the GNSS fixes projected into the EKF's local
 frame). Conventions: docs/real-data.md. The frame and covariance conversions are in
-ghost_nodes.px4_convert.
+ghost_px4.convert.
 
 Exit codes: 0 the bag was written; 1 the bag could not be written (I/O error); 2 usage error
 (bad option, the output already exists); 3 the log cannot be used (not a ULog, damaged before
@@ -29,9 +29,9 @@ from typing import Any, TextIO
 import numpy
 
 from ghost_core.profiles import accuracy_profile, ACCURACY_PROFILES, DEFAULT_PROFILE
-from ghost_nodes import px4_convert as px4
-from ghost_nodes import ulog_topics
-from ghost_nodes.ulog_topics import (
+from ghost_px4 import convert as px4
+from ghost_px4 import ulog_topics
+from ghost_px4.ulog_topics import (
     ATTITUDE_MAX_AGE_NS,
     column,
     Damage,
@@ -651,8 +651,8 @@ def _check_output(output: Path) -> None:
 
 
 def _write_bag(output: Path, beliefs: _Stream, fixes: _Stream) -> int:
+    from ghost_bag.errors import BagWriteError
     from ghost_bag.write import GhostBagWriter
-    from ghost_nodes.errors import BagWriteError
 
     events = sorted(
         [(log_time, 0, index, OBSERVATION_TOPIC, POSE_TYPE, msg)
@@ -757,7 +757,7 @@ def _invalid_lines(beliefs: _Stream) -> list[str]:
 
 def _limit_lines(parameters: Mapping[str, float], profile_name: str) -> list[str]:
     """The log's own PX4 limits beside the Ghost thresholds of ``profile_name``."""
-    from ghost_nodes.px4_events import px4_limits
+    from ghost_px4.events import px4_limits
 
     profile = accuracy_profile(profile_name)
     lines = ['PX4 limits of this log (Ghost compares beliefs against its own thresholds):']

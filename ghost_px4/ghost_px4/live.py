@@ -1,7 +1,7 @@
 """Pure per-message rules of the live PX4 bridge (px4_bridge): one PX4 sample in, ROS content out.
 
 The conventions themselves (NED/ENU, FRD/FLU, the quaternion, covariance rotations, PX4's map
-projection, eph/epv, the height reference) are ``ghost_nodes.px4_convert``'s, shared with the
+projection, eph/epv, the height reference) are ``ghost_px4.convert``'s, shared with the
 ULog importer; this module only applies the importer's per-sample rules to the fields of one
 live message (px4_msgs release/1.17 layouts: ``VehicleOdometry``, ``VehicleLocalPosition``,
 ``SensorGps``), given as plain numbers.
@@ -9,7 +9,7 @@ live message (px4_msgs release/1.17 layouts: ``VehicleOdometry``, ``VehicleLocal
 SPEC §5: a belief its estimator flags invalid is published, its block marked invalid (+inf
 variances, judged UNKNOWN), never dropped; only a sample that carries no belief at all (no
 position, no attitude, an unmappable frame), or a fix that cannot be one, raises
-:class:`~ghost_nodes.errors.Px4SampleRejected` with a stable reason (the node counts them).
+:class:`~ghost_px4.errors.Px4SampleRejected` with a stable reason (the node counts them).
 
 Nothing here imports rclpy or px4_msgs.
 """
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 import math
 
-from ghost_nodes import px4_convert as px4
-from ghost_nodes.errors import Px4SampleRejected
+from ghost_px4 import convert as px4
+from ghost_px4.errors import Px4SampleRejected
 
 __all__ = [
     'Attitude',
@@ -54,7 +54,7 @@ POSE_FRAMES = {1: px4.Px4Frame.NED, 2: px4.Px4Frame.FRD_WORLD}
 #: VehicleOdometry.velocity_frame codes (VELOCITY_FRAME_*); 0 is unknown.
 VELOCITY_FRAMES = {1: px4.Px4Frame.NED, 2: px4.Px4Frame.FRD_WORLD, 3: px4.Px4Frame.BODY_FRD}
 
-# The reasons below are the importer's (ghost_nodes.ulog_import), word for word, so that a
+# The reasons below are the importer's (ghost_px4.ulog_import), word for word, so that a
 # bridge's log and an import summary of the same flight count the same things.
 #: The one reason a sample with an attitude carries no belief: PX4 states no position.
 NAN_POSITION = 'position not finite (NaN: PX4 states no position)'

@@ -1,6 +1,6 @@
 """px4_log_player and mission_setpoints: a real PX4 flight log played as PX4 would.
 
-The playback (ghost_nodes.ulog_topics) is checked against the logs as pyulog reads them; the
+The playback (ghost_px4.ulog_topics) is checked against the logs as pyulog reads them; the
 player over real DDS into a subscriber with PX4's QoS (px4_listen.py), and into the real
 px4_bridge, whose beliefs must be the ones ghost_import_ulog makes of the same log. The stand-in
 mission is driven by a test vehicle (mission_probe.py).
@@ -27,11 +27,11 @@ from test_ulog_import import (
     ulog_bytes,
 )
 
-from ghost_nodes import px4_convert as px4
-from ghost_nodes import ulog_topics
 from ghost_nodes.inputs import read_inputs
-from ghost_nodes.nodes.mission_setpoints import mission_setpoint
-from ghost_nodes.ulog_import import main as import_ulog
+from ghost_px4 import convert as px4
+from ghost_px4 import ulog_topics
+from ghost_px4.nodes.mission_setpoints import mission_setpoint
+from ghost_px4.ulog_import import main as import_ulog
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -41,7 +41,7 @@ SITL_LOG = REALDATA / '14_19_29.ulg'
 NO_GNSS_LOG = REALDATA / 'quadrotor_local.ulg'
 needs_realdata = pytest.mark.skipif(not REALDATA.is_dir(),
                                     reason=f'{REALDATA} (the shared real logs) is missing')
-BIN = REPO / 'install' / 'ghost_nodes' / 'lib' / 'ghost_nodes'
+BIN = REPO / 'install' / 'ghost_px4' / 'lib' / 'ghost_px4'
 PLAYER, BRIDGE, MISSION = BIN / 'px4_log_player', BIN / 'px4_bridge', BIN / 'mission_setpoints'
 LISTEN, PROBE = HERE / 'px4_listen.py', HERE / 'mission_probe.py'
 PLAYED = ulog_topics.PLAYED_TOPICS

@@ -1,7 +1,7 @@
 """PX4 bridge node: PX4's uXRCE-DDS topics (px4_msgs) in, Ghost's state/nav and observations out.
 
 A thin adapter: each px4_msgs message is read into plain numbers, converted by
-``ghost_nodes.px4_live`` (the ULog importer's rules over ``ghost_nodes.px4_convert``'s
+``ghost_px4.live`` (the ULog importer's rules over ``ghost_px4.convert``'s
 conventions) and published. See docs/integration.md, "PX4 over uXRCE-DDS: px4_bridge".
 
 A belief PX4 flags invalid is published with that block marked invalid (SPEC §5), never
@@ -23,11 +23,7 @@ from typing import Any
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
-from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
-from ghost_nodes import px4_convert as px4
-from ghost_nodes import px4_live
-from ghost_nodes.errors import Px4SampleRejected
 from ghost_nodes.node_base import (
     at_least,
     at_most,
@@ -37,19 +33,13 @@ from ghost_nodes.node_base import (
     ParamSpec,
     run,
 )
-from ghost_nodes.qos import GHOST_QOS
+from ghost_nodes.qos import GHOST_QOS, PX4_QOS
+from ghost_px4 import convert as px4
+from ghost_px4 import live
+from ghost_px4.errors import Px4SampleRejected
 
-__all__ = ['PX4_QOS', 'Px4BridgeNode', 'main']
+__all__ = ['Px4BridgeNode', 'main']
 
-#: PX4's uXRCE-DDS topics: best-effort, transient-local, keep-last (PX4's ROS 2 examples; a
-#: reliable reader would not match PX4's best-effort writers). Depth 5 as px4_ros_com's
-#: listeners: the bridge converts each sample at once, so a short queue loses nothing.
-PX4_QOS = QoSProfile(
-    reliability=QoSReliabilityPolicy.BEST_EFFORT,
-    durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
-    history=QoSHistoryPolicy.KEEP_LAST,
-    depth=5,
-)
 
 SOURCES = ('vehicle_odometry', 'vehicle_local_position')
 
@@ -94,8 +84,8 @@ class Px4BridgeNode(GhostNode):
         self._height = px4.height_reference({} if code < 0 else {'EKF2_HGT_REF': float(code)})
         self._max_attitude_age_ns = int(round(self.param('max_attitude_age_s') * 1e9))
         self._origin: tuple[px4.GeoOrigin, bool] | None = None
-        self._attitude: px4_live.Attitude | None = None
-        self._validity: px4_live.Validity | None = None
+        self._attitude: live.Attitude | None = None
+        self._validity: live.Validity | None = None
         self._last_belief_ns: int | None = None
         self._last_fix_ns: int | None = None
         self._status: tuple[int, int, bool] | None = None
@@ -126,13 +116,13 @@ class Px4BridgeNode(GhostNode):
     # --- inputs ---
 
     def _on_odometry(self, msg: Any) -> None:
-        stamp = px4_live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
+        stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
         if self._source == 'vehicle_odometry':
             position_valid, velocity_valid = (
                 (True, True) if self._validity is None
                 else self._validity.at(stamp, self._max_attitude_age_ns))
             try:
-                belief = px4_live.vehicle_odometry_sample(
+                belief = live.vehicle_odometry_sample(
                     position=msg.position, q=msg.q, velocity=msg.velocity,
                     angular_velocity=msg.angular_velocity,
                     position_variance=msg.position_variance,
@@ -152,21 +142,21 @@ class Px4BridgeNode(GhostNode):
             px4.px4_quaternion_to_ros(q)
         except ValueError:
             return  # not an attitude: the next local-position sample finds none and says so
-        self._attitude = px4_live.Attitude(
+        self._attitude = live.Attitude(
             stamp, (q[0], q[1], q[2], q[3]),
             (rates[0], rates[1], rates[2]) if all(map(math.isfinite, rates)) else (0.0, 0.0, 0.0),
             (variance[0], variance[1], variance[2]))
 
     def _on_local_position(self, msg: Any) -> None:
-        self._origin = px4_live.origin_of(msg.xy_global, msg.z_global, msg.ref_lat,
+        self._origin = live.origin_of(msg.xy_global, msg.z_global, msg.ref_lat,
                                           msg.ref_lon, msg.ref_alt)
-        stamp = px4_live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
+        stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
         if self._source != 'vehicle_local_position':
-            self._validity = px4_live.Validity(stamp, bool(msg.xy_valid and msg.z_valid),
+            self._validity = live.Validity(stamp, bool(msg.xy_valid and msg.z_valid),
                                                bool(msg.v_xy_valid and msg.v_z_valid))
             return
         try:
-            belief = px4_live.local_position_odometry(
+            belief = live.local_position_odometry(
                 x=msg.x, y=msg.y, z=msg.z, vx=msg.vx, vy=msg.vy, vz=msg.vz, eph=msg.eph,
                 epv=msg.epv, evh=msg.evh, evv=msg.evv, xy_valid=msg.xy_valid,
                 z_valid=msg.z_valid, v_xy_valid=msg.v_xy_valid, v_z_valid=msg.v_z_valid,
@@ -181,10 +171,10 @@ class Px4BridgeNode(GhostNode):
 
     def _on_gps(self, msg: Any) -> None:
         try:
-            fix = px4_live.fix_observation(
+            fix = live.fix_observation(
                 fix_type=msg.fix_type, lat_deg=msg.latitude_deg, lon_deg=msg.longitude_deg,
                 alt_m=msg.altitude_msl_m, eph=msg.eph, epv=msg.epv,
-                sample_ns=px4_live.fix_sample_time_ns(msg.timestamp, msg.timestamp_sample),
+                sample_ns=live.fix_sample_time_ns(msg.timestamp, msg.timestamp_sample),
                 delay_ns=self._delay_ns, origin=self._origin, height=self._height)
         except Px4SampleRejected as err:
             self._drop('fix', str(err))
@@ -195,7 +185,7 @@ class Px4BridgeNode(GhostNode):
         self._last_fix_ns = fix.stamp_ns
         out = PoseWithCovarianceStamped()
         out.header.stamp.sec, out.header.stamp.nanosec = _time(fix.stamp_ns)
-        out.header.frame_id = px4_live.FRAME_ID
+        out.header.frame_id = live.FRAME_ID
         p = out.pose.pose.position
         p.x, p.y, p.z = fix.position
         out.pose.pose.orientation.w = 1.0
@@ -213,7 +203,7 @@ class Px4BridgeNode(GhostNode):
 
     # --- outputs ---
 
-    def _publish_belief(self, stamp_ns: int, belief: px4_live.Belief) -> None:
+    def _publish_belief(self, stamp_ns: int, belief: live.Belief) -> None:
         if self._last_belief_ns is not None and stamp_ns <= self._last_belief_ns:
             self._drop('belief', 'timestamp not strictly increasing')
             return
@@ -221,8 +211,8 @@ class Px4BridgeNode(GhostNode):
         ros = belief.odometry
         out = Odometry()
         out.header.stamp.sec, out.header.stamp.nanosec = _time(stamp_ns)
-        out.header.frame_id = px4_live.FRAME_ID
-        out.child_frame_id = px4_live.CHILD_FRAME_ID
+        out.header.frame_id = live.FRAME_ID
+        out.child_frame_id = live.CHILD_FRAME_ID
         pose = out.pose.pose
         pose.position.x, pose.position.y, pose.position.z = ros.position
         o = pose.orientation
@@ -235,7 +225,7 @@ class Px4BridgeNode(GhostNode):
         self._nav_pub.publish(out)
         self._count(belief)
 
-    def _count(self, belief: px4_live.Belief) -> None:
+    def _count(self, belief: live.Belief) -> None:
         """Count what a published belief says it does not know; log the first and every 100th."""
         for reason in belief.invalid:
             self.invalid[reason] += 1

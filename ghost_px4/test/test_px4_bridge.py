@@ -1,6 +1,6 @@
 """px4_bridge: PX4's uXRCE-DDS messages in, Ghost's state/nav and observations out.
 
-The pure rules (ghost_nodes.px4_live) are tested directly; the node over real DDS, fed by a
+The pure rules (ghost_px4.live) are tested directly; the node over real DDS, fed by a
 test publisher with px4_msgs types and PX4's QoS (px4_feed.py), against hand-computed
 NED -> ENU cases.
 """
@@ -12,14 +12,16 @@ import sys
 
 import pytest
 
-from ghost_nodes import px4_convert as px4
-from ghost_nodes import px4_live
-from ghost_nodes.errors import Px4SampleRejected
 from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+from ghost_px4 import convert as px4
+from ghost_px4 import live
+from ghost_px4.errors import Px4SampleRejected
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE.parents[1] / 'config'
-BRIDGE = HERE.parents[1] / 'install' / 'ghost_nodes' / 'lib' / 'ghost_nodes' / 'px4_bridge'
+BRIDGE = HERE.parents[1] / 'install' / 'ghost_px4' / 'lib' / 'ghost_px4' / 'px4_bridge'
+GHOST_RUN = [sys.executable, '-c',
+             'import sys; from ghost_nodes.run import main; sys.exit(main())']
 FEED = HERE / 'px4_feed.py'
 NAN = float('nan')
 S45 = math.sqrt(0.5)
@@ -46,7 +48,7 @@ def _odometry(**overrides):
                   orientation_variance=(0.01, 0.02, 0.03),
                   velocity_variance=(0.04, 0.05, 0.06), pose_frame=1, velocity_frame=1)
     fields.update(overrides)
-    return px4_live.vehicle_odometry_sample(**fields)
+    return live.vehicle_odometry_sample(**fields)
 
 
 def _assert_invalid_block(cov36, offset):
@@ -71,7 +73,7 @@ def test_ned_position_becomes_enu_and_north_facing_is_ros_yaw_90() -> None:
     assert _diag(ros.pose_covariance, 3) == pytest.approx([0.02, 0.01, 0.03])
     # North variance 0.04 is forward, east 0.05 is (minus) left.
     assert _diag(ros.twist_covariance, 0) == pytest.approx([0.04, 0.05, 0.06])
-    assert belief.orientation_source == px4_live.ORIENTATION_FROM_ODOMETRY
+    assert belief.orientation_source == live.ORIENTATION_FROM_ODOMETRY
     assert belief.invalid == ()
 
 
@@ -149,13 +151,13 @@ def test_px4_flags_of_the_same_cycle_mark_the_blocks_invalid() -> None:
     belief = _odometry(position_valid=False)
     _assert_invalid_block(belief.odometry.pose_covariance, 0)
     assert _diag(belief.odometry.twist_covariance, 0) == pytest.approx([0.04, 0.05, 0.06])
-    assert belief.invalid == (px4_live.POSITION_FLAGGED_INVALID,)
+    assert belief.invalid == (live.POSITION_FLAGGED_INVALID,)
     belief = _odometry(velocity_valid=False, position_variance=(NAN, 0.1, 0.1))
     assert _diag(belief.odometry.twist_covariance, 0) == [INF] * 3
     assert belief.odometry.linear_velocity == pytest.approx((1.0, 0.0, 0.0), abs=1e-12)
     assert belief.invalid == ('position variance not finite (PX4: unknown)',
-                              px4_live.VELOCITY_FLAGGED_INVALID)
-    assert belief.orientation_source == px4_live.ORIENTATION_FROM_ODOMETRY
+                              live.VELOCITY_FLAGGED_INVALID)
+    assert belief.orientation_source == live.ORIENTATION_FROM_ODOMETRY
 
 
 @pytest.mark.parametrize('overrides, reason', [
@@ -172,7 +174,7 @@ def test_odometry_without_a_belief_is_rejected(overrides, reason) -> None:
 
 
 def test_validity_flags_apply_within_the_age_either_side() -> None:
-    flags = px4_live.Validity(1_000_000_000, False, True)
+    flags = live.Validity(1_000_000_000, False, True)
     assert flags.at(1_000_000_000, 100_000_000) == (False, True)
     assert flags.at(900_000_000, 100_000_000) == (False, True)   # the odometry came first
     assert flags.at(1_100_000_000, 100_000_000) == (False, True)
@@ -186,11 +188,11 @@ def _local(**overrides):
     fields = dict(x=1.0, y=2.0, z=3.0, vx=0.0, vy=2.0, vz=0.0, eph=1.0, epv=0.5, evh=0.2,
                   evv=0.1, xy_valid=True, z_valid=True, v_xy_valid=True, v_z_valid=True,
                   stamp_ns=1_000_000_000,
-                  attitude=px4_live.Attitude(950_000_000, (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0),
+                  attitude=live.Attitude(950_000_000, (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0),
                                              (0.01, 0.01, 0.04)),
                   max_attitude_age_ns=100_000_000)
     fields.update(overrides)
-    return px4_live.local_position_odometry(**fields)
+    return live.local_position_odometry(**fields)
 
 
 def test_local_position_uses_eph_epv_and_the_odometry_attitude() -> None:
@@ -202,7 +204,7 @@ def test_local_position_uses_eph_epv_and_the_odometry_attitude() -> None:
     assert _diag(ros.pose_covariance, 0) == pytest.approx([0.5, 0.5, 0.25])
     assert _diag(ros.twist_covariance, 0) == pytest.approx([0.02, 0.02, 0.01])
     assert _diag(ros.pose_covariance, 3) == pytest.approx([0.01, 0.01, 0.04])
-    assert belief.orientation_source == px4_live.ORIENTATION_FROM_ODOMETRY
+    assert belief.orientation_source == live.ORIENTATION_FROM_ODOMETRY
     assert belief.invalid == ()
 
 
@@ -211,7 +213,7 @@ def test_local_position_orientation_from_tilt_and_heading_first() -> None:
     belief = _local(tilt_var=0.02, heading_var=0.05)
     assert _block(belief.odometry.pose_covariance, 3) == [
         pytest.approx(row) for row in ([0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.05])]
-    assert belief.orientation_source == px4_live.ORIENTATION_FROM_TILT_HEADING
+    assert belief.orientation_source == live.ORIENTATION_FROM_TILT_HEADING
 
 
 @pytest.mark.parametrize('tilt, heading', [(0.0, 0.0), (NAN, 0.05), (-0.02, 0.05),
@@ -220,11 +222,11 @@ def test_local_position_orientation_from_tilt_and_heading_first() -> None:
 def test_unstated_tilt_and_heading_fall_back_to_the_odometry_variance(tilt, heading) -> None:
     belief = _local(tilt_var=tilt, heading_var=heading)
     assert _diag(belief.odometry.pose_covariance, 3) == pytest.approx([0.01, 0.01, 0.04])
-    assert belief.orientation_source == px4_live.ORIENTATION_FROM_ODOMETRY
+    assert belief.orientation_source == live.ORIENTATION_FROM_ODOMETRY
 
 
 def test_local_position_odometry_variance_is_about_the_body_axes() -> None:
-    attitude = px4_live.Attitude(950_000_000, S45X4, (0.0, 0.0, 0.0), (1e-4, 2e-4, 3e-4))
+    attitude = live.Attitude(950_000_000, S45X4, (0.0, 0.0, 0.0), (1e-4, 2e-4, 3e-4))
     block = _block(_local(attitude=attitude).odometry.pose_covariance, 3)
     assert block == [pytest.approx(row, abs=1e-15)
                      for row in ([1e-4, 0, 0], [0, 2e-4, 0], [0, 0, 3e-4])]
@@ -232,18 +234,18 @@ def test_local_position_odometry_variance_is_about_the_body_axes() -> None:
 
 @pytest.mark.parametrize('variance', [None, (NAN, NAN, NAN)], ids=['none', 'nan'])
 def test_local_position_without_any_orientation_uncertainty_is_unknown(variance) -> None:
-    attitude = px4_live.Attitude(950_000_000, (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), variance)
+    attitude = live.Attitude(950_000_000, (1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0), variance)
     belief = _local(attitude=attitude, tilt_var=0.0, heading_var=0.0)
     assert belief.orientation_source is None
     assert _block(belief.odometry.pose_covariance, 3) == [[0.0] * 3] * 3
 
 
 @pytest.mark.parametrize('overrides, reason', [
-    ({'xy_valid': False}, px4_live.POSITION_FLAGGED_INVALID),
-    ({'z_valid': False}, px4_live.POSITION_FLAGGED_INVALID),
+    ({'xy_valid': False}, live.POSITION_FLAGGED_INVALID),
+    ({'z_valid': False}, live.POSITION_FLAGGED_INVALID),
     ({'eph': NAN}, 'position accuracy (eph/epv) not finite or negative'),
     ({'epv': -0.5}, 'position accuracy (eph/epv) not finite or negative'),
-    ({'xy_valid': False, 'eph': NAN}, px4_live.POSITION_FLAGGED_INVALID),  # PX4's flag first
+    ({'xy_valid': False, 'eph': NAN}, live.POSITION_FLAGGED_INVALID),  # PX4's flag first
 ])
 def test_local_position_flagged_or_without_accuracy_is_kept_marked_invalid(overrides,
                                                                           reason) -> None:
@@ -258,8 +260,8 @@ def test_local_position_flagged_or_without_accuracy_is_kept_marked_invalid(overr
 
 
 @pytest.mark.parametrize('overrides, velocity, reason', [
-    ({'v_xy_valid': False}, (0.0, -2.0, 0.0), px4_live.VELOCITY_FLAGGED_INVALID),
-    ({'v_z_valid': False}, (0.0, -2.0, 0.0), px4_live.VELOCITY_FLAGGED_INVALID),
+    ({'v_xy_valid': False}, (0.0, -2.0, 0.0), live.VELOCITY_FLAGGED_INVALID),
+    ({'v_z_valid': False}, (0.0, -2.0, 0.0), live.VELOCITY_FLAGGED_INVALID),
     ({'vx': NAN}, (0.0, 0.0, 0.0), 'velocity or its accuracy (evh/evv) not finite or negative'),
     ({'evh': -0.2}, (0.0, 0.0, 0.0),
      'velocity or its accuracy (evh/evv) not finite or negative'),
@@ -286,10 +288,10 @@ def test_local_position_without_a_belief_is_rejected(overrides, reason) -> None:
 
 
 def test_stamps_are_px4_boot_time_in_ns() -> None:
-    assert px4_live.belief_time_ns(2_000_000, 1_999_000) == 1_999_000_000
-    assert px4_live.belief_time_ns(2_000_000, 0) == 2_000_000_000
-    assert px4_live.fix_sample_time_ns(2_000_000, 1_900_000) == 1_900_000_000
-    assert px4_live.fix_sample_time_ns(2_000_000, 0) == 2_000_000_000
+    assert live.belief_time_ns(2_000_000, 1_999_000) == 1_999_000_000
+    assert live.belief_time_ns(2_000_000, 0) == 2_000_000_000
+    assert live.fix_sample_time_ns(2_000_000, 1_900_000) == 1_900_000_000
+    assert live.fix_sample_time_ns(2_000_000, 0) == 2_000_000_000
 
 
 def _fix(**overrides):
@@ -298,7 +300,7 @@ def _fix(**overrides):
                   sample_ns=1_500_000_000, delay_ns=110_000_000, origin=(ORIGIN, True),
                   height=UNKNOWN_HEIGHT)
     fields.update(overrides)
-    return px4_live.fix_observation(**fields)
+    return live.fix_observation(**fields)
 
 
 def test_fix_is_projected_into_the_ekf_frame_and_stamped_at_measurement_time() -> None:
@@ -328,9 +330,9 @@ def test_unusable_fix_is_rejected(overrides, reason) -> None:
 
 
 def test_origin_needs_xy_global_and_a_finite_reference() -> None:
-    assert px4_live.origin_of(False, True, 47.0, 8.0, 400.0) is None
-    assert px4_live.origin_of(True, True, NAN, 8.0, 400.0) is None
-    assert px4_live.origin_of(True, False, 47.0, 8.0, 400.0) == (ORIGIN, False)
+    assert live.origin_of(False, True, 47.0, 8.0, 400.0) is None
+    assert live.origin_of(True, True, NAN, 8.0, 400.0) is None
+    assert live.origin_of(True, False, 47.0, 8.0, 400.0) == (ORIGIN, False)
 
 
 # --- the node over real DDS ---
@@ -478,8 +480,6 @@ def test_bridge_from_vehicle_local_position_over_dds(tmp_path, processes, px4_en
 
 def test_ghost_run_px4_records_and_verifies_a_px4_stream(tmp_path, processes, px4_env) -> None:
     """``ghost_run --px4``: px4_bridge in place of the scenario, until --timeout; it verifies."""
-    from graph_runs import GHOST_RUN, reports
-
     steps = [_local_msg(0.95)]
     for i in range(30):
         t = 1.0 + 0.1 * i
@@ -502,7 +502,7 @@ def test_ghost_run_px4_records_and_verifies_a_px4_stream(tmp_path, processes, px
     assert feed.returncode == 0, feed_err
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0, f'{out}\n{err}'
-    document = reports(run_dir)
+    document = json.loads((run_dir / 'reports.json').read_text())
     assert document['baud']['holds'] and document['erur']['holds'], document
     # Every belief the bridge published was judged, decided and actuated.
     published = len(json.loads(feed_out.strip().splitlines()[-1])['nav'])

@@ -21,8 +21,8 @@ import pytest
 
 from ghost_bag.layout import resolve_bag
 from ghost_core.hashing import hash_form
-from ghost_nodes import px4_convert as px4
-from ghost_nodes.ulog_import import main
+from ghost_px4 import convert as px4
+from ghost_px4.ulog_import import main
 
 REPO = Path(__file__).resolve().parents[2]
 REALDATA = REPO.parent / 'shared' / 'realdata'
@@ -328,7 +328,7 @@ def test_height_reference_from_both_parameter_names() -> None:
 
 def test_px4_convert_is_pure() -> None:
     """The conversions load without rclpy, pyulog, numpy or ghost_verify (a live bridge)."""
-    code = ('import sys, ghost_nodes.px4_convert; '
+    code = ('import sys, ghost_px4.convert; '
             "print(sorted(m for m in ('rclpy', 'pyulog', 'numpy', 'ghost_verify', 'mcap') "
             'if m in sys.modules))')
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
@@ -806,11 +806,11 @@ def _installed_command() -> list[str]:
     try:
         from ament_index_python.packages import get_package_prefix
 
-        prefix = Path(get_package_prefix('ghost_nodes'))
+        prefix = Path(get_package_prefix('ghost_px4'))
     except (ImportError, LookupError, ValueError):
-        pytest.skip('ghost_nodes is not installed (build the workspace)')
-    exe = prefix / 'lib' / 'ghost_nodes' / 'ghost_import_ulog'
-    assert exe.is_file() and os.access(exe, os.X_OK), f'{exe}: missing (rebuild ghost_nodes)'
+        pytest.skip('ghost_px4 is not installed (build the workspace)')
+    exe = prefix / 'lib' / 'ghost_px4' / 'ghost_import_ulog'
+    assert exe.is_file() and os.access(exe, os.X_OK), f'{exe}: missing (rebuild ghost_px4)'
     return [str(exe)]
 
 

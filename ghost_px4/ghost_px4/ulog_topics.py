@@ -26,7 +26,7 @@ from typing import Any, Self
 
 import numpy
 
-from ghost_nodes import px4_convert as px4
+from ghost_px4 import convert as px4
 
 __all__ = [
     'ATTITUDE_MAX_AGE_NS',

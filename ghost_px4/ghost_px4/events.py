@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy
 
-from ghost_nodes.ulog_topics import dataset, load_ulog, ns
+from ghost_px4.ulog_topics import dataset, load_ulog, ns
 
 __all__ = [
     'COMMANDER_POSITION_FLAGS',

@@ -23,8 +23,8 @@ from test_ulog_import import (
 from ghost_core.assessment import assess_belief_sample
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.samples import BeliefSample
-from ghost_nodes import px4_convert as px4
 from ghost_nodes.replay import main as replay_main
+from ghost_px4 import convert as px4
 
 KNOWN, UNKNOWN = SelfAssessmentLevel.KNOWN, SelfAssessmentLevel.UNKNOWN
 #: NED -> ENU of a diagonal: x and y swap.

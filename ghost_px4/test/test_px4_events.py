@@ -19,7 +19,7 @@ import pytest
 from pyulog import ULog  # type: ignore[import-untyped]
 from test_ulog_import import ulog_bytes
 
-from ghost_nodes.px4_events import (
+from ghost_px4.events import (
     EVENT_KINDS,
     EVENT_TOPICS,
     LIMIT_PARAMETERS,
@@ -252,7 +252,7 @@ def test_px4_event_refuses_what_is_not_an_event() -> None:
 
 def test_px4_events_is_pure() -> None:
     """The module loads without rclpy."""
-    code = 'import sys, ghost_nodes.px4_events; print("rclpy" in sys.modules)'
+    code = 'import sys, ghost_px4.events; print("rclpy" in sys.modules)'
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                          check=True, timeout=60).stdout
     assert out.strip() == 'False'

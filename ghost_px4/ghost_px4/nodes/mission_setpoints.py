@@ -27,7 +27,7 @@ from typing import Any
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
 from ghost_nodes.node_base import GhostNode, non_negative, ParamSpec, positive, run
-from ghost_nodes.nodes.px4_bridge import PX4_QOS
+from ghost_nodes.qos import PX4_QOS
 
 __all__ = ['MISSION_QOS', 'MissionSetpointsNode', 'PARAMS', 'Vector3', 'main',
            'mission_setpoint']

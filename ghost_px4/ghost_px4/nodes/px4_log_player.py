@@ -5,23 +5,23 @@ What a vehicle running PX4 publishes to ROS 2, from a real flight: the log's
 and ``vehicle_status`` as px4_msgs ``VehicleOdometry``, ``VehicleLocalPosition``, ``SensorGps``
 and ``VehicleStatus`` on ``fmu/out/vehicle_odometry``, ``fmu/out/vehicle_local_position``,
 ``fmu/out/vehicle_gps_position`` and ``fmu/out/vehicle_status``, with PX4's QoS (best-effort,
-transient-local, keep-last: ``px4_bridge.PX4_QOS``), in log order, at the log's pace (by
+transient-local, keep-last: ``ghost_nodes.qos.PX4_QOS``), in log order, at the log's pace (by
 ``timestamp``) divided by ``speed``. Every field the message and the log both have is copied
-(older names and units converted, ``ghost_nodes.ulog_topics.RENAMED_FIELDS``); ``timestamp``
+(older names and units converted, ``ghost_px4.ulog_topics.RENAMED_FIELDS``); ``timestamp``
 and ``timestamp_sample`` are the log's (us since PX4 boot), as PX4 stamps them. The fields the
 log lacks keep the message's defaults and are listed once in the node's log.
 
 A log without ``vehicle_odometry`` (PX4 before 1.14 rarely logs it; neither log in
 ../shared/realdata does) gets one per ``vehicle_local_position`` sample, composed from the
 local position, ``vehicle_attitude`` and ``estimator_status`` as ``ghost_import_ulog`` composes
-its beliefs (``derive_odometry``; ``ghost_nodes.ulog_topics.playback`` says how).
+its beliefs (``derive_odometry``; ``ghost_px4.ulog_topics.playback`` says how).
 
 Like the scenario node and the input player it is a source: it waits until every edge of the
 graph has matched (``expected_subscribers``) before the first message, then plays, logs
 ``px4 log complete`` and publishes nothing more; the runner stops it (or, with
 ``exit_when_done``, it exits by itself: ``ghost_run --px4-ulog`` knows the log is over).
 The px4_bridge parameters the log's vehicle parameters set (EKF2_HGT_REF / EKF2_HGT_MODE,
-EKF2_GPS_DELAY) are logged at start-up; ``ghost_nodes.ulog_topics.bridge_parameters`` returns them.
+EKF2_GPS_DELAY) are logged at start-up; ``ghost_px4.ulog_topics.bridge_parameters`` returns them.
 
 px4_msgs is imported when the node starts, not with this module, so that the parameter page
 (``ghost_nodes.param_docs``) renders without a PX4 workspace.
@@ -31,10 +31,10 @@ from pathlib import Path
 import time
 from typing import Any
 
-from ghost_nodes import ulog_topics
 from ghost_nodes.node_base import non_negative, ParamSpec, positive, run
-from ghost_nodes.nodes.px4_bridge import PX4_QOS
+from ghost_nodes.qos import PX4_QOS
 from ghost_nodes.source import SOURCE_PARAMS, SourceNode
+from ghost_px4 import ulog_topics
 
 __all__ = ['PARAMS', 'Px4LogPlayerNode', 'main']
 

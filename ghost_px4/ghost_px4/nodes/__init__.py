@@ -1,0 +1,1 @@
+"""PX4 nodes: the uXRCE-DDS bridge, the flight-log player, the stand-in mission."""
