@@ -10,8 +10,12 @@ from pathlib import Path
 import signal
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from ghost_nodes.isolation import ClaimedDomain
 
 _domains = itertools.count()
 
@@ -46,20 +50,49 @@ def clean_dead_shared_memory() -> None:
         module.Clean().run()
 
 
-def isolated_ros_env() -> dict[str, str]:
-    """Return os.environ plus a ROS domain of this test's own, with localhost-only discovery.
+#: The ROS domains tests claim: valid with the default port mapping, and outside 1..100, where
+#: ghost_run claims a free domain for runs that set none (ghost_nodes.isolation).
+TEST_DOMAINS = range(101, 201)
 
-    The shared memory that earlier tests' killed processes left behind is cleaned first.
-    """
+
+def _refuse_in_fast_tier() -> None:
+    """The fast tier starts no DDS: a test that would is misfiled (not marked dds)."""
     if os.environ.get('GHOST_TEST_TIER') == 'fast':
         raise RuntimeError('this test starts ROS 2 processes over DDS but is not marked dds: '
                            'mark it (pytestmark = pytest.mark.dds) or use the ros_env fixture')
+
+
+def claim_test_domain() -> 'ClaimedDomain':
+    """Claim a free domain of ``TEST_DOMAINS`` with ghost_run's own claimer; release() it.
+
+    ``ghost_nodes.isolation.claim_free_domain``: an flock on the domain's file in the per-user
+    lock folder ghost_run uses, held until ``release()`` (or until this process ends), so two
+    pytest workers, or two suites, never hold one domain at once; a domain whose port block
+    has a bound UDP port (someone is on it) is skipped. No DDS discovery probe: every
+    participant a test starts uses the default port mapping, which the port check sees, and
+    a probe would cost its whole window on every free domain and start a participant inside
+    pytest. Each claim tries the domains from another start (pid and count), so a test
+    rarely gets the domain the previous test's killed processes were on.
+    """
+    _refuse_in_fast_tier()
+    from ghost_nodes.isolation import claim_free_domain
+
+    start = (os.getpid() * 13 + next(_domains)) % len(TEST_DOMAINS)
+    order = [*TEST_DOMAINS[start:], *TEST_DOMAINS[:start]]
+    return claim_free_domain(order, probe_budget_s=0.0)
+
+
+def isolated_ros_env(domain_id: int) -> dict[str, str]:
+    """Return os.environ on the ROS domain ``domain_id``, with localhost-only discovery.
+
+    ``domain_id`` is one the caller holds (``claim_test_domain``; the ``ros_domain`` and
+    ``module_ros_env`` fixtures). The shared memory that earlier tests' killed processes left
+    behind is cleaned first.
+    """
+    _refuse_in_fast_tier()
     clean_dead_shared_memory()
     env = dict(os.environ)
-    # Domain ids 101..200: valid with the default port mapping, and outside 1..100, where
-    # ghost_run picks (and locks) a free domain for runs that set none
-    # (ghost_nodes.isolation); spread runs by pid.
-    env['ROS_DOMAIN_ID'] = str(101 + (os.getpid() * 13 + next(_domains)) % 100)
+    env['ROS_DOMAIN_ID'] = str(domain_id)
     env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     env.pop('ROS_LOCALHOST_ONLY', None)
     env['PYTHONUNBUFFERED'] = '1'
@@ -69,7 +102,8 @@ def isolated_ros_env() -> dict[str, str]:
 
 #: Fixtures that start ROS 2 over DDS, or the vendored ros2 command-line tools: a test using one
 #: (directly or through another fixture) is in that tier.
-_DDS_FIXTURES = frozenset({'ros_env', 'processes', 'px4_env', 'px4_msgs_env'})
+_DDS_FIXTURES = frozenset({'ros_domain', 'ros_env', 'module_ros_env', 'processes', 'px4_env',
+                           'px4_msgs_env'})
 _ROS2_TOOLS_FIXTURES = frozenset({'ros2_tools', 'ros2_env'})
 #: Packages whose tests are pure (no bag, no file, no process): the unit tier.
 _UNIT_PACKAGES = frozenset({'ghost_core', 'ghost_interfaces'})
@@ -102,9 +136,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
-def ros_env() -> dict[str, str]:
+def ros_domain() -> Iterator[int]:
+    """A ROS domain of this test's own (``claim_test_domain``), held until its teardown.
+
+    Every fixture of the test that starts ROS 2 takes it (``ros_env``, ``ros2_env``,
+    ``px4_env``; ``processes`` too, so that the domain is released only after its processes
+    are stopped).
+    """
+    claim = claim_test_domain()
+    try:
+        yield claim.domain_id
+    finally:
+        claim.release()
+
+
+@pytest.fixture
+def ros_env(ros_domain: int) -> dict[str, str]:
     """An environment for starting ROS processes isolated from every other test."""
-    return isolated_ros_env()
+    return isolated_ros_env(ros_domain)
+
+
+@pytest.fixture(scope='module')
+def module_ros_env() -> Iterator[dict[str, str]]:
+    """As ``ros_env``, for a module-scoped fixture (a run its module's tests share).
+
+    Its domain is held until the module's last test is done.
+    """
+    claim = claim_test_domain()
+    try:
+        yield isolated_ros_env(claim.domain_id)
+    finally:
+        claim.release()
 
 
 def _vendored_env(name: str, sources: Path, what: str) -> dict[str, str]:
@@ -132,11 +194,11 @@ def _vendored_env(name: str, sources: Path, what: str) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith('PYTEST_')}
 
 
-def _isolated(env: dict[str, str]) -> dict[str, str]:
-    """``env`` isolated as ``ros_env`` is (own domain, localhost only)."""
+def _isolated(env: dict[str, str], domain_id: int) -> dict[str, str]:
+    """``env`` isolated as ``ros_env`` is (the claimed ``domain_id``, localhost only)."""
     env = dict(env)
     env.pop('ROS_LOCALHOST_ONLY', None)
-    isolated = isolated_ros_env()
+    isolated = isolated_ros_env(domain_id)
     for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'PYTHONUNBUFFERED'):
         env[key] = isolated[key]
     env.setdefault('RMW_IMPLEMENTATION', isolated['RMW_IMPLEMENTATION'])
@@ -155,9 +217,9 @@ def ros2_tools() -> dict[str, str]:
 
 
 @pytest.fixture
-def ros2_env(ros2_tools: dict[str, str]) -> dict[str, str]:
+def ros2_env(ros2_tools: dict[str, str], ros_domain: int) -> dict[str, str]:
     """``ros2_tools``' environment isolated as ``ros_env`` is (own domain, localhost only)."""
-    return _isolated(ros2_tools)
+    return _isolated(ros2_tools, ros_domain)
 
 
 @pytest.fixture(scope='session')
@@ -172,9 +234,9 @@ def px4_msgs_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def px4_env(px4_msgs_env: dict[str, str]) -> dict[str, str]:
+def px4_env(px4_msgs_env: dict[str, str], ros_domain: int) -> dict[str, str]:
     """``px4_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
-    return _isolated(px4_msgs_env)
+    return _isolated(px4_msgs_env, ros_domain)
 
 
 class ProcessGroup:
@@ -202,8 +264,11 @@ class ProcessGroup:
 
 
 @pytest.fixture
-def processes() -> Iterator[ProcessGroup]:
-    """Start processes through this; every one is stopped (its whole group) after the test."""
+def processes(ros_domain: int) -> Iterator[ProcessGroup]:
+    """Start processes through this; every one is stopped (its whole group) after the test.
+
+    It takes the test's ``ros_domain`` so that the domain is released after they stop.
+    """
     group = ProcessGroup()
     try:
         yield group

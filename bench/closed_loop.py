@@ -1,7 +1,7 @@
 """Closed-loop benchmark: the real ghost node graph vs a bare rclpy relay floor, per cycle rate.
 
 For each rate, the floor graph (bench/floor_relay.py, one process per hop) and then the ghost
-graph (ghost_nodes.graph.closed_loop_graph without scenario and recorder, started with
+graph (ghost_nodes.bringup.closed_loop_graph without scenario and recorder, started with
 GraphProcesses) are fed the same consistent-estimator inputs by the driver process
 (bench/loop_driver.py) for a fixed number of cycles. Per graph: cycles lost (a belief without
 actuation), belief-publication -> actuation-reception latency (p50, p99, max), CPU per
@@ -35,7 +35,8 @@ from benchlib import (
 )
 import psutil
 
-from ghost_nodes.graph import closed_loop_graph, INPUT_TOPICS, NodeSpec
+from ghost_core.graph import INPUT_TOPICS
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
 from ghost_nodes.launcher import GraphProcesses, stop_groups
 
 __all__ = ['DEFAULT_CYCLES', 'DEFAULT_RATES', 'run_closed_loop', 'main']
@@ -65,12 +66,11 @@ def ghost_specs(period_s: float, bag_path: Path | None = None) -> list[NodeSpec]
         name: {'period_s': period_s} for name in ('forward_predictor', 'outcome_evaluator')}
     # Reliable inputs, like the floor's relays: the driver publishes reliable, and the
     # benchmark counts every lost cycle (the default best_effort could drop some at 1 kHz).
-    return closed_loop_graph(CONFIG_DIR, scenario='nominal', with_scenario=False,
-                             record=bag_path is not None,
-                             bag_path=str(bag_path) if bag_path is not None else '',
-                             overrides=overrides,
-                             settings={'input_qos': 'reliable'}, monitor=False,
-                             graph_status=True)  # the driver waits for the nodes' reports
+    # graph_status: the driver waits for the nodes' reports.
+    return closed_loop_graph(CONFIG_DIR, GraphOptions(
+        source=Source.EXTERNAL, scenario='nominal', record=bag_path is not None,
+        bag_path=str(bag_path) if bag_path is not None else '', overrides=overrides,
+        settings={'input_qos': 'reliable'}, monitor=False, graph_status=True))
 
 
 class _Graph:

@@ -449,7 +449,7 @@ def run_latency() -> dict[str, Any]:
 def _real_flight_tools() -> tuple[Any, str | None]:
     """ghost_import_ulog's main, or the reason the real flights cannot be run."""
     try:
-        from ghost_nodes.inputs import read_inputs  # noqa: F401 (checked here, used below)
+        from ghost_bag.recorded_inputs import read_inputs  # noqa: F401 (checked here, used below)
         from ghost_px4.events import px4_events  # noqa: F401
         from ghost_px4.ulog_import import main as import_ulog
     except ImportError as err:
@@ -488,7 +488,7 @@ class LogFlight:
 
 def load_flight(import_ulog: Any, log_file: Path, work_dir: Path) -> LogFlight:
     """Import ``log_file`` into ``work_dir`` and read it back; ValueError saying why not."""
-    from ghost_nodes.inputs import read_inputs
+    from ghost_bag.recorded_inputs import read_inputs
     from ghost_px4.events import EVENT_TOPICS, px4_events, px4_limits
     from ghost_px4.ulog_topics import load_ulog, px4_version_label
 

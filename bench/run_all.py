@@ -12,6 +12,8 @@
 4. Judgement (bench/judgement.py, issue 10): false alarms of a consistent estimator, detection
    and recovery latency on drift_then_recovery and gnss_outage, the two real PX4 flights, and
    the trade-off over M, K, W and the hysteresis (pure pipeline, no DDS; about 4 minutes).
+5. Generated code (bench/codegen.py, issue 24): each code generator's form vs a plain-code
+   form of it on its hot path; generation is kept only where it is >= 1.5x faster.
 
 Writes <out-dir>/latest.json (quick runs: quick.json) and the plots closed_loop.png,
 verifier.png and real_<flight>.png (quick runs: quick_*.png); --out-dir defaults to
@@ -43,6 +45,7 @@ from benchlib import (
     write_json,
 )
 from closed_loop import DEFAULT_CYCLES, DEFAULT_RATES, run_closed_loop
+from codegen import codegen_table
 from judgement import judgement_tables, judgement_targets, run_judgement
 from node_costs import costs_table
 from report import (
@@ -149,6 +152,19 @@ def _node_costs(cycles: int, domain_id: int | None) -> dict[str, Any]:
         return dict(read_json(out)['node_costs'])
 
 
+def _codegen(quick: bool) -> dict[str, Any]:
+    """bench/codegen.py in a child process (a fresh interpreter: its timings are its own)."""
+    with tempfile.TemporaryDirectory(prefix='ghost-bench-') as tmp:
+        out = Path(tmp) / 'codegen.json'
+        done = subprocess.run(  # noqa: S603
+            [sys.executable, str(BENCH_DIR / 'codegen.py'), '--json', str(out),
+             *(['--quick'] if quick else [])], capture_output=True, text=True, timeout=600,
+            check=False)
+        if done.returncode != 0 or not out.is_file():
+            return {'error': (done.stderr or done.stdout).strip()[-300:]}
+        return dict(read_json(out)['codegen'])
+
+
 def _say(text: str) -> None:
     print(text, flush=True)
 
@@ -189,6 +205,10 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
         verifier['elapsed_s'] = time.monotonic() - t0
         document['verifier'] = verifier
         ok = ok and all(row['verifier']['verdict'] == 'holds' for row in verifier['sizes'])
+    if not args.skip_codegen:
+        _say('== generated code vs plain code: each generator on its hot path')
+        document['codegen'] = _codegen(args.quick)
+        ok = ok and 'error' not in document['codegen']
     if not args.skip_judgement:
         _say('== judgement: consistent estimator, scenarios, real flights, trade-offs '
              '(pure pipeline)')
@@ -217,6 +237,10 @@ def report(document: Mapping[str, Any], out_dir: Path, prefix: str) -> list[Path
         _say('\n## Verifier: verify_all vs decode-only floor\n')
         _say(verifier_table(document['verifier']))
         written.append(plot_verifier(document['verifier'], out_dir / f'{prefix}verifier.png'))
+    if 'codegen' in document:
+        _say('\n## Generated code vs plain code (issue 24)\n')
+        codegen = document['codegen']
+        _say(f'error: {codegen["error"]}' if 'error' in codegen else codegen_table(codegen))
     if 'judgement' in document:
         _say('\n## Judgement: false alarms, latency, real flights, trade-offs (issue 10)\n')
         _say(judgement_tables(document['judgement']))
@@ -251,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--skip-verifier', action='store_true', help='no verifier benchmark')
     parser.add_argument('--skip-judgement', action='store_true',
                         help='no judgement benchmark (bench/judgement.py)')
+    parser.add_argument('--skip-codegen', action='store_true',
+                        help='no generated-code benchmark (bench/codegen.py)')
     parser.add_argument('--out-dir', type=Path, default=RESULTS_DIR,
                         help='where the JSON and the plots go (default bench/results)')
     parser.add_argument('--cache-dir', type=Path, default=CACHE_DIR,

@@ -1,7 +1,7 @@
 """Where verify_all's time goes: the reading pass, then each of its checkers alone.
 
 Reads the bag once into its events (GhostBag.events: decode, hash, group; timed), then feeds
-every event to each checker of verify_all (``ghost_verify.verify.Checks``) one checker at a
+every event to each checker of verify_all (``ghost_verify.single_pass.Checks``) one checker at a
 time, timing each. CPU seconds (process time). Prints one JSON line.
 
     python bench/verify_parts.py BAG
@@ -23,7 +23,7 @@ def parts(bag: Path) -> dict[str, object]:
     """Return {'cycles', 'read_s', 'checkers': {name: s}} for `bag`."""
     from ghost_verify.bag import GhostBag
     from ghost_verify.events import GateRecord
-    from ghost_verify.verify import Checks
+    from ghost_verify.single_pass import Checks
 
     start = time.process_time()
     for _ in GhostBag(bag).events():

@@ -1,4 +1,4 @@
-"""Launch Ghost's closed loop: the node graph of ghost_nodes.graph, optionally recorded.
+"""Launch Ghost's closed loop: the node graph of ghost_nodes.bringup, optionally recorded.
 
     ros2 launch ghost closed_loop.launch.py scenario:=drift_then_recovery record:=true bag:=/tmp/b
     ros2 launch ghost closed_loop.launch.py use_scenario:=false state_topic:=/ekf/odom \
@@ -12,8 +12,8 @@
     ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
 
 The graph (nodes, parameter files, parameter overrides, remaps) comes from
-ghost_nodes.graph.closed_loop_graph, the same function ghost_run uses, and each node gets the
-same parameter files in the same order (ghost_nodes.graph.parameter_files): config/ghost.yaml,
+ghost_nodes.bringup.closed_loop_graph, the same function ghost_run uses, and each node gets the
+same parameter files in the same order (ghost_nodes.bringup.parameter_files): config/ghost.yaml,
 the scenario's file (only when the scenario runs), the overrides of the launch arguments (a
 file scoped /**/<node>, so they beat config/ghost.yaml's sections), then params_file.
 """
@@ -29,33 +29,29 @@ from launch.event_handlers import OnShutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from ghost_nodes.agent_process import EXECUTORS, graph_document
-from ghost_nodes.graph import (
+from ghost_core.graph import (
     AGENT_PROCESS,
-    closed_loop_graph,
+    AGENT_SETTINGS,
     CMD_VEL_IN_TOPIC,
+    CMD_VEL_TOPIC,
     GATE_MODES,
     IN_PROCESS_NODES,
-    INPUT_QOS_CHOICES,
     MISSION_SETPOINT_TOPIC,
+    SCENARIOS,
+)
+from ghost_nodes.agent_process import EXECUTORS, graph_document
+from ghost_nodes.bringup import (
+    closed_loop_graph,
+    GraphOptions,
     overrides_yaml,
     parameter_files,
     remap_rules,
     ros_arguments,
-    SCENARIOS,
+    Source,
 )
 
 _TRUE = ('true', '1', 'yes', 'on')
 _FALSE = ('false', '0', 'no', 'off')
-
-#: Agent settings: launch argument -> (type, description). '' = the configuration files' value.
-_SETTINGS = {
-    'period_s': (float, "Cycle period, s: the predictor's horizon (> 0)."),
-    'min_outcomes': (int, 'M: observed outcomes needed before a downgrade (> 0).'),
-    'downgrade_threshold': (int, 'K: outcomes beyond 3 sigma in the window that drift (> 0).'),
-    'max_history': (int, 'W: the window, in observed outcomes (> 0).'),
-}
-
 
 def _flag(context, name: str) -> bool:
     text = LaunchConfiguration(name).perform(context).strip().lower()
@@ -67,25 +63,26 @@ def _flag(context, name: str) -> bool:
 
 
 def _settings(context) -> dict[str, object]:
+    """The agent settings given as launch arguments ('' = the configuration files')."""
     settings: dict[str, object] = {}
-    for name, (kind, _description) in _SETTINGS.items():
-        text = LaunchConfiguration(name).perform(context).strip()
+    for setting in AGENT_SETTINGS:
+        text = LaunchConfiguration(setting.name).perform(context).strip()
         if not text:
             continue
+        if setting.choices:
+            if text not in setting.choices:
+                raise ValueError(f'launch argument {setting.name}:={text!r} must be one of '
+                                 f'{", ".join(setting.choices)}')
+            settings[setting.name] = text
+            continue
         try:
-            value = kind(text)
+            value = setting.kind(text)
         except ValueError:
-            raise ValueError(
-                f'launch argument {name}:={text!r} is not a {kind.__name__}') from None
+            raise ValueError(f'launch argument {setting.name}:={text!r} is not a '
+                             f'{setting.kind.__name__}') from None
         if not value > 0:
-            raise ValueError(f'launch argument {name}:={text!r} must be > 0')
-        settings[name] = value
-    input_qos = LaunchConfiguration('input_qos').perform(context).strip()
-    if input_qos:
-        if input_qos not in INPUT_QOS_CHOICES:
-            raise ValueError(f'launch argument input_qos:={input_qos!r} must be one of '
-                             f'{", ".join(INPUT_QOS_CHOICES)}')
-        settings['input_qos'] = input_qos
+            raise ValueError(f'launch argument {setting.name}:={text!r} must be > 0')
+        settings[setting.name] = value
     return settings
 
 
@@ -99,7 +96,7 @@ def _graph(context, *args, **kwargs):
         get_package_share_directory('ghost'), 'config')
     remaps = {}
     for default, arg in (('/state/nav', 'state_topic'), ('/observations', 'observations_topic'),
-                         (CMD_VEL_IN_TOPIC, 'cmd_vel_in_topic'), ('/cmd_vel', 'cmd_vel_topic'),
+                         (CMD_VEL_IN_TOPIC, 'cmd_vel_in_topic'), (CMD_VEL_TOPIC, 'cmd_vel_topic'),
                          (MISSION_SETPOINT_TOPIC, 'mission_setpoint_topic')):
         value = LaunchConfiguration(arg).perform(context)
         if value and value.lstrip('/') != default.lstrip('/'):
@@ -107,23 +104,25 @@ def _graph(context, *args, **kwargs):
     # The key's path only: the recorder reads the key and never copies it anywhere.
     signing_key = LaunchConfiguration('signing_key').perform(context)
     overrides = {'recorder': {'signing_key': os.path.abspath(os.path.expanduser(
-        signing_key))}} if signing_key else None
+        signing_key))}} if signing_key else {}
     bag = LaunchConfiguration('bag').perform(context)
     params_file = LaunchConfiguration('params_file').perform(context)
-    specs = closed_loop_graph(
-        config_dir,
+    if _flag(context, 'px4'):
+        source = Source.PX4
+    else:
+        source = Source.SCENARIO if _flag(context, 'use_scenario') else Source.EXTERNAL
+    specs = closed_loop_graph(config_dir, GraphOptions(
+        source=source,
         scenario=LaunchConfiguration('scenario').perform(context),
         record=_flag(context, 'record'),
         bag_path=os.path.abspath(os.path.expanduser(bag)) if bag else '',
-        with_scenario=_flag(context, 'use_scenario'),
         monitor=_flag(context, 'monitor'),
-        px4=_flag(context, 'px4'),
         gate=LaunchConfiguration('gate').perform(context).strip(),
         remaps=remaps, overrides=overrides,
         namespace=LaunchConfiguration('namespace').perform(context),
         settings=_settings(context),
         params_file=os.path.abspath(os.path.expanduser(params_file)) if params_file else '',
-        graph_status=_graph_status(context))
+        graph_status=_graph_status(context)))
     # Each node's overrides go to a file scoped /**/<node>, written here rather than handed to
     # launch_ros as a dict: launch_ros scopes a dict '/**', and rcl applies a '/**' section
     # before the node's own section of config/ghost.yaml, so e.g. bag:= would be ignored.
@@ -231,15 +230,11 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('observations_topic', default_value='observations',
                               description='Topic of the independent position fix; relative '
                                           'names resolve in the namespace.'),
-        DeclareLaunchArgument('input_qos', default_value='',
-                              description='Reliability of the input subscriptions: '
-                                          'best_effort matches best-effort (PX4 bridge, MAVROS) '
-                                          'and reliable publishers; reliable only reliable. '
-                                          "'' = the configuration files (best_effort in "
-                                          'config/ghost.yaml).'),
-        *(DeclareLaunchArgument(name, default_value='',
-                                description=f"{description} '' = the configuration files.")
-          for name, (_kind, description) in _SETTINGS.items()),
+        *(DeclareLaunchArgument(setting.name, default_value='',
+                                choices=['', *setting.choices] if setting.choices else None,
+                                description=f"{setting.description} '' = the configuration "
+                                            'files.')
+          for setting in AGENT_SETTINGS),
         DeclareLaunchArgument('params_file', default_value='',
                               description='Your own parameter file, loaded after every other '
                                           '(sections /**/<node> match in any namespace).'),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ['BagError', 'BagFormatError', 'BagNotFoundError', 'BagWriteError']
+__all__ = ['BagError', 'BagFormatError', 'BagNotFoundError', 'BagWriteError', 'InputBagError']
 
 
 class BagError(Exception):
@@ -19,6 +19,14 @@ class BagNotFoundError(BagError, FileNotFoundError):
 
 class BagFormatError(BagError, ValueError):
     """The input cannot be read as a rosbag2 MCAP bag, or a ghost message in it is malformed."""
+
+
+class InputBagError(BagError, ValueError):
+    """A bag of the agent's inputs cannot be read, or lacks its input topics with their types.
+
+    Raised by :mod:`ghost_bag.recorded_inputs`; when it wraps another error (a damaged file, a
+    message the agent cannot use), that error is its ``__cause__``.
+    """
 
 
 class BagWriteError(ValueError):

@@ -16,7 +16,12 @@ import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from .errors import BagFormatError, BagNotFoundError
 
-__all__ = ['BagLayout', 'display_name', 'name_in_bag', 'one_line', 'resolve_bag']
+__all__ = ['BagLayout', 'display_name', 'MAX_CHUNK_SIZE', 'name_in_bag', 'one_line',
+           'resolve_bag']
+
+#: rosbags (0.11) closes an MCAP chunk once it holds more than 1 MiB; a writer can only ask
+#: for smaller chunks (a smaller chunk loses less data if the writing process dies).
+MAX_CHUNK_SIZE = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,16 +29,24 @@ from mcap.data_stream import ReadDataStream
 from mcap.exceptions import EndOfFile, InvalidMagic, RecordLengthLimitExceeded
 from mcap.opcode import Opcode
 from mcap.records import (
+    Attachment,
+    AttachmentIndex,
     Channel,
     Chunk,
+    ChunkIndex,
+    DataEnd,
     Footer,
+    Header,
     McapRecord,
     Message,
     MessageIndex,
+    Metadata,
+    MetadataIndex,
     Schema,
     Statistics,
+    SummaryOffset,
 )
-from mcap.stream_reader import CRCValidationError, get_chunk_data_stream, StreamReader
+from mcap.stream_reader import CRCValidationError, get_chunk_data_stream, read_magic
 
 from .errors import BagFormatError
 from .layout import BagLayout, name_in_bag, one_line, resolve_bag
@@ -387,10 +395,7 @@ class McapBagReader(Generic[H, M]):
     ) -> Iterator[M]:
         # Chunks are taken whole (emit_chunks) and unpacked here, so that one damaged chunk is
         # skipped and reported while the records after it are still read.
-        reader = _StreamReader(
-            stream,  # type: ignore[arg-type]
-            emit_chunks=True, validate_crcs=True, record_size_limit=max(stream.size, 1))
-        records = reader.records
+        records = _records(stream, record_size_limit=max(stream.size, 1))
         while True:
             start = stream.position
             stream.mark_record()
@@ -586,18 +591,74 @@ class RawBagReader(McapBagReader[RawChannel, RawMessage]):
         return RawMessage(channel, log_time, data)
 
 
-class _StreamReader(StreamReader):
-    """mcap's stream reader, reading a message index record in one read.
+def _records(source: _BoundedStream, record_size_limit: int) -> Iterator[McapRecord]:
+    """The top-level records of an MCAP stream, chunks whole, CRCs validated, with mcap's API.
 
-    The verifier does not use message indexes (one per channel after every chunk, 16 bytes
-    per message); mcap parses each entry with two 8-byte reads, which made them a tenth of
-    the whole pass. Their bytes are read (and CRC'd, and hashed) all the same.
+    What ``mcap.stream_reader.StreamReader(source, emit_chunks=True, validate_crcs=True,
+    record_size_limit=...).records`` yields, with the same reads and the same errors, built
+    from mcap's public pieces (``ReadDataStream``, the record classes' ``read``) rather than
+    by overriding the stream reader's private ``_read_record``: the one record read
+    differently is a message index (see _read_message_index).
     """
+    stream = ReadDataStream(source, calculate_crc=True)  # type: ignore[arg-type]
+    read_magic(stream)
+    while True:
+        checksum_before = stream.checksum()
+        opcode = stream.read1()
+        length = stream.read8()
+        if length > record_size_limit:
+            raise RecordLengthLimitExceeded(opcode, length, record_size_limit)
+        start = stream.count
+        record = _read_record(stream, opcode, length)
+        if isinstance(record, DataEnd) and record.data_section_crc not in (0, checksum_before):
+            raise CRCValidationError(expected=record.data_section_crc, actual=checksum_before,
+                                     record=record)
+        padding = length - (stream.count - start)
+        if padding > 0:
+            stream.read(padding)
+        if record is not None:
+            yield record
+        if isinstance(record, Footer):
+            read_magic(stream)
+            return
 
-    def _read_record(self, opcode: int, length: int) -> McapRecord | None:
-        if opcode == Opcode.MESSAGE_INDEX:
-            return _read_message_index(self._stream, length)
-        return super()._read_record(opcode, length)
+
+#: How each other record mcap knows is read (its class's ``read``, mcap.records), by opcode.
+_RECORD_READERS: dict[int, Callable[[ReadDataStream], McapRecord]] = {
+    int(Opcode.ATTACHMENT): Attachment.read,
+    int(Opcode.ATTACHMENT_INDEX): AttachmentIndex.read,
+    int(Opcode.CHANNEL): Channel.read,
+    int(Opcode.CHUNK): Chunk.read,
+    int(Opcode.CHUNK_INDEX): ChunkIndex.read,
+    int(Opcode.DATA_END): DataEnd.read,
+    int(Opcode.FOOTER): Footer.read,
+    int(Opcode.HEADER): Header.read,
+    int(Opcode.METADATA): Metadata.read,
+    int(Opcode.METADATA_INDEX): MetadataIndex.read,
+    int(Opcode.SCHEMA): Schema.read,
+    int(Opcode.STATISTICS): Statistics.read,
+    int(Opcode.SUMMARY_OFFSET): SummaryOffset.read,
+}
+
+
+def _read_record(stream: ReadDataStream, opcode: int, length: int) -> McapRecord | None:
+    """One record after its header, as mcap reads it (an unknown record is skipped: None).
+
+    But a message index: the verifier does not use message indexes (one per channel after
+    every chunk, 16 bytes per message); mcap parses each entry with two 8-byte reads, which
+    made them a tenth of the whole pass. Their bytes are read (and CRC'd, and hashed) all the
+    same.
+    """
+    if opcode == _MESSAGE_OPCODE:
+        message: Message = Message.read(stream, length)
+        return message
+    if opcode == _MESSAGE_INDEX_OPCODE:
+        return _read_message_index(stream, length)
+    read = _RECORD_READERS.get(opcode)
+    if read is None:
+        stream.read(length)
+        return None
+    return read(stream)
 
 
 def _read_message_index(stream: ReadDataStream, length: int) -> MessageIndex:
@@ -633,6 +694,7 @@ class MessageRecord(NamedTuple):
 _RECORD_HEADER = struct.Struct('<BQ').unpack_from
 _MESSAGE_HEADER = struct.Struct('<HIQQ').unpack_from
 _MESSAGE_OPCODE = int(Opcode.MESSAGE)
+_MESSAGE_INDEX_OPCODE = int(Opcode.MESSAGE_INDEX)
 _DECLARATION_OPCODES = {int(Opcode.SCHEMA): Schema.read, int(Opcode.CHANNEL): Channel.read}
 
 

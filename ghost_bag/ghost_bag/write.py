@@ -3,6 +3,19 @@
 The only module of ghost_bag that imports rosbags and numpy (the writer-only libraries): the
 runtime (ghost_nodes) writes, the auditor (ghost_verify) only reads and never imports this
 module, so verifying a bag needs neither. Importable without rclpy.
+
+It is also ghost_bag's one shim of rosbags' non-public API (checked against rosbags 0.11.9, the
+pin of requirements-ros.txt). rosbags' public ``Writer`` can neither close MCAP chunks below
+its 1 MiB, nor fill in their CRCs, nor write out the chunk being filled (the recorder's
+flush()), so ``_ChunkedMcapWriter`` subclasses its MCAP storage plugin,
+``rosbags.rosbag2.storage_mcap.McapWriter`` (not exported by ``rosbags.rosbag2``), and relies
+on: its ``write()`` and ``close_chunk()``; its ``chunk.bio`` (the chunk being filled) and
+``bio`` (the .mcap file); ``Writer.STORAGE_PLUGINS`` and ``Writer.storage``, to install and
+reach it; and rosbags writing each chunk record with uncompressed_crc 0, at byte 33 of the
+record (MCAP's chunk layout), which it overwrites. ``ghost_bag/test/test_shims.py`` fails,
+saying what changed, when the installed rosbags is not the pinned one or any of these is gone
+or changed; re-check the shim against the new version before moving the pin (and
+ROSBAGS_CHECKED_VERSION).
 """
 
 from __future__ import annotations
@@ -24,18 +37,15 @@ from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 from rosbags.typesys.store import Typestore
 
 from .errors import BagWriteError
+from .layout import MAX_CHUNK_SIZE
 
 __all__ = [
-    'MAX_CHUNK_SIZE',
     'GhostBagWriter',
     'ghost_typestore',
     'register_msg_package',
     'normalize_type_name',
 ]
 
-#: rosbags (0.11) closes an MCAP chunk once it holds more than 1 MiB; a writer can only ask
-#: for smaller chunks (a smaller chunk loses less data if the writing process dies).
-MAX_CHUNK_SIZE = 1 << 20
 
 _DTYPES: Mapping[str, str] = {
     'bool': 'bool_', 'byte': 'uint8', 'char': 'uint8', 'int8': 'int8', 'uint8': 'uint8',
@@ -87,6 +97,9 @@ def register_msg_package(
     typestore.register(types)
 
 
+#: The rosbags version the shim (_ChunkedMcapWriter, _Writer) was checked against.
+ROSBAGS_CHECKED_VERSION = '0.11.9'
+
 # Byte offset of uncompressed_crc in an MCAP chunk record: opcode (1), record length (8),
 # message_start_time (8), message_end_time (8), uncompressed_size (8).
 _CHUNK_CRC_OFFSET = 33
@@ -97,7 +110,8 @@ class _ChunkedMcapWriter(McapWriter):
 
     rosbags writes every chunk with uncompressed_crc 0 ("not computed"); with `chunk_crc`
     on, the CRC-32 of the chunk's content is filled in, so that a reader detects any change
-    to the records inside a chunk (docs/reliability.md).
+    to the records inside a chunk (docs/reliability.md). The shim of rosbags' non-public API
+    (see the module's docstring): only this class touches McapWriter's attributes.
     """
 
     chunk_size = MAX_CHUNK_SIZE
@@ -119,6 +133,13 @@ class _ChunkedMcapWriter(McapWriter):
             self.bio.seek(start + _CHUNK_CRC_OFFSET)
             self.bio.write(struct.pack('<I', crc))
             self.bio.seek(end)
+
+    def flush_to_disk(self) -> None:
+        """Write the chunk being filled (if any), then push the file to disk."""
+        if self.chunk.bio.tell():
+            self.close_chunk()
+        self.bio.flush()
+        os.fsync(self.bio.fileno())
 
 
 class _Writer(Writer):
@@ -215,10 +236,7 @@ class GhostBagWriter:
             return
         storage = self._writer.storage
         if isinstance(storage, _ChunkedMcapWriter):
-            if storage.chunk.bio.tell():
-                storage.close_chunk()
-            storage.bio.flush()
-            os.fsync(storage.bio.fileno())
+            storage.flush_to_disk()
 
     def add_topic(
         self, topic: str, type_name: str, *, offered_qos_profiles: Sequence[object] = ()

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import io
 from pathlib import Path
 
-from mcap.records import Message
+from mcap.records import Message, MessageIndex
 from mcap.stream_reader import StreamReader
 import pytest
 import yaml
 
 from ghost_bag.errors import BagFormatError, BagNotFoundError
 from ghost_bag.layout import resolve_bag
-from ghost_bag.mcap_read import RawBagReader, ReadErrorKind
+from ghost_bag.mcap_read import _BoundedStream, _records, RawBagReader, ReadErrorKind
 from ghost_bag.write import GhostBagWriter
 
 MSG_DIR = Path(__file__).resolve().parents[2] / 'ghost_interfaces' / 'msg'
@@ -91,3 +92,52 @@ def test_the_layout_lists_files_from_metadata_and_refuses_what_it_cannot_read(
         resolve_bag(tmp_path / 'nothing')
     (bag / 'metadata.yaml').unlink()
     assert resolve_bag(bag).metadata_missing
+
+
+def _stream_records(data: bytes) -> tuple[list[object], str | None]:
+    """The records of `data` (chunks whole) by mcap's own StreamReader, and its error's type."""
+    records: list[object] = []
+    reader = StreamReader(io.BytesIO(data), emit_chunks=True, validate_crcs=True,
+                          record_size_limit=max(len(data), 1))
+    try:
+        records.extend(reader.records)
+    except Exception as err:  # noqa: BLE001 - compared with the reader's
+        return records, type(err).__name__
+    return records, None
+
+
+def _our_records(data: bytes) -> tuple[list[object], str | None]:
+    records: list[object] = []
+    try:
+        records.extend(_records(_BoundedStream(io.BytesIO(data), len(data)), max(len(data), 1)))
+    except Exception as err:  # noqa: BLE001 - compared with mcap's
+        return records, type(err).__name__
+    return records, None
+
+
+def _comparable(records: list[object]) -> list[object]:
+    # Message indexes are read whole and their entries not kept (the one difference).
+    return [(type(record).__name__, record.channel_id) if isinstance(record, MessageIndex)
+            else record for record in records]
+
+
+def test_the_record_stream_is_mcaps_on_whole_cut_and_altered_files(tmp_path: Path) -> None:
+    """mcap_read reads records with mcap's public API: what mcap's StreamReader reads.
+
+    The same records (message indexes aside, whose entries are not kept) and the same error
+    type, on a whole file, on the file cut at every 37th byte, and with bytes altered.
+    """
+    data = (_bag(tmp_path / 'bag', count=12) / 'bag.mcap').read_bytes()
+    variants = [data, *(data[:end] for end in range(0, len(data), 37))]
+    for offset in range(9, len(data) - 8, 53):
+        altered = bytearray(data)
+        altered[offset] ^= 0x5A
+        variants.append(bytes(altered))
+    # A message index cut short ends in EndOfFile here, in struct.error (a short read) in
+    # mcap: both are "the file ends inside this record" to the reader (_stream_error).
+    cut = {'error': 'EndOfFile'}
+    for variant in variants:
+        mine, theirs = _our_records(variant), _stream_records(variant)
+        assert (_comparable(mine[0]), cut.get(mine[1] or '', mine[1])) == (
+            _comparable(theirs[0]), cut.get(theirs[1] or '', theirs[1]))
+    assert _our_records(data)[1] is None

@@ -14,7 +14,8 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys.store import Typestore
 
 from ghost_bag.errors import BagWriteError
-from ghost_bag.write import ghost_typestore, GhostBagWriter, MAX_CHUNK_SIZE
+from ghost_bag.layout import MAX_CHUNK_SIZE
+from ghost_bag.write import ghost_typestore, GhostBagWriter
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import ns_to_stamp, to_msg_dict

@@ -1,4 +1,4 @@
-"""Policy conformance (ADR-0022 step 5): re-apply the named policies to one cycle, bit for bit.
+"""Policy conformance (ADR-0021 step 5): re-apply the named policies to one cycle, bit for bit.
 
 For one cycle, each stage of the loop is re-run on the inputs that stage recorded, with the
 reference implementation named by the id the stage recorded, and its output is compared with

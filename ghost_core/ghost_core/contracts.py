@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 import math
 import numbers
 import struct
-from typing import Annotated, Any, cast, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 from ghost_core import _checks as check
 from ghost_core.distances import MAX_AXES, normalised_distance
@@ -112,41 +112,37 @@ FiniteVec3 = Annotated[Vec3, check.vector_of(3)]
 FiniteMat3 = Annotated[Mat3, check.vector_of(9)]
 
 
-def _compile(cls: type[Any]) -> Callable[[Contract], None]:
-    """Write the ``__post_init__`` of one contract class from its fields' checks.
+#: A contract class's field table: its name (the owner errors name), per field (name, check,
+#: type): the field's check, or None for a nested contract, whose type is checked (the type is
+#: `object` for a field with a check); and whether the class has invariants of its own
+#: (``_check_together``).
+_FieldTable = tuple[str, tuple[tuple[str, check.FieldCheck | None, type], ...], bool]
+_field_tables: dict[type, _FieldTable] = {}
 
-    One line per field, as a hand-written one would be (a field whose type is a contract is
-    only type-checked), then ``_check_together`` when the class has invariants of its own.
-    Compiled at the class's first construction, when every annotation can be resolved.
+
+def _field_table(cls: type[Any]) -> _FieldTable:
+    """Build and keep the field table of one contract class, from its fields' annotations.
+
+    Built at the class's first construction, when every annotation can be resolved. A field
+    that names no check raises TypeError, naming it (at every construction: no table is kept).
     """
     hints = get_type_hints(cls, include_extras=True)
     owner = cls.__name__
-    names: dict[str, object] = {'_set': _set, '_instance': check.instance, 'cls': cls,
-                                'Contract': Contract}
-    lines = ['def __post_init__(self):',
-             '    if type(self) is not cls:  # a subclass: compile its own',
-             '        return Contract.__post_init__(self)']
-    for index, field in enumerate(fields(cls)):
+    steps: list[tuple[str, check.FieldCheck | None, type]] = []
+    for field in fields(cls):
         name, hint = field.name, hints[field.name]
         if get_origin(hint) is Annotated:
             field_check = get_args(hint)[1]
             if field_check is not checked_together:
-                names[f'check{index}'] = field_check
-                lines.append(f'    _set(self, {name!r}, check{index}({owner!r}, {name!r}, '
-                             f'self.{name}))')
+                steps.append((name, field_check, object))
         elif isinstance(hint, type) and issubclass(hint, Contract):
-            names[f'kind{index}'] = hint
-            lines.append(f'    if type(self.{name}) is not kind{index}:\n'
-                         f'        _instance({owner!r}, {name!r}, self.{name}, kind{index})')
+            steps.append((name, None, hint))  # a nested contract: only its type is checked
         else:
             raise TypeError(f'{owner}.{name}: a contract field names its check '
                             f'(Annotated[T, check] or a contract type), got {hint}')
-    if cls._check_together is not Contract._check_together:
-        lines.append(f'    self._check_together({owner!r})')
-    exec('\n'.join(lines), names)  # noqa: S102 - source built above from field names only
-    post_init = cast(Callable[[Contract], None], names['__post_init__'])
-    type.__setattr__(cls, '__post_init__', post_init)
-    return post_init
+    together = cls._check_together is not Contract._check_together
+    table = _field_tables[cls] = (owner, tuple(steps), together)
+    return table
 
 
 class Contract:
@@ -155,15 +151,24 @@ class Contract:
     A subclass is a ``@dataclass(frozen=True, slots=True)`` whose every field is annotated
     with its check (``Annotated[T, check]``; a field whose type is a contract must be one).
     On construction each field is normalised by its check, in field order; then
-    ``_check_together`` checks the invariants that tie fields together. (The first
-    construction of a class compiles these steps into its own ``__post_init__``.)
+    ``_check_together`` checks the invariants that tie fields together. The checks run as a
+    loop over the class's field table, built at its first construction (a ``__post_init__``
+    generated per class was not 1.5x faster: bench/codegen.py, docs/performance.md).
     """
 
     __slots__ = ()
 
     def __post_init__(self) -> None:
         """Normalise every field by its check, then check the invariants between fields."""
-        _compile(type(self))(self)
+        table = _field_tables.get(type(self))
+        owner, steps, together = table if table is not None else _field_table(type(self))
+        for name, field_check, kind in steps:
+            if field_check is not None:
+                _set(self, name, field_check(owner, name, getattr(self, name)))
+            elif type(getattr(self, name)) is not kind:
+                check.instance(owner, name, getattr(self, name), kind)
+        if together:
+            self._check_together(owner)
 
     def _check_together(self, owner: str) -> None:
         """Check the invariants between fields (after every field was checked alone)."""

@@ -1,10 +1,14 @@
 """The message-dict layer: every ghost contract to and from the dict of SPEC section 4.
 
 Nothing here is written per message. For each ghost message, its fields (ghost_core.msg_fields,
-generated from the .msg files) and its contract's dataclass fields and annotations give a
-converter each way, compiled once at import; a contract that does not mirror its message (a
-field of one with no counterpart in the other) fails the import, naming both. The mapping
-between a message field and contract fields is by name and type:
+generated from the .msg files) and its contract's dataclass fields and annotations give a field
+table, built once at import: a reader per contract field, a writer per message field. A
+contract that does not mirror its message (a field of one with no counterpart in the other)
+fails the import, naming both. The parser is plain code, a loop over the readers. The dict
+writer is generated from the writers as one dict literal, because bench/codegen.py measures it
+at >= 1.5x a loop over the same table (docs/performance.md, "Generated code"); its source is in
+linecache, so a traceback shows its lines and a debugger steps through them. The mapping between
+a message field and contract fields is by name and type:
 
 - ``std_msgs/Header header`` is the contract's ``stamp_ns`` and ``frame_id``;
 - a ``builtin_interfaces/Time X`` is ``X_ns`` (integer ns); ``int | None`` when a ``bool``
@@ -23,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 import dataclasses
 from enum import IntEnum, StrEnum
+import linecache
 import math
 import numbers
 from types import MappingProxyType, NoneType
@@ -115,7 +120,9 @@ def ns_to_stamp(ns: int) -> dict[str, int]:
 # --- field readers (dict -> contract value) ----------------------------------------------------
 # Parsers accept any Mapping (e.g. rosidl's OrderedDict) and ignore fields they do not know:
 # SPEC section 3 allows extra fields. Shape errors raise MessageFormatError naming the path;
-# invariant violations raise ContractError from the contract itself.
+# invariant violations raise ContractError from the contract itself. Every reader of a message
+# field takes (d, key, path, arg): `arg` is what the field's kind needs (an enum, a length, a
+# nested parser...), None when it needs nothing.
 
 def _get(d: Mapping[str, Any], key: str, path: str) -> Any:
     if not isinstance(d, Mapping):
@@ -125,25 +132,22 @@ def _get(d: Mapping[str, Any], key: str, path: str) -> Any:
     return d[key]
 
 
-_NumberT = TypeVar('_NumberT', int, float)
-
-
-def _number(d: Mapping[str, Any], key: str, path: str, exact: type[_NumberT],
-            abstract: type[Any], what: str) -> _NumberT:
+def _int(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> int:
     value = _get(d, key, path)
-    if type(value) is exact:
+    if type(value) is int:
         return value
-    if isinstance(value, bool) or not isinstance(value, abstract):
-        raise MessageFormatError(f'{path}.{key} must be {what}, got {value!r}')
-    return exact(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise MessageFormatError(f'{path}.{key} must be an integer, got {value!r}')
+    return int(value)
 
 
-def _int(d: Mapping[str, Any], key: str, path: str) -> int:
-    return _number(d, key, path, int, numbers.Integral, 'an integer')
-
-
-def _float(d: Mapping[str, Any], key: str, path: str) -> float:
-    return _number(d, key, path, float, numbers.Real, 'a number')
+def _float(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> float:
+    value = _get(d, key, path)
+    if type(value) is float:
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise MessageFormatError(f'{path}.{key} must be a number, got {value!r}')
+    return float(value)
 
 
 def _enum(d: Mapping[str, Any], key: str, path: str, enum: type[EnumT]) -> EnumT:
@@ -157,14 +161,14 @@ def _str_enum(d: Mapping[str, Any], key: str, path: str, enum: type[StrEnumT]) -
     return enum(value)
 
 
-def _bool(d: Mapping[str, Any], key: str, path: str) -> bool:
+def _bool(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> bool:
     value = _get(d, key, path)
     if not isinstance(value, bool):
         raise MessageFormatError(f'{path}.{key} must be a bool, got {value!r}')
     return value
 
 
-def _str(d: Mapping[str, Any], key: str, path: str) -> str:
+def _str(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> str:
     value = _get(d, key, path)
     if not isinstance(value, str):
         raise MessageFormatError(f'{path}.{key} must be a string, got {value!r}')
@@ -178,11 +182,21 @@ def _sub(d: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
     return value
 
 
-def _time(d: Mapping[str, Any], key: str, path: str) -> int:
+def _time(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> int:
     return stamp_to_ns(_sub(d, key, path), f'{path}.{key}')
 
 
-def _vec3(d: Mapping[str, Any], key: str, path: str) -> tuple[float, float, float]:
+def _optional_time(d: Mapping[str, Any], key: str, path: str, flag: str) -> int | None:
+    present = _bool(d, flag, path)
+    stamp = _time(d, key, path)
+    if not present and stamp != 0:
+        raise MessageFormatError(
+            f'{path}.{key} must be zero when {flag} is false, got {stamp!r} ns')
+    return stamp if present else None
+
+
+def _vec3(d: Mapping[str, Any], key: str, path: str,
+          _arg: object = None) -> tuple[float, float, float]:
     point = _sub(d, key, path)
     where = f'{path}.{key}'
     return (_float(point, 'x', where), _float(point, 'y', where), _float(point, 'z', where))
@@ -200,19 +214,29 @@ def _floats(d: Mapping[str, Any], key: str, path: str, length: int) -> tuple[flo
     return tuple(float(item) for item in items)
 
 
-def _sha(d: Mapping[str, Any], key: str, path: str) -> str | None:
+def _sha(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> str | None:
     value = _str(d, key, path)
     return value or None
 
 
+def _header_stamp(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> int:
+    return _time(_sub(d, key, path), 'stamp', f'{path}.{key}')
 
-# --- compiling a message's converters --------------------------------------------------------
-# Each message compiles to two plain functions, built once from expression source (so a message
-# is converted by straight-line code, not by walking a field table).
 
-Parser = Callable[..., Any]
-Writer = Callable[[Any], Any]
+def _header_frame(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> str:
+    return _str(_sub(d, key, path), 'frame_id', f'{path}.{key}')
 
+
+def _twist_part(d: Mapping[str, Any], key: str, path: str,
+                part: str) -> tuple[float, float, float]:
+    return _vec3(_sub(d, key, path), part, f'{path}.{key}')
+
+
+def _nested(d: Mapping[str, Any], key: str, path: str, parse: Parser) -> Any:
+    return parse(_sub(d, key, path), f'{path}.{key}')
+
+
+# --- field writers (contract -> dict value) ----------------------------------------------------
 
 def _nan_if_none(value: float | None) -> float:
     # Not controlled (None) is NaN on the wire, as PX4 reads it; canonical JSON keeps NaN.
@@ -223,21 +247,46 @@ def _point(v: tuple[float, ...]) -> MsgDict:
     return {'x': float(v[0]), 'y': float(v[1]), 'z': float(v[2])}
 
 
-def _optional_time(d: Mapping[str, Any], key: str, flag: str, path: str) -> int | None:
-    present = _bool(d, flag, path)
-    stamp = _time(d, key, path)
-    if not present and stamp != 0:
-        raise MessageFormatError(
-            f'{path}.{key} must be zero when {flag} is false, got {stamp!r} ns')
-    return stamp if present else None
-
-
 def _optional_stamp(ns: int | None) -> dict[str, int]:
     return ns_to_stamp(0 if ns is None else ns)
 
 
-def _not_a_mapping(d: object, path: str) -> MessageFormatError:
-    return MessageFormatError(f'{path} must be a mapping, got {d!r}')
+#: The expression of `c` (the contract) that writes each kind of message field, formatted with
+#: the field's writer argument (contract field names; a nested message's name).
+_WRITE_EXPRESSIONS: Mapping[str, str] = MappingProxyType({
+    'header': "{{'stamp': ns_to_stamp(c.stamp_ns), 'frame_id': c.frame_id}}",
+    'value': 'c.{0}',
+    'int': 'int(c.{0})',
+    'enum_value': 'c.{0}.value',
+    'sha': "c.{0} or ''",
+    'nan': '_nan_if_none(c.{0})',
+    'floats': '[float(x) for x in c.{0}]',
+    'nan_floats': '[_nan_if_none(x) for x in c.{0}]',
+    'point': '_point(c.{0})',
+    'time': 'ns_to_stamp(c.{0})',
+    'present': 'c.{0} is not None',
+    'optional_time': '_optional_stamp(c.{0})',
+    'twist': "{{'linear': _point(c.{0}), 'angular': _point(c.{1})}}",
+    'nested': '_write_{1}(c.{0})',
+})
+
+
+# --- a message's field table -------------------------------------------------------------------
+# Per message, one reader per contract field and one writer per message field, found from its
+# fields and its contract's. The parser is plain code, a loop over the readers. The dict writer
+# is generated from the writers, once at import, as one dict literal: bench/codegen.py measures
+# it at >= 1.5x a loop over the same table (docs/performance.md, "Generated code"). Its source is
+# registered with linecache under '<ghost_core.wire: Name writer>', so that a traceback shows its
+# lines and a debugger steps through them.
+
+Parser = Callable[..., Any]
+Writer = Callable[[Any], Any]
+#: How one contract field is read: (contract field, reader, message field, reader argument).
+_FieldReader = tuple[str, Callable[[Mapping[str, Any], str, str, Any], Any], str, Any]
+#: How one message field is written: (message field, _WRITE_EXPRESSIONS key, its arguments).
+_FieldWriter = tuple[str, str, tuple[str, ...]]
+#: A message's field table: its readers (.msg order) and its writers (.msg order).
+_Table = tuple[tuple[_FieldReader, ...], tuple[_FieldWriter, ...]]
 
 
 def _allows_none(hint: Any) -> bool:
@@ -251,28 +300,24 @@ def _is_enum(hint: Any, base: type) -> bool:
     return isinstance(hint, type) and issubclass(hint, base)
 
 
-# What reads a scalar field {key} of d (the number checks inlined: this is the hot path).
-_SCALAR_READERS = {
-    **dict.fromkeys(_INTEGERS, "_number(d, {key!r}, path, int, _Integral, 'an integer')"),
-    **dict.fromkeys(_FLOATS, "_number(d, {key!r}, path, float, _Real, 'a number')"),
-    'bool': '_bool(d, {key!r}, path)', 'string': '_str(d, {key!r}, path)'}
-_Integral, _Real = numbers.Integral, numbers.Real
+_SCALAR_READERS: Mapping[str, Callable[..., Any]] = {
+    **dict.fromkeys(_INTEGERS, _int), **dict.fromkeys(_FLOATS, _float),
+    'bool': _bool, 'string': _str}
 
 
-class _Compiler:
-    """Writes the parser and the dict writer of one message from its fields and its contract.
+class _Fields:
+    """The readers and writers of one message, from its fields and its contract's.
 
-    Readers are expressions of `d` (the message dict) and `path`; writers expressions of `c`
-    (the contract). Names they use beyond the module's helpers go into `names`.
+    `parsers` holds the parsers of the ghost messages it nests (readers call them).
     """
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, parsers: Mapping[str, Parser]) -> None:
         self.name = name
         self.contract = CONTRACTS[name]
         self.hints = typing.get_type_hints(self.contract)
-        self.readers: list[tuple[str, str]] = []
-        self.writers: list[tuple[str, str]] = []
-        self.names: dict[str, object] = {}
+        self.parsers = parsers
+        self.readers: list[_FieldReader] = []
+        self.writers: list[_FieldWriter] = []
         self.flags = {time: flag for (msg, time), flag in PRESENCE_FLAGS.items() if msg == name}
 
     def mismatch(self, detail: str) -> TypeError:
@@ -284,90 +329,78 @@ class _Compiler:
             raise self.mismatch(f'message field {msg_field!r} has no contract field {field!r}')
         return self.hints[field]
 
-    def source(self) -> str:
+    def table(self) -> _Table:
+        """The readers (in .msg order) and the writers (in .msg order, flags included)."""
         flags = set(self.flags.values())
         for key, msg_type in MESSAGE_FIELDS[self.name]:
             if key not in flags:
                 self.field(key, msg_type)
-        produced = [field for field, _ in self.readers]
+        produced = [field for field, _, _, _ in self.readers]
         expected = [field.name for field in dataclasses.fields(self.contract)]
         if sorted(produced) != sorted(expected):
             missing = sorted(set(expected) - set(produced))
             raise self.mismatch(f'contract fields {missing} have no message field')
         order = {key: index for index, (key, _) in enumerate(MESSAGE_FIELDS[self.name])}
         self.writers.sort(key=lambda item: order[item[0]])
-        reads = ''.join(f'\n        {field}={expr},' for field, expr in self.readers)
-        writes = ''.join(f'\n        {key!r}: {expr},' for key, expr in self.writers)
-        return (f'def parse(d, path={self.name!r}):\n'
-                f'    if not isinstance(d, Mapping):\n'
-                f'        raise _not_a_mapping(d, path)\n'
-                f'    return _contract({reads}\n    )\n\n\n'
-                f'def write(c):\n'
-                f'    return {{{writes}\n    }}\n')
+        return tuple(self.readers), tuple(self.writers)
 
     def field(self, key: str, msg_type: str) -> None:
         if msg_type == _HEADER:
             self.hint('stamp_ns', key)
             self.hint('frame_id', key)
-            where = f"path + '.{key}'"
-            self.readers.append(('stamp_ns', f"_time(_sub(d, {key!r}, path), 'stamp', {where})"))
-            self.readers.append(('frame_id',
-                                 f"_str(_sub(d, {key!r}, path), 'frame_id', {where})"))
-            self.writers.append((key, "{'stamp': ns_to_stamp(c.stamp_ns), "
-                                      "'frame_id': c.frame_id}"))
+            self.readers.append(('stamp_ns', _header_stamp, key, None))
+            self.readers.append(('frame_id', _header_frame, key, None))
+            self.writers.append((key, 'header', ()))
         elif msg_type == _TIME:
             self.time(key, f'{key}_ns')
         elif msg_type in _VECTORS:
             self.hint(key, key)
-            self.readers.append((key, f'_vec3(d, {key!r}, path)'))
-            self.writers.append((key, f'_point(c.{key})'))
+            self.readers.append((key, _vec3, key, None))
+            self.writers.append((key, 'point', (key,)))
         elif msg_type == _TWIST:
             self.twist(key)
         elif msg_type in CONTRACTS:
             self.hint(key, key)
-            self.readers.append(
-                (key, f"_parse_{msg_type}(_sub(d, {key!r}, path), path + '.{key}')"))
-            self.writers.append((key, f'_write_{msg_type}(c.{key})'))
+            self.readers.append((key, _nested, key, self.parsers[msg_type]))
+            self.writers.append((key, 'nested', (key, msg_type)))
         elif msg_type.endswith(']') and msg_type.split('[')[0] in _FLOATS:
             length = int(msg_type.split('[')[1].rstrip(']'))
-            self.readers.append((key, f'_floats(d, {key!r}, path, {length})'))
-            convert = '_nan_if_none' if _allows_none(self.hint(key, key)) else 'float'
-            self.writers.append((key, f'[{convert}(x) for x in c.{key}]'))
+            self.readers.append((key, _floats, key, length))
+            nan = _allows_none(self.hint(key, key))
+            self.writers.append((key, 'nan_floats' if nan else 'floats', (key,)))
         else:
             self.scalar(key, msg_type, self.hint(key, key))
 
     def scalar(self, key: str, msg_type: str, hint: Any) -> None:
         if msg_type in _INTEGERS and _is_enum(hint, IntEnum):
-            self.names[hint.__name__] = hint
-            self.readers.append((key, f'_enum(d, {key!r}, path, {hint.__name__})'))
-            self.writers.append((key, f'int(c.{key})'))
+            self.readers.append((key, _enum, key, hint))
+            self.writers.append((key, 'int', (key,)))
         elif msg_type == 'string' and _is_enum(hint, StrEnum):
-            self.names[hint.__name__] = hint
-            self.readers.append((key, f'_str_enum(d, {key!r}, path, {hint.__name__})'))
-            self.writers.append((key, f'c.{key}.value'))
+            self.readers.append((key, _str_enum, key, hint))
+            self.writers.append((key, 'enum_value', (key,)))
         elif msg_type == 'string' and _allows_none(hint):
-            self.readers.append((key, f'_sha(d, {key!r}, path)'))
-            self.writers.append((key, f"c.{key} or ''"))
+            self.readers.append((key, _sha, key, None))
+            self.writers.append((key, 'sha', (key,)))
         elif msg_type in _FLOATS and _allows_none(hint):
-            self.readers.append((key, _SCALAR_READERS[msg_type].format(key=key)))
-            self.writers.append((key, f'_nan_if_none(c.{key})'))
+            self.readers.append((key, _SCALAR_READERS[msg_type], key, None))
+            self.writers.append((key, 'nan', (key,)))
         elif msg_type in _SCALAR_READERS:
-            self.readers.append((key, _SCALAR_READERS[msg_type].format(key=key)))
-            self.writers.append((key, f'c.{key}'))
+            self.readers.append((key, _SCALAR_READERS[msg_type], key, None))
+            self.writers.append((key, 'value', (key,)))
         else:
             raise self.mismatch(f'field {key!r} has type {msg_type}, which no contract reads')
 
     def time(self, key: str, field: str) -> None:
         if not _allows_none(self.hint(field, key)):
-            self.readers.append((field, f'_time(d, {key!r}, path)'))
-            self.writers.append((key, f'ns_to_stamp(c.{field})'))
+            self.readers.append((field, _time, key, None))
+            self.writers.append((key, 'time', (field,)))
             return
         flag = self.flags.get(key)
         if flag is None:
             raise self.mismatch(f'{field} may be None, but no PRESENCE_FLAGS entry says where')
-        self.readers.append((field, f'_optional_time(d, {key!r}, {flag!r}, path)'))
-        self.writers.append((flag, f'c.{field} is not None'))
-        self.writers.append((key, f'_optional_stamp(c.{field})'))
+        self.readers.append((field, _optional_time, key, flag))
+        self.writers.append((flag, 'present', (field,)))
+        self.writers.append((key, 'optional_time', (field,)))
 
     def twist(self, key: str) -> None:
         names = next(((linear, angular) for linear, angular in
@@ -378,42 +411,66 @@ class _Compiler:
                                 f'or linear_/angular_{key}')
         linear, angular = names
         self.hint(angular, key)
-        where = f"path + '.{key}'"
-        self.readers.append((linear, f"_vec3(_sub(d, {key!r}, path), 'linear', {where})"))
-        self.readers.append((angular, f"_vec3(_sub(d, {key!r}, path), 'angular', {where})"))
-        self.writers.append((key, f"{{'linear': _point(c.{linear}), "
-                                  f"'angular': _point(c.{angular})}}"))
+        self.readers.append((linear, _twist_part, key, 'linear'))
+        self.readers.append((angular, _twist_part, key, 'angular'))
+        self.writers.append((key, 'twist', names))
 
 
 def _snake(name: str) -> str:
     return ''.join(f'_{char.lower()}' if char.isupper() else char for char in name).lstrip('_')
 
 
-def _compile_all() -> tuple[dict[str, Parser], dict[type, Writer]]:
+def _parser(name: str, contract: type, readers: tuple[_FieldReader, ...]) -> Parser:
+    """The parser of one message: its readers in a loop, then the contract."""
+    def parse(d: Any, path: str = name) -> Any:
+        if not isinstance(d, Mapping):
+            raise MessageFormatError(f'{path} must be a mapping, got {d!r}')
+        return contract(**{field: read(d, key, path, arg) for field, read, key, arg in readers})
+
+    parse.__name__ = parse.__qualname__ = f'parse_{_snake(name)}'
+    parse.__doc__ = f'Return the {name} of a message dict (raise on invalid).'
+    return parse
+
+
+def _writer_source(writers: tuple[_FieldWriter, ...]) -> str:
+    """The source of ``write(c)``, the message dict of a contract, from its field writers."""
+    writes = ''.join(f'\n        {key!r}: {_WRITE_EXPRESSIONS[how].format(*args)},'
+                     for key, how, args in writers)
+    return f'def write(c):\n    return {{{writes}\n    }}\n'
+
+
+def _writer(name: str, writers: tuple[_FieldWriter, ...], nested: Mapping[str, Writer]) -> Writer:
+    """The generated dict writer of one message (nested: the writers of those it nests)."""
+    source = _writer_source(writers)
+    filename = f'<ghost_core.wire: {name} writer>'
+    namespace: dict[str, Any] = {
+        '__name__': __name__, 'ns_to_stamp': ns_to_stamp, '_point': _point,
+        '_nan_if_none': _nan_if_none, '_optional_stamp': _optional_stamp,
+        **{f'_write_{message}': write for message, write in nested.items()}}
+    exec(compile(source, filename, 'exec'), namespace)  # noqa: S102 - built from the table
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    write: Writer = namespace['write']
+    write.__name__ = write.__qualname__ = f'write_{_snake(name)}'
+    return write
+
+
+def _build() -> tuple[dict[str, _Table], dict[str, Parser], dict[type, Writer]]:
+    """Every message's field table, parser and writer, each after the messages it nests."""
+    tables: dict[str, _Table] = {}
     parsers: dict[str, Parser] = {}
     writers: dict[str, Writer] = {}
     remaining = list(CONTRACTS)
     while remaining:
-        # A message compiles after the ghost messages it nests.
         name = next(name for name in remaining
                     if all(t in parsers for _, t in MESSAGE_FIELDS[name] if t in CONTRACTS))
         remaining.remove(name)
-        compiler = _Compiler(name)
-        source = compiler.source()
-        namespace: dict[str, Any] = {
-            **globals(), **compiler.names, '_contract': compiler.contract,
-            **{f'_parse_{nested}': parse for nested, parse in parsers.items()},
-            **{f'_write_{nested}': write for nested, write in writers.items()},
-        }
-        exec(compile(source, f'<ghost_core.wire: {name}>', 'exec'), namespace)  # noqa: S102
-        parse, write = namespace['parse'], namespace['write']
-        parse.__name__ = parse.__qualname__ = f'parse_{_snake(name)}'
-        parse.__doc__ = f'Return the {name} of a message dict (raise on invalid).'
-        parsers[name], writers[name] = parse, write
-    return parsers, {CONTRACTS[name]: writer for name, writer in writers.items()}
+        readers, field_writers = tables[name] = _Fields(name, parsers).table()
+        parsers[name] = _parser(name, CONTRACTS[name], readers)
+        writers[name] = _writer(name, field_writers, writers)
+    return tables, parsers, {CONTRACTS[name]: write for name, write in writers.items()}
 
 
-_PARSERS, _WRITERS = _compile_all()
+_TABLES, _PARSERS, _WRITERS = _build()
 
 
 # --- the public layer -------------------------------------------------------------------------

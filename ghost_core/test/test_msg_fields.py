@@ -48,7 +48,7 @@ def test_a_contract_that_does_not_mirror_its_message_is_refused(monkeypatch: Any
     fields['Decision'] = (*MESSAGE_FIELDS['Decision'], ('priority', 'uint8'))
     monkeypatch.setattr(wire, 'MESSAGE_FIELDS', fields)
     with pytest.raises(TypeError, match=r"Decision does not mirror Decision\.msg.*'priority'"):
-        wire._Compiler('Decision').source()
+        wire._Fields('Decision', {}).table()
     fields['Decision'] = MESSAGE_FIELDS['Decision'][:-1]
     with pytest.raises(TypeError, match=r"contract fields \['reason'\] have no message field"):
-        wire._Compiler('Decision').source()
+        wire._Fields('Decision', {}).table()

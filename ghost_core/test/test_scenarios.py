@@ -59,7 +59,7 @@ def kinds(traces: tuple[CycleTrace, ...]) -> str:
 
 
 def test_smoke() -> None:
-    """SPEC 7 smoke: ERUR on cycles 1-4, BAUD on 5-10; PROCEED then HOLD; all raw KNOWN."""
+    """SPEC §7 smoke: ERUR on cycles 1-4, BAUD on 5-10; PROCEED then HOLD; all raw KNOWN."""
     scenario = generate_scenario('smoke')
     parameters = scenario.parameters
     assert (parameters.cycles, parameters.period_ns) == (10, 100_000_000)

@@ -1,4 +1,4 @@
-"""Every ghost message: SPEC constants, and a lossless CDR round trip through rclpy."""
+"""Every ghost message: SPEC §3 constants, and a lossless CDR round trip through rclpy."""
 
 import math
 

@@ -19,14 +19,15 @@ from ghost_core.loop import LoopConfig
 from ghost_core.pipeline import PipelineConfig
 from ghost_core.prediction import EvaluatorConfig
 from ghost_core.profiles import accuracy_profile
+from ghost_nodes.node_parameters import NO_COVARIANCE_CHOICES, PARAMETERS
 
 __all__ = ['NO_COVARIANCE_LEVELS', 'evaluator_config', 'loop_config', 'node_name_matches',
-           'node_parameters', 'pipeline_config_from_files', 'pipeline_config_from_graph',
+           'node_parameters', 'pipeline_config', 'pipeline_config_from_files',
            'thresholds_config']
 
 #: Values of the self_assessor's no_covariance_level parameter.
 NO_COVARIANCE_LEVELS: Mapping[str, SelfAssessmentLevel] = {
-    'unknown': SelfAssessmentLevel.UNKNOWN, 'uncertain': SelfAssessmentLevel.UNCERTAIN}
+    choice: SelfAssessmentLevel[choice.upper()] for choice in NO_COVARIANCE_CHOICES}
 
 Lookup = Callable[[str], Any]
 _BLOCKS = ('position', 'velocity', 'orientation')
@@ -141,52 +142,26 @@ def node_parameters(files: Sequence[Path | str], node: str,
 def pipeline_config_from_files(files: Sequence[Path | str],
                                namespace: str = '') -> PipelineConfig:
     """The whole agent's configuration from the nodes' parameter files (ghost.yaml, ...)."""
-    return _pipeline_config(lambda _node: list(files), namespace)
+    return pipeline_config(lambda _node: list(files), namespace)
 
 
-def pipeline_config_from_graph(specs: Sequence[Any]) -> PipelineConfig:
-    """The agent's configuration as the graph's nodes get it (``ghost_nodes.graph.NodeSpec``).
+def pipeline_config(files_of: Callable[[str], Sequence[Path | str]],
+                    namespace: str) -> PipelineConfig:
+    """The whole agent's configuration, each node's parameters read from ``files_of(node)``."""
 
-    Each node's parameter files, its overrides and the user's file, in the order both
-    ghost_run and the launch file load them (``graph.parameter_files``).
-    """
-    import tempfile
-
-    from ghost_nodes.graph import overrides_yaml, parameter_files
-
-    by_name = {spec.name: spec for spec in specs}
-    with tempfile.TemporaryDirectory(prefix='ghost_config_') as folder:
-        def files_of(node: str) -> list[str]:
-            spec = by_name[node]
-            overrides = None
-            if spec.parameters:
-                overrides = str(Path(folder) / f'{node}.yaml')
-                Path(overrides).write_text(overrides_yaml(spec), encoding='utf-8')
-            return parameter_files(spec, overrides)
-
-        namespaces = {spec.namespace for spec in specs}
-        return _pipeline_config(files_of, namespaces.pop() if len(namespaces) == 1 else '')
-
-
-def _pipeline_config(files_of: Callable[[str], Sequence[Path | str]],
-                     namespace: str) -> PipelineConfig:
-    # Imported here: the node modules import rclpy message types, which only this function
-    # (used by tools that run in a ROS environment) needs.
-    from ghost_nodes.nodes import calibrator, forward_predictor, outcome_evaluator, self_assessor
-
-    def of(module: Any, node: str) -> Lookup:
+    def of(node: str) -> Lookup:
         params = node_parameters(files_of(node), node, {spec.name: spec.default
-                                                         for spec in module.PARAMS},
+                                                         for spec in PARAMETERS[node]},
                                  namespace)
         return params.__getitem__
 
-    predictor = of(forward_predictor, 'forward_predictor')
-    evaluator = of(outcome_evaluator, 'outcome_evaluator')
+    predictor = of('forward_predictor')
+    evaluator = of('outcome_evaluator')
     return PipelineConfig(
         period_ns=round(float(predictor('period_s')) * 1e9),
         process_noise_q=float(predictor('process_noise')),
-        loop=loop_config(of(calibrator, 'calibrator')),
-        thresholds=thresholds_config(of(self_assessor, 'self_assessor')),
+        loop=loop_config(of('calibrator')),
+        thresholds=thresholds_config(of('self_assessor')),
         evaluator=evaluator_config(evaluator),
         grace_cycles=int(evaluator('grace_cycles')),
         idle_flush_ns=round(float(evaluator('idle_flush_s')) * 1e9),

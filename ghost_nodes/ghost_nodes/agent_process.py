@@ -6,14 +6,14 @@
 ``GRAPH.json`` (written by ``ghost_nodes.launcher`` for ``ghost_run --single-process`` and by
 the launch file for ``single_process:=true``) lists the nodes: ``{"nodes": [{"name": ...,
 "executable": ..., "ros_arguments": [...]}]}``, each node's ``ros_arguments`` exactly what
-its own process would get (``ghost_nodes.graph.ros_arguments``: name, namespace, parameter
+its own process would get (``ghost_nodes.bringup.ros_arguments``: name, namespace, parameter
 files, remaps). Each node is the same class as in its own process, built with those
 arguments as its own command line (``use_global_arguments=False``), so it has the same name,
 parameters and topics: the graph publishes the same messages, and records and verifies the
 same. What changes is the cost: one Python interpreter, one DDS participant's worth of
 processes' scheduling, one executor, instead of one of each per node (docs/performance.md).
 
-Which nodes go in: ``ghost_nodes.graph.IN_PROCESS_NODES`` (the agent's six, the monitor, the
+Which nodes go in: ``ghost_core.graph.IN_PROCESS_NODES`` (the agent's six, the monitor, the
 bridge and the gate). The sources (scenario, players, the stand-in mission) stand for the
 vehicle and the mission, and the recorder for ``ros2 bag record``: they keep processes of
 their own, so the bag survives the agent's process.

@@ -6,55 +6,46 @@ gives an equal dict, so a hash computed by ghost_core on the dict is the hash of
 published.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ['from_msg_dict']
 
-# Per message class, a builder compiled once (it is on every message's path).
-_Builder = Callable[[Mapping[str, Any]], Any]
-_builders: dict[type[Any], _Builder] = {}
+#: Per message class, found once from a probe instance: whether this process checks fields
+#: (rclpy's ROS_PYTHON_CHECK_FIELDS; the setters then check every value as they would), and per
+#: field its name and, for a nested message, its class. Building is a loop over it (plain code:
+#: builders generated per class were not 1.5x faster, bench/codegen.py).
+_FieldTable = tuple[bool, tuple[tuple[str, type[Any] | None], ...]]
+_field_tables: dict[type[Any], _FieldTable] = {}
 
 
-def _is_message(value: Any) -> bool:
-    return hasattr(value, 'get_fields_and_field_types')
-
-
-def _builder(msg_type: type[Any]) -> _Builder:
-    builder = _builders.get(msg_type)
-    if builder is not None:
-        return builder
-    # A probe says which fields hold nested messages, and whether this process checks fields
-    # (rclpy's ROS_PYTHON_CHECK_FIELDS; the setters then check every value as they would).
+def _field_table(msg_type: type[Any]) -> _FieldTable:
     probe = msg_type()
-    check_fields = probe._check_fields
-    names = tuple(msg_type.get_fields_and_field_types())
-    nested = {name: _builder(type(getattr(probe, name))) for name in names
-              if _is_message(getattr(probe, name))}
-    fields = tuple((name, nested.get(name)) for name in names)
-    create: Callable[[type[Any]], Any] = object.__new__
-
-    def build(data: Mapping[str, Any]) -> Any:
-        if len(data) != len(fields):
-            unknown = sorted(set(data) - set(names))
-            if unknown:
-                raise ValueError(f'{msg_type.__name__} has no field(s) {unknown}')
-        # Not msg_type(): its __init__ builds a default for every nested message, which the
-        # fields below would replace at once. Every field is set through its public setter.
-        msg = create(msg_type)
-        msg._check_fields = check_fields
-        for name, build_nested in fields:
-            try:
-                value = data[name]
-            except KeyError:
-                raise ValueError(f'{msg_type.__name__}.{name} is missing') from None
-            setattr(msg, name, build_nested(value) if build_nested is not None else value)
-        return msg
-
-    _builders[msg_type] = build
-    return build
+    fields = []
+    for name in msg_type.get_fields_and_field_types():
+        value = getattr(probe, name)
+        fields.append((name, type(value) if hasattr(value, 'get_fields_and_field_types')
+                       else None))
+    table = _field_tables[msg_type] = (probe._check_fields, tuple(fields))
+    return table
 
 
 def from_msg_dict(msg_type: type[Any], data: Mapping[str, Any]) -> Any:
     """Build an rclpy message of ``msg_type`` from a message dict (every field required)."""
-    return _builder(msg_type)(data)
+    table = _field_tables.get(msg_type)
+    check_fields, fields = table if table is not None else _field_table(msg_type)
+    if len(data) != len(fields):
+        unknown = sorted(set(data) - {name for name, _ in fields})
+        if unknown:
+            raise ValueError(f'{msg_type.__name__} has no field(s) {unknown}')
+    # Not msg_type(): its __init__ builds a default for every nested message, which the fields
+    # below would replace at once. Every field is set through its public setter.
+    msg = object.__new__(msg_type)
+    msg._check_fields = check_fields
+    for name, nested in fields:
+        try:
+            value = data[name]
+        except KeyError:
+            raise ValueError(f'{msg_type.__name__}.{name} is missing') from None
+        setattr(msg, name, value if nested is None else from_msg_dict(nested, value))
+    return msg

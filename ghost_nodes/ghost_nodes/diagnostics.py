@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
+from ghost_core import graph
 from ghost_core.monitor import PropertyState
 from ghost_core.properties import Violation
-from ghost_nodes import graph
 
 __all__ = ['GHOST_NODE_WIRING', 'INPUT_TOPICS', 'GraphHealth', 'Level', 'NodeWiring',
            'Status', 'component', 'default_hardware_id', 'property_status', 'status_name']
@@ -54,11 +54,11 @@ class NodeWiring:
     inputs: tuple[str, ...]
 
 
-#: The inputs of the graph (relative names, as the nodes use them), from ghost_nodes.graph.
+#: The inputs of the graph (relative names, as the nodes use them), from ghost_core.graph.
 INPUT_TOPICS = tuple(graph.relative_topic(topic) for topic in graph.INPUT_TOPICS)
 
 #: The six Ghost nodes, each by the one topic it publishes (relative names): the graph's
-#: wiring (ghost_nodes.graph.WIRING) without its input sources.
+#: wiring (ghost_core.graph.WIRING) without its input sources.
 GHOST_NODE_WIRING: tuple[NodeWiring, ...] = tuple(
     NodeWiring(node, graph.relative_topic(publishes[0]),
                tuple(graph.relative_topic(topic) for topic in subscribes))

@@ -1,29 +1,23 @@
 """Render docs/parameters.md from the parameters the nodes declare (so the page cannot drift).
 
+The tables are data (``ghost_nodes.node_parameters``, ``ghost_px4.node_parameters``): no
+node module, and so no rclpy, is imported.
+
 python -m ghost_nodes.param_docs > docs/parameters.md
 """
 
-import importlib
 import math
 
+from ghost_core.parameters import ParamSpec
 from ghost_core.profiles import ACCURACY_PROFILES, DEAD_RECKONING_BIAS_M_S2, DEFAULT_PROFILE
-from ghost_nodes.node_base import COMMON_PARAMS, ParamSpec
+from ghost_nodes.node_parameters import COMMON_PARAMS, PARAMETERS
 
 __all__ = ['NODES', 'render']
 
-#: Each node and the module declaring its parameters, in the page's order.
-NODES = (('scenario', 'ghost_nodes.nodes.scenario'),
-         ('self_assessor', 'ghost_nodes.nodes.self_assessor'),
-         ('forward_predictor', 'ghost_nodes.nodes.forward_predictor'),
-         ('outcome_evaluator', 'ghost_nodes.nodes.outcome_evaluator'),
-         ('calibrator', 'ghost_nodes.nodes.calibrator'),
-         ('decision_policy', 'ghost_nodes.nodes.decision_policy'),
-         ('action_emitter', 'ghost_nodes.nodes.action_emitter'),
-         ('recorder', 'ghost_nodes.nodes.recorder'), ('monitor', 'ghost_nodes.nodes.monitor'),
-         ('px4_bridge', 'ghost_px4.nodes.px4_bridge'),
-         ('command_gate', 'ghost_nodes.nodes.command_gate'),
-         ('px4_log_player', 'ghost_px4.nodes.px4_log_player'),
-         ('mission_setpoints', 'ghost_px4.nodes.mission_setpoints'))
+#: The nodes in the page's order.
+NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
+         'decision_policy', 'action_emitter', 'recorder', 'monitor', 'px4_bridge',
+         'command_gate', 'px4_log_player', 'mission_setpoints')
 
 _HEADER = """\
 # Node parameters
@@ -71,9 +65,11 @@ def _allowed(spec: ParamSpec) -> str:
 def render() -> str:
     """The whole Markdown page."""
     rows = []
-    owners = [('every node', COMMON_PARAMS)] + [
-        (node, getattr(importlib.import_module(module), 'PARAMS', ()))
-        for node, module in NODES]
+    # The page documents the PX4 nodes too (ghost_px4, present wherever the docs are built).
+    from ghost_px4.node_parameters import PARAMETERS as PX4_PARAMETERS
+
+    tables = {**PARAMETERS, **PX4_PARAMETERS}
+    owners = [('every node', COMMON_PARAMS)] + [(node, tables[node]) for node in NODES]
     for node, specs in owners:
         for spec in specs:
             rows.append(

@@ -2,10 +2,10 @@
 
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
-from ghost_nodes.graph import INPUT_QOS_CHOICES
+from ghost_core.graph import INPUT_QOS_CHOICES
 
 __all__ = ['DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos',
-           'PX4_QOS']
+           'PX4_QOS', 'COMMAND_QOS']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
 #: subscriber catches up at the benchmarked rates.
@@ -36,6 +36,20 @@ PX4_QOS = QoSProfile(
     durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
     history=QoSHistoryPolicy.KEEP_LAST,
     depth=5,
+)
+
+#: The command topics in and out: reliable, volatile, keep last 10 (the ROS default profile).
+#: Out: PX4's uXRCE-DDS client reads fmu/in/* best-effort, volatile, keep-last (its
+#: create_data_reader), which matches any writer; px4_ros_com's offboard examples publish with
+#: this profile, and being reliable a reliable reader (a recorder, a test) matches it too.
+#: In: a setpoint is a command, not a sensor sample: reliable, so none is lost silently between
+#: the mission and the gate; volatile, so a gate started late never acts on an old one. A
+#: best-effort mission writer does not match (rclpy logs the incompatible QoS).
+COMMAND_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.RELIABLE,
+    durability=QoSDurabilityPolicy.VOLATILE,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=10,
 )
 
 

@@ -34,12 +34,14 @@ from typing import Any
 
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
-__all__ = ['FOREIGN_WARNING_PERIOD_S', 'GRAPH_STATUS_TOPIC', 'EndpointReport', 'GraphReadiness',
+from ghost_core.graph import GRAPH_STATUS_TOPIC, relative_topic
+
+__all__ = ['FOREIGN_WARNING_PERIOD_S', 'STATUS_TOPIC', 'EndpointReport', 'GraphReadiness',
            'GraphStatusReporter', 'STATUS_READER_QOS', 'STATUS_WRITER_QOS',
            'foreign_producer_message', 'foreign_producers', 'missing_edges', 'parse_report']
 
 #: Relative: each namespace's graph has its own (/uav1/ghost/graph_status).
-GRAPH_STATUS_TOPIC = 'ghost/graph_status'
+STATUS_TOPIC = relative_topic(GRAPH_STATUS_TOPIC)
 
 #: Each node keeps its latest report for late subscribers.
 STATUS_WRITER_QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
@@ -156,10 +158,10 @@ class GraphStatusReporter:
         self._node = node
         self._in_process = in_process
         self._string = String
-        self._ignored = _IGNORED | {node.resolve_topic_name(GRAPH_STATUS_TOPIC)}
+        self._ignored = _IGNORED | {node.resolve_topic_name(STATUS_TOPIC)}
         # No QoS event handlers: each would be one more entity in every wait of the executor.
         self._publisher = node.create_publisher(
-            String, GRAPH_STATUS_TOPIC, STATUS_WRITER_QOS,
+            String, STATUS_TOPIC, STATUS_WRITER_QOS,
             event_callbacks=PublisherEventCallbacks(use_default_callbacks=False))
         self._last = ''
         self._fast_ns = int(fast_period_s * 1e9)
@@ -240,7 +242,7 @@ class GraphReadiness:
         self._expected = dict(expected_readers)
         self._reporter = reporter
         self._reports: dict[str, EndpointReport] = {}
-        self._subscription = node.create_subscription(String, GRAPH_STATUS_TOPIC,
+        self._subscription = node.create_subscription(String, STATUS_TOPIC,
                                                       self._on_status, STATUS_READER_QOS)
 
     def _on_status(self, msg: Any) -> None:

@@ -13,6 +13,7 @@ verifier found a violation or a broken chain; 2 for a usage error; 3 when the ru
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime, UTC
 import os
 from pathlib import Path
@@ -20,15 +21,16 @@ import sys
 import time
 from typing import Any
 
-from ghost_nodes.graph import (
-    closed_loop_graph,
+from ghost_core.graph import (
+    AGENT_SETTINGS,
     GATE_MODES,
     GHOST_TOPICS,
-    INPUT_QOS_CHOICES,
+    GRAPH_STATUS_TOPIC,
     normalise_namespace,
     SCENARIOS,
     topic_in_namespace,
 )
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
 from ghost_nodes.isolation import ClaimedDomain, DomainClaimError
 from ghost_nodes.launcher import GraphProcesses
 from ghost_nodes.verifier import verify_bag
@@ -61,25 +63,26 @@ def _parser() -> argparse.ArgumentParser:
                         help='seconds to wait for the loop to complete (default 120, or with '
                              "--input the recording's duration / speed + 60; with --px4 none: "
                              'until Ctrl-C)')
-    parser.add_argument('--input', type=Path, default=None,
-                        help='play this input bag (/state/nav + /observations, e.g. from '
-                             'ghost_import_ulog) into the graph instead of a scenario')
-    parser.add_argument('--speed', type=float, default=1.0,
+    sources = parser.add_mutually_exclusive_group()
+    sources.add_argument('--input', type=Path, default=None,
+                         help='play this input bag (/state/nav + /observations, e.g. from '
+                              'ghost_import_ulog) into the graph instead of a scenario')
+    sources.add_argument('--px4', action='store_true',
+                         help="listen to PX4's uXRCE-DDS topics through px4_bridge instead of "
+                              'a scenario; runs until --timeout or Ctrl-C, then verifies '
+                              '(launch px4:=true)')
+    sources.add_argument('--px4-ulog', type=Path, default=None, metavar='LOG',
+                         help="play this PX4 flight log (ULog) as PX4's uXRCE-DDS bridge would "
+                              '(px4_log_player on fmu/out/...) into px4_bridge and the command '
+                              'gate, with a stand-in mission sending setpoints; record; verify '
+                              'BAUD, ERUR, the chain and GATE (needs ghost_px4)')
+    parser.add_argument('--speed', type=_positive(float), default=1.0,
                         help='with --input or --px4-ulog: playback speed (default 1 = '
                              'recorded pace)')
     parser.add_argument('--state-topic', default='/state/nav',
                         help='with --input: the belief topic inside the bag')
     parser.add_argument('--observations-topic', default='/observations',
                         help='with --input: the fix topic inside the bag')
-    parser.add_argument('--px4', action='store_true',
-                        help="listen to PX4's uXRCE-DDS topics through px4_bridge instead of "
-                             'a scenario; runs until --timeout or Ctrl-C, then verifies '
-                             '(launch px4:=true)')
-    parser.add_argument('--px4-ulog', type=Path, default=None, metavar='LOG',
-                        help="play this PX4 flight log (ULog) as PX4's uXRCE-DDS bridge would "
-                             '(px4_log_player on fmu/out/...) into px4_bridge and the command '
-                             'gate, with a stand-in mission sending setpoints; record; verify '
-                             'BAUD, ERUR, the chain and GATE')
     parser.add_argument('--gate', choices=GATE_MODES, default=None,
                         help="the command gate between the mission and the vehicle: 'px4' "
                              "(default with --px4 / --px4-ulog), 'twist' (cmd_vel_in -> "
@@ -93,17 +96,15 @@ def _parser() -> argparse.ArgumentParser:
     agent.add_argument('--namespace', default='',
                        help='ROS namespace of every Ghost node and topic, e.g. uav1 '
                             '(/uav1/actuations); default: the root namespace')
-    agent.add_argument('--period-s', type=_positive(float), default=None, metavar='S',
-                       help="cycle period (the predictor's horizon), s")
-    agent.add_argument('--min-outcomes', type=_positive(int), default=None, metavar='M',
-                       help='M: observed outcomes needed before a downgrade')
-    agent.add_argument('--downgrade-threshold', type=_positive(int), default=None,
-                       metavar='K', help='K: outcomes beyond 3 sigma in the window that drift')
-    agent.add_argument('--max-history', type=_positive(int), default=None, metavar='W',
-                       help='W: the window, in observed outcomes')
-    agent.add_argument('--input-qos', choices=INPUT_QOS_CHOICES, default=None,
-                       help='reliability of the input subscriptions (default best_effort: '
-                            'matches best-effort and reliable publishers)')
+    for setting in AGENT_SETTINGS:
+        flag = '--' + setting.name.replace('_', '-')
+        if setting.choices:
+            agent.add_argument(flag, choices=setting.choices, default=None,
+                               help=setting.description)
+        else:
+            kind = float if setting.kind is float else int
+            agent.add_argument(flag, type=_positive(kind), default=None,
+                               metavar=setting.name.upper(), help=setting.description)
     agent.add_argument('--params-file', type=Path, default=None, metavar='PATH',
                        help='your own parameter file, loaded after every other')
     agent.add_argument('--single-process', action='store_true',
@@ -136,16 +137,14 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
 
 
 def _agent_settings(args: argparse.Namespace) -> dict[str, object]:
-    """The agent settings given on the command line (``closed_loop_graph(settings=...)``)."""
-    given = {'period_s': args.period_s, 'min_outcomes': args.min_outcomes,
-             'downgrade_threshold': args.downgrade_threshold, 'max_history': args.max_history,
-             'input_qos': args.input_qos}
+    """The agent settings given on the command line (``GraphOptions.settings``)."""
+    given = {setting.name: getattr(args, setting.name) for setting in AGENT_SETTINGS}
     return {name: value for name, value in given.items() if value is not None}
 
 
 def _input_cycles(args: argparse.Namespace) -> tuple[int, float]:
     """The number of cycles an input bag makes (new belief stamps) and its duration (s)."""
-    from ghost_nodes.inputs import read_inputs
+    from ghost_bag.recorded_inputs import read_inputs
 
     last: int | None = None
     cycles = 0
@@ -239,7 +238,6 @@ def _isolate(env: dict[str, str], namespace: str) -> ClaimedDomain | None:
     an id that is not an integer in 0..232.
     """
     from ghost_nodes import isolation
-    from ghost_nodes.readiness import GRAPH_STATUS_TOPIC
 
     discovery = env['ROS_AUTOMATIC_DISCOVERY_RANGE']
     chosen = env.get('ROS_DOMAIN_ID', '').strip()
@@ -268,116 +266,120 @@ def _isolate(env: dict[str, str], namespace: str) -> ClaimedDomain | None:
     return None
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run, record, verify; print the summary; return the exit code."""
-    args = _parser().parse_args(argv)
-    from ghost_core.scenarios import generate_scenario
+class _UsageError(ValueError):
+    """A command line that cannot run (exit code 2)."""
 
-    try:
-        namespace = normalise_namespace(args.namespace)
-    except ValueError as err:
-        print(f'error: --namespace: {err}', file=sys.stderr)
-        return 2
-    if args.params_file is not None and not args.params_file.is_file():
-        print(f'error: --params-file {args.params_file} is not a file', file=sys.stderr)
-        return 2
 
-    if not args.speed > 0.0:
-        print(f'error: --speed must be > 0, got {args.speed}', file=sys.stderr)
-        return 2
+@dataclass(frozen=True)
+class _Plan:
+    """What one run plays, how many cycles it expects and how long it may take."""
+
+    options: GraphOptions
+    #: Cycles the loop must complete; None: as many as the source gives.
     expected: int | None
-    replacing = [flag for flag, given in (('--px4', args.px4), ('--input', args.input),
-                                          ('--px4-ulog', args.px4_ulog)) if given]
-    if len(replacing) > 1:
-        print(f'error: {" and ".join(replacing)} each replace the scenario: choose one',
-              file=sys.stderr)
-        return 2
-    source: str | None = None
-    if args.px4_ulog is not None:
-        from ghost_px4.ulog_topics import ulog_duration_s, UlogReadError
+    label: str
+    name: str
+    timeout_s: float
+    #: The node whose exit (code 0) ends the input (the PX4 log player), if any.
+    source_node: str | None = None
 
+
+def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
+    """The run the arguments ask for (``_UsageError`` if they cannot be run)."""
+    options = GraphOptions(
+        scenario=args.scenario, namespace=namespace, settings=_agent_settings(args),
+        params_file=str(args.params_file) if args.params_file else '', monitor=args.monitor,
+        gate=args.gate or '', graph_status=True, extra_subscribers={'/actuations': 1},
+        overrides={'scenario': {'seed': args.seed}})
+    if args.px4_ulog is not None:
+        try:
+            from ghost_px4.ulog_topics import bridge_parameters, ulog_duration_s, UlogReadError
+        except ImportError as err:
+            raise _UsageError(f'--px4-ulog needs the ghost_px4 package ({err})') from None
         try:
             duration_s = ulog_duration_s(args.px4_ulog)
         except UlogReadError as err:
-            print(f'error: --px4-ulog: {err}', file=sys.stderr)
-            return 2
+            raise _UsageError(f'--px4-ulog: {err}') from None
+        # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
+        overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},
+                     'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
+        options = replace(options, source=Source.PX4_ULOG,
+                          px4_ulog=str(args.px4_ulog.resolve()), overrides=overrides)
         # The log decides the number of cycles: until the player is done and the loop settled.
-        expected, source = None, 'px4_log_player'
-        label = f'PX4 log {args.px4_ulog} ({duration_s:.0f} s at {args.speed:g}x)'
-        name = 'px4-ulog'
-        timeout = duration_s / args.speed + 60.0
-    elif args.px4:
+        return _Plan(options, None, f'PX4 log {args.px4_ulog} ({duration_s:.0f} s at '
+                     f'{args.speed:g}x)', 'px4-ulog', duration_s / args.speed + 60.0,
+                     'px4_log_player')
+    if args.px4:
         # A live vehicle: no known number of cycles; run until --timeout or Ctrl-C.
-        expected, label, name = None, "PX4's uXRCE-DDS topics (Ctrl-C to stop)", 'px4'
-        timeout = float('inf')
-    elif args.input is not None:
-        from ghost_nodes.inputs import InputBagError
+        return _Plan(replace(options, source=Source.PX4, overrides={}), None,
+                     "PX4's uXRCE-DDS topics (Ctrl-C to stop)", 'px4', float('inf'))
+    if args.input is not None:
+        from ghost_bag.errors import InputBagError
 
         try:
             expected, duration_s = _input_cycles(args)
         except InputBagError as err:
-            print(f'error: {err}', file=sys.stderr)
-            return 2
-        label = f'input {args.input}'
-        name = 'input'
-        timeout = duration_s / args.speed + 60.0
-    else:
-        expected = len(generate_scenario(args.scenario, seed=args.seed).cycles)
-        label, name, timeout = args.scenario, args.scenario, 120.0
-    if args.timeout is not None:
-        timeout = args.timeout
-    stamp = datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')
-    run_dir = (args.run_dir or Path('runs') / f'{name}-{stamp}').resolve()
-    if run_dir.exists() and any(run_dir.iterdir()):
-        print(f'error: run folder {run_dir} exists and is not empty', file=sys.stderr)
-        return 2
-    run_dir.mkdir(parents=True, exist_ok=True)
-    bag = run_dir / 'bag'
-    try:
-        config_dir = args.config_dir or _config_dir()
-    except FileNotFoundError as err:
-        print(f'error: {err}', file=sys.stderr)
-        return 2
-    # The monitor below subscribes to /actuations too and reports its matched reader on
-    # /ghost/graph_status: the scenario waits for it as well, so it cannot miss the first
-    # cycles however slowly this process starts.
-    overrides: dict[str, dict[str, object]] = {'scenario': {'seed': args.seed}}
-    if args.input is not None:
+            raise _UsageError(str(err)) from None
         overrides = {'input_player': {
             'speed': float(args.speed), 'bag_state_topic': args.state_topic,
             'bag_observations_topic': args.observations_topic}}
-    if args.px4_ulog is not None:
-        from ghost_px4.ulog_topics import bridge_parameters
+        return _Plan(replace(options, source=Source.INPUT_BAG,
+                             input_bag=str(args.input.resolve()), overrides=overrides),
+                     expected, f'input {args.input}', 'input', duration_s / args.speed + 60.0)
+    from ghost_core.scenarios import generate_scenario
 
-        # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
-        overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},
-                     'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
+    expected = len(generate_scenario(args.scenario, seed=args.seed).cycles)
+    return _Plan(options, expected, args.scenario, args.scenario, 120.0)
+
+
+def _prepare(args: argparse.Namespace) -> tuple[_Plan, Path, list[NodeSpec]]:
+    """The plan, the (new, empty) run folder and the graph (``_UsageError`` if impossible)."""
+    try:
+        namespace = normalise_namespace(args.namespace)
+    except ValueError as err:
+        raise _UsageError(f'--namespace: {err}') from None
+    if args.params_file is not None and not args.params_file.is_file():
+        raise _UsageError(f'--params-file {args.params_file} is not a file')
+    plan = _plan(args, namespace)
     if args.signing_key is not None:
         from ghost_bag.manifest import load_private_key, ManifestError
 
         try:
             load_private_key(args.signing_key)
         except (ManifestError, OSError, ValueError) as err:
-            print(f'error: --signing-key: {err}', file=sys.stderr)
-            return 2
-        overrides['recorder'] = {'signing_key': str(args.signing_key.resolve())}
+            raise _UsageError(f'--signing-key: {err}') from None
+        signing = {'recorder': {'signing_key': str(args.signing_key.resolve())}}
+        plan = replace(plan, options=replace(
+            plan.options, overrides={**plan.options.overrides, **signing}))
+    stamp = datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')
+    run_dir = (args.run_dir or Path('runs') / f'{plan.name}-{stamp}').resolve()
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise _UsageError(f'run folder {run_dir} exists and is not empty')
     try:
-        specs = closed_loop_graph(
-            config_dir, scenario=args.scenario, record=True, bag_path=str(bag),
-            overrides=overrides, extra_subscribers={'/actuations': 1},
-            input_bag=str(args.input.resolve()) if args.input else '', px4=args.px4,
-            px4_ulog=str(args.px4_ulog.resolve()) if args.px4_ulog else '',
-            gate=args.gate or '', namespace=namespace,
-            settings=_agent_settings(args),
-            params_file=str(args.params_file) if args.params_file else '',
-            monitor=args.monitor, graph_status=True)
+        config_dir = args.config_dir or _config_dir()
+    except FileNotFoundError as err:
+        raise _UsageError(str(err)) from None
+    try:
+        specs = closed_loop_graph(config_dir, replace(
+            plan.options, bag_path=str(run_dir / 'bag')))
     except ValueError as err:
+        raise _UsageError(str(err)) from None
+    run_dir.mkdir(parents=True, exist_ok=True)
+    return plan, run_dir, specs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run, record, verify; print the summary; return the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        plan, run_dir, specs = _prepare(args)
+    except _UsageError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     try:
-        claim = _isolate(env, namespace)
+        claim = _isolate(env, plan.options.namespace)
     except ValueError as err:
         print(f'error: {err}', file=sys.stderr)
         return 2
@@ -386,11 +388,14 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     graph = GraphProcesses(specs, run_dir / 'logs', env, single_process=args.single_process,
                            executor=args.executor, delivery=args.delivery)
-    print(f'ghost: {label} ({expected if expected is not None else "open-ended"} cycles)'
+    expected = plan.expected
+    print(f'ghost: {plan.label} ({expected if expected is not None else "open-ended"} cycles)'
           f' -> {run_dir}', flush=True)
     graph.start()
     try:
-        got = _wait_for_loop(expected, graph, timeout, namespace, source)
+        got = _wait_for_loop(expected, graph, plan.timeout_s if args.timeout is None
+                             else args.timeout, normalise_namespace(args.namespace),
+                             plan.source_node)
     finally:
         codes = graph.stop()
         # The graph is gone: the domain is free for the next run.
@@ -398,17 +403,22 @@ def main(argv: list[str] | None = None) -> int:
             claim.release()
     print(f'ghost: {got}/{expected if expected is not None else got} cycles actuated; '
           f'processes exited {codes}', flush=True)
+    return _verify(run_dir, args.signing_key, expected, got)
+
+
+def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: int) -> int:
+    """Verify the run's bag with the auditor (its own process); the run's exit code."""
+    bag = run_dir / 'bag'
     if not (bag / 'metadata.yaml').is_file():
         print(f'error: the recorder left no complete bag in {bag} '
               f'(log: {run_dir / "logs" / "recorder.log"})', file=sys.stderr)
         return 3
     reports = run_dir / 'reports.json'
     options = ['--json', str(reports)]
-    if args.signing_key is not None:
+    if signing_key is not None:
         # Check the signature too, with the public half of the key that signed (written
         # beside the run; the private key never leaves its file).
-        options += ['--public-key', str(_public_key_file(args.signing_key, run_dir))]
-    # The auditor runs as its own process (the runtime does not import it).
+        options += ['--public-key', str(_public_key_file(signing_key, run_dir))]
     verdict = verify_bag(bag, *options)
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
     if expected is not None and got < expected:

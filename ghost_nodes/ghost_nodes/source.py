@@ -8,25 +8,17 @@ is lost to discovery, then hand over to ``start_playing``.
 import time
 from typing import Any
 
-from ghost_nodes.node_base import GhostNode, non_negative, ParamSpec
+from ghost_core.parameters import ParamSpec
+from ghost_nodes.node_base import GhostNode
 from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
 
-__all__ = ['SOURCE_PARAMS', 'SourceNode']
-
-#: The parameters every source declares (after its own): the graph it waits for.
-SOURCE_PARAMS = (
-    ParamSpec('expected_subscribers', [''], 'topic=count pairs: the readers of each topic, '
-              'which must all have matched before the first message (set by the runner).',
-              read_only=True),
-    ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
-              (non_negative,), read_only=True),
-)
-
+__all__ = ['SourceNode']
 
 class SourceNode(GhostNode):
     """A GhostNode that waits for the graph (``expected_subscribers``) before it plays.
 
-    Subclasses declare ``SOURCE_PARAMS`` (``expected_subscribers``, ``wait_for_graph_s``),
+    Subclasses declare ``ghost_nodes.node_parameters.SOURCE_PARAMS`` (``expected_subscribers``,
+    ``wait_for_graph_s``),
     call ``wait_for_graph(settle_s)`` at the end of their ``__init__`` and implement
     ``start_playing``.
     """

@@ -16,6 +16,7 @@ import time
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 import rclpy
+from rclpy.duration import Duration
 from rclpy.qos import qos_profile_sensor_data
 
 from ghost_nodes.qos import GHOST_QOS
@@ -86,9 +87,14 @@ def main() -> None:
         v.x, v.y, v.z = (_f(x) for x in cycle['velocity'])
         odom.twist.covariance = [_f(x) for x in cycle['twist_covariance']]
         odom_pub.publish(odom)
-        time.sleep(1.0 / args.rate_hz)
+        time.sleep(1.0 / args.rate_hz)  # pacing: the cycles' rate, not a wait for delivery
     print('done', flush=True)
-    time.sleep(0.5)
+    # Keep the writers until every reader has acknowledged the last samples (reliable: a lost
+    # one is resent only by a living writer; best-effort returns at once).
+    for pub in (odom_pub, obs_pub):
+        if not pub.wait_for_all_acked(Duration(seconds=10)):
+            print(f'{pub.topic_name}: not every sample acknowledged within 10 s',
+                  file=sys.stderr)
     node.destroy_node()
     rclpy.try_shutdown()
 

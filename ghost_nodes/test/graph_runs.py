@@ -1,7 +1,7 @@
 """Helpers for the real-process tests: run the graph, read what the bag holds."""
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 import json
 import math
 from pathlib import Path
@@ -10,17 +10,23 @@ import subprocess
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 import weakref
 
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 import yaml
 
+from ghost_bag.manifest import MANIFEST_NAME
 from ghost_core.calibration import drift_condition
+from ghost_core.graph import GHOST_TOPICS
 from ghost_core.hashing import hash_form
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.scenarios import generate_scenario
 from ghost_verify.bag import GhostBag
+
+if TYPE_CHECKING:
+    from ghost_nodes.launcher import GraphProcesses
 
 FEED = str(Path(__file__).with_name('feed.py'))
 GHOST_RUN = [sys.executable, '-c',
@@ -152,6 +158,57 @@ def wait_line(proc: subprocess.Popen[str], line: str, timeout: float = 60.0) -> 
             raise AssertionError(f'feed exited: {proc.stderr.read() if proc.stderr else ""}')
 
 
+def recorded_counts(bag: Path) -> dict[str, int]:
+    """Messages per topic the recorder has written so far, from its ``manifest.json``.
+
+    The recorder rewrites the manifest after every flush of its file (every
+    ``chunk_max_age_s``, 0.5 s by default) and at close, so these messages are on disk.
+    Empty before its first manifest.
+    """
+    try:
+        topics = json.loads((bag / MANIFEST_NAME).read_text())['topics']
+        return {topic: int(entry['count']) for topic, entry in topics.items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def wait_until(check: Callable[[], bool], what: str, seen: Callable[[], object],
+               timeout: float = 30.0, interval: float = 0.1) -> None:
+    """Poll ``check`` until it holds; at ``timeout`` s fail, saying what was awaited and seen."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f'not within {timeout:g} s: {what}; seen: {seen()}')
+        time.sleep(interval)
+
+
+def wait_recorded(bag: Path, want: Mapping[str, int], timeout: float = 30.0,
+                  graph: 'GraphProcesses | None' = None) -> dict[str, int]:
+    """Wait until the recorder has written at least ``want[topic]`` messages of each topic.
+
+    ``graph`` (a ``GraphProcesses``): fail at once if one of its processes has exited.
+    Returns the counts seen.
+    """
+    counts: dict[str, int] = {}
+
+    def done() -> bool:
+        if graph is not None and graph.failed():
+            raise AssertionError(f'waiting for the recorder to hold {dict(want)}: '
+                                 f'{graph.failed()} exited; recorded: {counts}')
+        counts.update(recorded_counts(bag))
+        return all(counts.get(topic, 0) >= n for topic, n in want.items())
+
+    wait_until(done, f'the recorder holding {dict(want)} in {bag}',
+               lambda: counts or 'no manifest', timeout)
+    return counts
+
+
+def every_cycle(cycles: int, namespace: str = '') -> dict[str, int]:
+    """``cycles`` messages on each Ghost topic (one per cycle each), in ``namespace``."""
+    prefix = f'/{namespace.strip("/")}' if namespace.strip('/') else ''
+    return {f'{prefix}{topic}': cycles for topic in GHOST_TOPICS}
+
+
 def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],
                   remaps: dict[str, str] | None = None) -> tuple[Path, dict[str, int | None]]:
     """The graph without its scenario, fed ``cycles`` by feed.py publishing best-effort.
@@ -160,14 +217,14 @@ def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],
     topics, at 10 Hz once the graph has matched; the graph is then stopped. Returns the bag and
     every process's exit code.
     """
-    from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+    from ghost_nodes.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
     from ghost_nodes.launcher import GraphProcesses
 
     remaps = remaps or {}
     bag = tmp_path / 'bag'
     config = Path(__file__).resolve().parents[2] / 'config'
-    specs = closed_loop_graph(config, bag_path=str(bag), with_scenario=False, remaps=remaps,
-                              graph_status=True)  # the feed waits for the nodes' reports
+    specs = closed_loop_graph(config, GraphOptions(bag_path=str(bag), source=Source.EXTERNAL,
+        remaps=remaps, graph_status=True))  # the feed waits for the nodes' reports
     expect = [f'{remaps.get(t, t)}={n}' for t, n in expected_subscribers(specs).items()]
     (tmp_path / 'cycles.json').write_text(json_safe(cycles))
     graph = GraphProcesses(specs, tmp_path / 'logs', env)
@@ -184,7 +241,9 @@ def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],
             feed.wait(timeout=10)
         finally:
             feed.kill()
-        time.sleep(1.0)
+        # Every cycle through the graph and recorded: its last outcome comes idle_flush_s
+        # after the last input.
+        wait_recorded(bag, every_cycle(len({c['stamp_ns'] for c in cycles})), graph=graph)
         codes = graph.stop()
     finally:
         graph.kill()

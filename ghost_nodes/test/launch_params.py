@@ -13,8 +13,9 @@ to the JSON file ``argv[2]``: launch logs to stdout):
   actions, and each Node action builds its command line (parameter files, the temporary file
   of a ``parameters=[dict]``, remaps, namespace). Only the process spawn
   (``ExecuteLocal.execute``) is replaced, by recording the final command line.
-* runner side (``graph`` not null): ``ghost_nodes.graph.closed_loop_graph(config_dir,
-  **graph)`` started by ``ghost_nodes.launcher.GraphProcesses`` (what ghost_run does), with
+* runner side (``graph`` not null): ``ghost_nodes.bringup.closed_loop_graph(config_dir,
+  GraphOptions(**graph))`` (``source`` by its value) started by
+  ``ghost_nodes.launcher.GraphProcesses`` (what ghost_run does), with
   ``subprocess.Popen`` replaced by recording the argv.
 
 Neither side's parameters are modelled: each command line is handed to rclpy, which creates a
@@ -41,7 +42,7 @@ import rclpy
 from ros2launch.api.api import parse_launch_arguments
 
 from ghost_nodes import launcher
-from ghost_nodes.graph import closed_loop_graph
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions, Source
 
 _RECORDED: list[list[str]] = []
 
@@ -78,7 +79,9 @@ def _launch_commands(arguments: dict[str, str]) -> list[list[str]]:
 
 def _runner_commands(graph: dict[str, Any], log_dir: Path) -> list[list[str]]:
     config_dir = os.path.join(get_package_share_directory('ghost'), 'config')
-    specs = closed_loop_graph(config_dir, **graph)
+    options = dict(graph)
+    source = Source(options.pop('source', Source.SCENARIO.value))
+    specs = closed_loop_graph(config_dir, GraphOptions(source=source, **options))
     _RECORDED.clear()
     real_popen = launcher.subprocess.Popen
     launcher.subprocess.Popen = _RecordedPopen  # type: ignore[assignment, misc]

@@ -16,7 +16,7 @@ from ghost_core.levels import DecisionKind
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import to_msg_dict
 from ghost_nodes.agent_config import pipeline_config_from_files
-from ghost_nodes.graph import closed_loop_graph
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 from ghost_verify.bag import GhostBag
@@ -105,7 +105,7 @@ def test_sigint_mid_run_leaves_a_readable_complete_bag(tmp_path, ros_env) -> Non
     The summary and metadata.yaml are written, and every recorded decision's chain verifies.
     """
     bag = tmp_path / 'bag'
-    specs = closed_loop_graph(CONFIG, scenario='nominal', bag_path=str(bag))
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='nominal', bag_path=str(bag)))
     graph = GraphProcesses(specs, tmp_path / 'logs', ros_env)
     graph.start()
     try:
@@ -132,7 +132,7 @@ def test_sigint_mid_run_leaves_a_readable_complete_bag(tmp_path, ros_env) -> Non
 def test_invalid_parameter_is_refused_at_start_up(tmp_path, ros_env, processes) -> None:
     """M < 1 at start-up: the node exits at once with one line naming the parameter."""
     from ghost_nodes.launcher import executable_path
-    spec = next(s for s in closed_loop_graph(CONFIG, scenario='smoke', record=False)
+    spec = next(s for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', record=False))
                 if s.name == 'calibrator')
     proc = processes.start([executable_path(spec), '--ros-args', '-p', 'min_outcomes:=0'],
                            ros_env)
@@ -151,7 +151,7 @@ def test_invalid_parameter_update_is_refused_with_a_reason(ros_env, processes, n
                                                           value, reason) -> None:
     """set_parameters with a bad value is refused, and the reason says why."""
     from ghost_nodes.launcher import executable_path
-    spec = next(s for s in closed_loop_graph(CONFIG, scenario='smoke', record=False)
+    spec = next(s for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', record=False))
                 if s.name == node)
     processes.start([executable_path(spec), '--ros-args', '-r', f'__node:={node}'], ros_env)
     import subprocess

@@ -6,14 +6,14 @@ latest actuation it had received by then, so the test can tell how many cycles p
 between a violation and the ERROR.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 import json
 from pathlib import Path
 import sys
 import time
 
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.graph import closed_loop_graph
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all, verify_baud
 
@@ -34,9 +34,8 @@ class _Run:
         self.out = tmp_path / 'diagnostics.jsonl'
         self.cycles = len(generate_scenario(scenario).cycles)
         # The graph starts its monitor; the listener is one more reader of /actuations.
-        specs = closed_loop_graph(CONFIG, scenario=scenario, bag_path=str(self.bag),
-                                  extra_subscribers={'/actuations': 1},
-                                  overrides={'scenario': {'rate_hz': rate_hz}})
+        specs = closed_loop_graph(CONFIG, GraphOptions(scenario=scenario, bag_path=str(self.bag),
+            extra_subscribers={'/actuations': 1}, overrides={'scenario': {'rate_hz': rate_hz}}))
         if policy is not None:
             # The test's policy takes the decision policy's place (same topics, same counts).
             specs = [s for s in specs if s.name != 'decision_policy']
@@ -45,8 +44,11 @@ class _Run:
         self._env = env
         self._policy = policy
 
-    def run(self, after_s: float = 0.0, timeout_s: float = 90.0) -> list[dict]:
-        """Play the scenario; wait for its last actuation (and `after_s` more); stop."""
+    def run(self, settled: Callable[[dict], bool], timeout_s: float = 90.0) -> list[dict]:
+        """Play the scenario; wait for its last actuation and a settled /diagnostics; stop.
+
+        Settled: ``settled`` holds for the listener's last message. At most ``timeout_s``.
+        """
         self._processes.start([sys.executable, str(HERE / 'diag_listener.py'), str(self.out)],
                               self._env)
         if self._policy is not None:
@@ -57,13 +59,16 @@ class _Run:
             # The fixture stops these too, should anything fail before stop().
             self._processes.procs.extend(self.graph.procs.values())
             deadline = time.monotonic() + timeout_s
-            while time.monotonic() < deadline:
+            while True:
                 assert not self.graph.failed(), self.graph.failed()
                 seen = self.messages()
-                if seen and seen[-1]['actuations'] >= self.cycles:
+                if seen and seen[-1]['actuations'] >= self.cycles and settled(seen[-1]):
                     break
+                assert time.monotonic() < deadline, (
+                    f'not within {timeout_s:g} s: the last of {self.cycles} actuations and a '
+                    f'settled /diagnostics message; seen: {len(seen)} messages, the last '
+                    f'{seen[-1] if seen else None}')
                 time.sleep(0.2)
-            time.sleep(after_s)
             self.elapsed_s = time.monotonic() - started
         finally:
             codes = self.graph.stop()
@@ -88,6 +93,12 @@ def _status(message: dict, name: str) -> dict:
     return next(s for s in message['status'] if s['name'] == name)
 
 
+def _judged(message: dict, cycles: int) -> bool:
+    """The monitor had judged all ``cycles`` when it published ``message``."""
+    totals = {s['name']: s['values'].get('cycles_total') for s in message['status']}
+    return totals.get('ghost: BAUD-v1') == totals.get('ghost: ERUR-v1') == str(cycles)
+
+
 def _flowing(messages: list[dict], cycles: int) -> Iterator[dict]:
     """The messages published while cycles flowed: every node had published, the run not over."""
     for message in messages:
@@ -102,7 +113,9 @@ def test_a_healthy_run_stays_ok(tmp_path, ros_env, processes) -> None:
     Once the scenario is over, the nodes go STALE (nothing to judge), the properties stay OK.
     """
     run = _Run(tmp_path, ros_env, processes, 'drift_then_recovery')
-    messages = run.run(after_s=2.5)
+    # Until the monitor has judged every cycle and the nodes have gone STALE.
+    messages = run.run(lambda m: _judged(m, run.cycles)
+                       and all(_status(m, f'ghost: {n}')['level'] == STALE for n in NODES))
     print(f'run: {run.elapsed_s:.1f} s, {len(messages)} diagnostics messages')
     assert messages, 'no /diagnostics message received'
     names = [s['name'] for s in messages[-1]['status']]
@@ -149,7 +162,7 @@ def test_an_always_proceed_policy_turns_the_monitor_error_within_one_cycle(
     # 5 Hz of wall clock (the stamps keep their 0.1 s): one cycle is 200 ms of margin for a
     # loaded machine; the criterion is counted in cycles either way.
     run = _Run(tmp_path, ros_env, processes, 'smoke', policy='always_proceed.py', rate_hz=5.0)
-    messages = run.run(after_s=1.5)
+    messages = run.run(lambda m: _judged(m, run.cycles))
     stamps = [c.belief.stamp_ns for c in generate_scenario('smoke').cycles]
     baud = [_status(m, 'ghost: BAUD-v1') for m in messages]
     first_error = next(i for i, s in enumerate(baud) if s['level'] == ERROR)

@@ -7,12 +7,20 @@ import math
 from pathlib import Path
 import subprocess
 import sys
-import time
 
-from graph_runs import FEED, feed_cycles, json_safe, wait_line
+from graph_runs import (
+    every_cycle,
+    FEED,
+    feed_cycles,
+    json_safe,
+    recorded_counts,
+    wait_line,
+    wait_recorded,
+    wait_until,
+)
 
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
-from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+from ghost_nodes.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 from ghost_verify.bag import GhostBag
@@ -27,9 +35,10 @@ class _Run:
 
     def __init__(self, tmp_path: Path, env: dict[str, str], cycles: list[dict]) -> None:
         self.bag = tmp_path / 'bag'
-        self.specs = closed_loop_graph(CONFIG, scenario='nominal', bag_path=str(self.bag),
-                                       with_scenario=False,
-                                       graph_status=True)  # feed.py waits for the reports
+        # graph_status: feed.py waits for the nodes' reports.
+        self.specs = closed_loop_graph(CONFIG, GraphOptions(
+            source=Source.EXTERNAL, scenario='nominal', bag_path=str(self.bag),
+            graph_status=True))
         self.graph = GraphProcesses(self.specs, tmp_path / 'logs', env)
         self.env = env
         (tmp_path / 'cycles.json').write_text(json_safe(cycles))
@@ -46,6 +55,13 @@ class _Run:
 
 def _cycles_in(bag: Path) -> dict[int, object]:
     return {c.stamp_ns: c for c in GhostBag(bag).cycles()}
+
+
+def _settled(counts: dict[str, int], cycles: int) -> bool:
+    """``cycles`` beliefs judged, predicted and resolved; every decision recorded actuated."""
+    return (all(counts.get(topic, 0) >= cycles for topic in (
+        '/self_assessment', '/predictions', '/prediction_outcomes'))
+        and counts.get('/decisions', 0) == counts.get('/actuations', 0) > 0)
 
 
 def test_garbage_beliefs_and_observations_end_conservative(tmp_path, ros_env) -> None:
@@ -74,7 +90,10 @@ def test_garbage_beliefs_and_observations_end_conservative(tmp_path, ros_env) ->
     try:
         feed = run.feed()
         wait_line(feed, 'done')
-        time.sleep(1.5)
+        # Every distinct cycle through the graph and recorded (its outcome last: idle_flush_s
+        # after the last input); it fails at once if a node died on the way.
+        wait_recorded(run.bag, every_cycle(len({c['stamp_ns'] for c in cycles})),
+                      graph=run.graph)
         assert run.graph.failed() == {}, 'a node died on bad input'
         codes = run.graph.stop()
     finally:
@@ -120,7 +139,10 @@ def test_missing_inputs_invent_nothing(tmp_path, ros_env) -> None:
     try:
         feed = run.feed()
         wait_line(feed, 'done')
-        time.sleep(2.0)  # the beliefs have stopped: nothing more may happen
+        # Every cycle through the graph and recorded. The last outcomes come from the
+        # evaluator's idle flush (idle_flush_s after the beliefs stopped), the graph's only
+        # timer: once they are recorded, whatever the graph does when its input stops is too.
+        wait_recorded(run.bag, every_cycle(len(cycles)), graph=run.graph)
         codes = run.graph.stop()
     finally:
         run.graph.kill()
@@ -156,14 +178,24 @@ def test_killed_node_restarts_and_the_bag_shows_the_gap(tmp_path, ros_env) -> No
     try:
         feed = run.feed(pause_after=15)
         wait_line(feed, 'paused')
-        time.sleep(1.0)
+        # The 15 cycles before the pause have gone through the whole graph: the kill cuts
+        # none of them, the gap starts with the cycles played next.
+        wait_recorded(run.bag, {topic: 15 for topic in (
+            '/self_assessment/calibrated', '/decisions', '/actuations')}, graph=run.graph)
         run.graph.kill_node('calibrator')
         feed.stdin.write('go\n')
         feed.stdin.flush()
-        time.sleep(0.5)  # cycles flow while the calibrator is down
+        # Cycles flow while the calibrator is down: the assessor has judged 5 more.
+        wait_recorded(run.bag, {'/self_assessment': 20})
         run.graph.restart_node('calibrator')
         wait_line(feed, 'done')
-        time.sleep(1.5)
+        # Every belief judged, predicted and resolved (the last outcomes idle_flush_s after
+        # the last input), and every decision actuated. Not a count of calibrated assessments:
+        # the recorder may miss the restarted calibrator's first ones (see above).
+        stamps = len(cycles)
+        wait_until(lambda: _settled(recorded_counts(run.bag), stamps),
+                   f'all {stamps} cycles judged and resolved, every decision actuated',
+                   lambda: recorded_counts(run.bag))
         codes = run.graph.stop()
     finally:
         run.graph.kill()
@@ -205,7 +237,11 @@ def test_recorder_killed_leaves_a_readable_bag_up_to_the_last_chunk(tmp_path, ro
     try:
         feed = run.feed(pause_after=30)
         wait_line(feed, 'paused')
-        time.sleep(1.5)  # > chunk_max_age_s: the first 30 cycles are on disk
+        # The first 30 cycles' chains on disk: the manifest, written after each flush,
+        # counts them.
+        wait_recorded(run.bag, {topic: 30 for topic in (
+            '/self_assessment', '/predictions', '/self_assessment/calibrated', '/decisions',
+            '/actuations')}, graph=run.graph)
         run.graph.kill_node('recorder')
         feed.stdin.write('go\n')
         feed.stdin.flush()

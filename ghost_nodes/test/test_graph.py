@@ -6,25 +6,27 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ghost_nodes.graph import (
+from ghost_nodes.bringup import (
     closed_loop_graph,
     expected_subscribers,
+    GraphOptions,
     overrides_yaml,
     ros_arguments,
+    Source,
 )
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 
 
 def test_graph_has_one_process_per_node_and_the_recorder() -> None:
-    names = [s.name for s in closed_loop_graph(CONFIG, scenario='smoke')]
+    names = [s.name for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke'))]
     assert sorted(names) == sorted(['scenario', 'self_assessor', 'forward_predictor',
                                     'outcome_evaluator', 'calibrator', 'decision_policy',
                                     'action_emitter', 'monitor', 'recorder'])
 
 
 def test_scenario_waits_for_every_subscription_of_the_graph() -> None:
-    specs = closed_loop_graph(CONFIG, scenario='smoke')
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke'))
     counts = expected_subscribers(specs)
     assert counts['/state/nav'] == 5  # assessor, predictor, evaluator, monitor, recorder
     assert counts['/actuations'] == 2  # the monitor, the recorder
@@ -36,11 +38,12 @@ def test_scenario_waits_for_every_subscription_of_the_graph() -> None:
 
 def test_unknown_scenario_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown scenario 'bogus'"):
-        closed_loop_graph(CONFIG, scenario='bogus')
+        closed_loop_graph(CONFIG, GraphOptions(scenario='bogus'))
 
 
 def test_overrides_file_is_scoped_to_its_node() -> None:
-    spec = next(s for s in closed_loop_graph(CONFIG, scenario='smoke', bag_path='/tmp/x')
+    spec = next(s for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke',
+        bag_path='/tmp/x'))
                 if s.name == 'recorder')
     parameters = yaml.safe_load(overrides_yaml(spec))['/**/recorder']['ros__parameters']
     assert parameters.pop('output') == '/tmp/x'
@@ -100,7 +103,8 @@ def test_parameter_file_keys_select_nodes_as_rcl_does(pattern, name, matches) ->
 
 
 def test_without_the_scenario_no_scenario_file_is_loaded() -> None:
-    specs = closed_loop_graph(CONFIG, scenario='drift_then_recovery', with_scenario=False)
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='drift_then_recovery',
+        source=Source.EXTERNAL))
     assert all(spec.param_files == (str(CONFIG / 'ghost.yaml'),) for spec in specs)
     recorder = next(s for s in specs if s.name == 'recorder')
     # The shipped configuration (K=3, W=32), not drift_then_recovery's (K=2, W=8).
@@ -109,9 +113,9 @@ def test_without_the_scenario_no_scenario_file_is_loaded() -> None:
 
 
 def test_settings_reach_the_nodes_that_take_them_and_the_run_config(tmp_path) -> None:
-    specs = closed_loop_graph(CONFIG, scenario='smoke', settings={
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', settings={
         'period_s': 0.05, 'min_outcomes': 6, 'downgrade_threshold': 4, 'max_history': 16,
-        'input_qos': 'reliable'})
+        'input_qos': 'reliable'}))
     by_name = {s.name: s for s in specs}
     assert by_name['forward_predictor'].parameters['period_s'] == 0.05
     assert {k: by_name['calibrator'].parameters[k] for k in (
@@ -126,20 +130,20 @@ def test_settings_reach_the_nodes_that_take_them_and_the_run_config(tmp_path) ->
 
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match='input_qos must be one of best_effort, reliable'):
-        closed_loop_graph(CONFIG, settings={'input_qos': 'sometimes'})
+        closed_loop_graph(CONFIG, GraphOptions(settings={'input_qos': 'sometimes'}))
     with pytest.raises(ValueError, match="unknown setting 'rate'"):
-        closed_loop_graph(CONFIG, settings={'rate': 3})
+        closed_loop_graph(CONFIG, GraphOptions(settings={'rate': 3}))
     with pytest.raises(ValueError, match='not a valid ROS namespace'):
-        closed_loop_graph(CONFIG, namespace='1uav')
+        closed_loop_graph(CONFIG, GraphOptions(namespace='1uav'))
     with pytest.raises(ValueError, match='is not a file'):
-        closed_loop_graph(CONFIG, params_file='/nonexistent/ghost.yaml')
+        closed_loop_graph(CONFIG, GraphOptions(params_file='/nonexistent/ghost.yaml'))
 
 
 def test_the_users_params_file_is_loaded_last_and_in_the_run_config(tmp_path) -> None:
     mine = tmp_path / 'mine.yaml'
     mine.write_text('/**/calibrator:\n  ros__parameters:\n    max_history: 64\n')
-    specs = closed_loop_graph(CONFIG, scenario='smoke', params_file=str(mine),
-                              settings={'max_history': 16}, namespace='uav1')
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', params_file=str(mine),
+        settings={'max_history': 16}, namespace='uav1'))
     for spec in specs:
         assert spec.namespace == '/uav1'
         assert spec.user_param_files == (str(mine),)
@@ -149,8 +153,8 @@ def test_the_users_params_file_is_loaded_last_and_in_the_run_config(tmp_path) ->
 
 
 def test_namespace_and_remaps_in_the_ros_arguments() -> None:
-    specs = closed_loop_graph(CONFIG, scenario='smoke', namespace='/uav2/',
-                              remaps={'/state/nav': '/ekf/odom', '/observations': 'rtk/fix'})
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', namespace='/uav2/',
+        remaps={'/state/nav': '/ekf/odom', '/observations': 'rtk/fix'}))
     assessor = next(s for s in specs if s.name == 'self_assessor')
     args = ros_arguments(assessor)
     assert args[:5] == ['--ros-args', '-r', '__node:=self_assessor', '-r', '__ns:=/uav2']
@@ -162,8 +166,8 @@ def test_namespace_and_remaps_in_the_ros_arguments() -> None:
 
 
 def test_px4_replaces_the_scenario_with_the_bridge() -> None:
-    specs = closed_loop_graph(CONFIG, scenario='drift_then_recovery', px4=True,
-                              remaps={'/state/nav': '/ekf/odom'})
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='drift_then_recovery',
+        source=Source.PX4, remaps={'/state/nav': '/ekf/odom'}))
     names = [s.name for s in specs]
     assert 'scenario' not in names and names[0] == 'px4_bridge'
     bridge = specs[0]
@@ -171,5 +175,25 @@ def test_px4_replaces_the_scenario_with_the_bridge() -> None:
     assert bridge.publishes == ('/state/nav', '/observations')
     assert bridge.remaps == (('/state/nav', '/ekf/odom'),)
     assert all(spec.param_files == (str(CONFIG / 'ghost.yaml'),) for spec in specs)
-    with pytest.raises(ValueError, match='px4 and input_bag'):
-        closed_loop_graph(CONFIG, px4=True, input_bag='/tmp/in')
+    with pytest.raises(ValueError, match="input_bag is the file of source 'input_bag'"):
+        closed_loop_graph(CONFIG, GraphOptions(source=Source.PX4, input_bag='/tmp/in'))
+
+
+def test_the_architecture_page_shows_the_declared_wiring() -> None:
+    """docs/architecture.md's node table says what ghost_core.graph.WIRING declares."""
+    from ghost_core.graph import WIRING
+
+    page = (CONFIG.parent / 'docs' / 'architecture.md').read_text(encoding='utf-8')
+    rows = {}
+    for line in page.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip('|').split('|')]
+        if len(cells) == 4 and cells[0].startswith('`'):
+            rows[cells[0].strip('`')] = cells[1:3]
+
+    def topics(cell: str) -> tuple[str, ...]:
+        return tuple(t.strip().strip('`') for t in cell.split(',') if t.strip() not in ('—', ''))
+
+    for node, subscribes, publishes in WIRING:
+        assert node in rows, f'docs/architecture.md has no row for {node}'
+        assert topics(rows[node][0]) == subscribes, node
+        assert topics(rows[node][1]) == publishes, node

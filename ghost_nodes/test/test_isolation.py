@@ -15,7 +15,7 @@ from graph_runs import GHOST_RUN
 import pytest
 import yaml
 
-from ghost_nodes.graph import closed_loop_graph
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions
 from ghost_nodes.isolation import (
     bound_udp_ports,
     candidate_domains,
@@ -192,7 +192,8 @@ def test_same_domain_is_warned_and_foreign_producers_are_logged(
     assert 'unset ROS_DOMAIN_ID to let ghost_run pick a free domain' in warning[0]
     named = re.search(r'\(\d+ node\(s\): ([^)]*)\)', warning[0])
     assert named, warning[0]
-    graph_nodes = {f'/{spec.name}' for spec in closed_loop_graph(CONFIG, scenario='smoke')}
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke'))
+    graph_nodes = {f'/{spec.name}' for spec in specs}
     assert set(named.group(1).split(', ')) <= graph_nodes | {'/ghost_run_monitor', '<unnamed>'}
     logs = '\n'.join(p.read_text() for p in (tmp_path / 'second' / 'logs').glob('*.log'))
     foreign = re.findall(r'foreign producer on (/\S+): (\d+) publishers matched, expected 1 '

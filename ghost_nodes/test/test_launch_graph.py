@@ -111,7 +111,7 @@ def test_use_scenario_false_loads_no_scenario_file(tmp_path, ros2_env, processes
     (result,) = _evaluate([{
         'arguments': {'use_scenario': 'false', 'state_topic': '/ekf/odom',
                       'observations_topic': '/rtk/fix', 'record': 'true', 'bag': bag},
-        'graph': {'with_scenario': False, 'record': True, 'bag_path': bag,
+        'graph': {'source': 'external', 'record': True, 'bag_path': bag,
                   'remaps': {'/state/nav': '/ekf/odom', '/observations': '/rtk/fix'}}}],
         tmp_path, ros2_env, processes)
     launched = _nodes(result['launch'], 'ros2 launch', tmp_path)
@@ -168,11 +168,11 @@ def test_gate_arguments_start_the_gate_with_its_remaps(tmp_path, ros2_env, proce
     twist, px4 = _evaluate([
         {'arguments': {'use_scenario': 'false', 'gate': 'twist', 'record': 'true',
                        'cmd_vel_topic': mavros, 'cmd_vel_in_topic': '/mission/cmd_vel'},
-         'graph': {'with_scenario': False, 'gate': 'twist', 'record': True,
+         'graph': {'source': 'external', 'gate': 'twist', 'record': True,
                    'remaps': {'/cmd_vel': mavros, '/cmd_vel_in': '/mission/cmd_vel'}}},
         {'arguments': {'px4': 'true', 'record': 'true',
                        'mission_setpoint_topic': '/mission/setpoint'},
-         'graph': {'px4': True, 'record': True,
+         'graph': {'source': 'px4', 'record': True,
                    'remaps': {'/ghost/mission/trajectory_setpoint': '/mission/setpoint'}}},
     ], tmp_path, ros2_env, processes)
     launched = _same_both_ways(twist, tmp_path)

@@ -5,28 +5,29 @@ import os
 import subprocess
 import sys
 
-from ghost_nodes.graph import closed_loop_graph
-from ghost_nodes.node_base import at_least, below, non_negative, one_of, ParamSpec, positive
+from ghost_core.parameters import at_least, below, non_negative, one_of, ParamSpec, positive
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions
+from ghost_nodes.node_base import descriptor
 
 CONFIG = os.path.join(os.path.dirname(__file__), '..', '..', 'config')
 
 
 def test_bounds_become_inclusive_ranges_and_the_rest_constraint_text() -> None:
     """Integer bounds are exact; a float's strict end is its closure plus a stated constraint."""
-    count = ParamSpec('n', 4, 'count', (at_least(1),)).descriptor()
+    count = descriptor(ParamSpec('n', 4, 'count', (at_least(1),)))
     assert [(r.from_value, r.to_value, r.step) for r in count.integer_range] == [
         (1, 2**63 - 1, 0)]
     assert count.floating_point_range == [] and count.additional_constraints == ''
-    strict_int = ParamSpec('n', 4, 'count', (positive,)).descriptor()
+    strict_int = descriptor(ParamSpec('n', 4, 'count', (positive,)))
     assert strict_int.integer_range[0].from_value == 1
-    margin = ParamSpec('m', 0.2, 'margin', (non_negative, below(1)), read_only=True).descriptor()
+    margin = descriptor(ParamSpec('m', 0.2, 'margin', (non_negative, below(1)), read_only=True))
     assert [(r.from_value, r.to_value) for r in margin.floating_point_range] == [(0.0, 1.0)]
     assert margin.additional_constraints == '< 1 (1 itself is refused)'
     assert margin.read_only and margin.description == 'margin'
-    period = ParamSpec('p', 0.1, 'period', (positive,)).descriptor()
+    period = descriptor(ParamSpec('p', 0.1, 'period', (positive,)))
     assert period.floating_point_range[0].from_value == 0.0
     assert period.additional_constraints == '> 0 (0 itself is refused)'
-    choice = ParamSpec('q', 'a', 'qos', (one_of(('a', 'b')),)).descriptor()
+    choice = descriptor(ParamSpec('q', 'a', 'qos', (one_of(('a', 'b')),)))
     assert choice.additional_constraints == 'one of a, b'
     assert choice.integer_range == [] and choice.floating_point_range == []
 
@@ -34,7 +35,8 @@ def test_bounds_become_inclusive_ranges_and_the_rest_constraint_text() -> None:
 def test_a_running_node_describes_its_ranges_over_dds(ros_env, processes) -> None:
     """describe_parameters on a real calibrator and predictor returns the declared ranges."""
     from ghost_nodes.launcher import executable_path
-    specs = {s.name: s for s in closed_loop_graph(CONFIG, scenario='smoke', record=False)}
+    specs = {s.name: s for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke',
+        record=False))}
     driver = os.path.join(os.path.dirname(__file__), 'describe_param.py')
     described = {}
     for node, names in (('calibrator', ['min_outcomes', 'max_history']),

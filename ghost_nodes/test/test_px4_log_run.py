@@ -20,11 +20,13 @@ import subprocess
 import sys
 import time
 
-from graph_runs import payloads_by_topic
+from graph_runs import payloads_by_topic, recorded_counts
 import pytest
 
+from ghost_bag.manifest import MANIFEST_NAME
+from ghost_core.graph import GHOST_TOPICS
 from ghost_core.levels import DecisionKind
-from ghost_nodes.graph import closed_loop_graph
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions, Source
 from ghost_nodes.launcher import GraphProcesses
 
 HERE = Path(__file__).resolve().parent
@@ -98,25 +100,40 @@ def test_ghost_run_px4_ulog_passes_on_proceed_holds_otherwise_and_verifies(
             assert list(record['velocity']) == [0.0, 0.0, 0.0], record
 
 
-def _wait_until_played(graph: GraphProcesses, timeout_s: float) -> None:
+def _wait_until_played(graph: GraphProcesses, bag: Path, timeout_s: float) -> None:
+    """Wait until the player has played the log and its last cycles are recorded.
+
+    The last cycles: a manifest the recorder wrote after the player ended that holds as many
+    messages of every Ghost topic (each has one per cycle): every belief judged, decided,
+    actuated and, idle_flush_s after the last input, resolved. Not a count of the bridge's
+    beliefs: the inputs are best-effort, the recorder may miss one the graph got.
+    """
     deadline = time.monotonic() + timeout_s
+    ended_at = None
     while time.monotonic() < deadline:
         exited = graph.failed()
         died = {name: code for name, code in exited.items()
                 if not (name == 'px4_log_player' and code == 0)}
         assert not died, f'{died} exited (logs in {graph.log_dir})'
-        if 'px4_log_player' in exited:
-            time.sleep(2.0)  # the last cycles through the graph
-            return
+        if ended_at is None and 'px4_log_player' in exited:
+            ended_at = time.time()
+        if ended_at is not None and (bag / MANIFEST_NAME).stat().st_mtime > ended_at:
+            counts = recorded_counts(bag)
+            per_topic = {counts.get(topic, 0) for topic in GHOST_TOPICS}
+            if len(per_topic) == 1 and per_topic != {0}:
+                return
         time.sleep(0.2)
-    pytest.fail(f'the log was not played within {timeout_s} s (logs in {graph.log_dir})')
+    what = ('the log was not played' if ended_at is None else
+            f'the last cycles were not recorded (recorded: {recorded_counts(bag)})')
+    pytest.fail(f'{what} within {timeout_s} s (logs in {graph.log_dir})')
 
 
 def test_a_leaky_gate_in_the_same_run_violates_gate_v1(tmp_path, px4_env) -> None:
     bag = tmp_path / 'bag'
     specs = closed_loop_graph(
-        CONFIG, record=True, bag_path=str(bag), px4_ulog=str(LOG),
-        overrides={'px4_log_player': {'speed': float(SPEED), 'exit_when_done': True}})
+        CONFIG, GraphOptions(record=True, bag_path=str(bag), source=Source.PX4_ULOG,
+            px4_ulog=str(LOG),
+            overrides={'px4_log_player': {'speed': float(SPEED), 'exit_when_done': True}}))
     leaky = tmp_path / 'leaky_gate'
     leaky.write_text(f'#!/bin/sh\nexec {sys.executable} {LEAKY_GATE} "$@"\n')
     leaky.chmod(0o755)
@@ -125,7 +142,7 @@ def test_a_leaky_gate_in_the_same_run_violates_gate_v1(tmp_path, px4_env) -> Non
     graph = GraphProcesses(specs, tmp_path / 'logs', px4_env)
     graph.start()
     try:
-        _wait_until_played(graph, 180)
+        _wait_until_played(graph, bag, 180)
     finally:
         graph.stop()
     verdict = subprocess.run([sys.executable, '-m', 'ghost_verify', str(bag)], env=px4_env,

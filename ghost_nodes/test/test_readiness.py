@@ -114,9 +114,9 @@ def test_a_node_reports_only_when_graph_status_is_on(ros_env, monkeypatch) -> No
     import rclpy
     from rclpy.parameter import Parameter
 
-    from ghost_nodes.graph import closed_loop_graph
+    from ghost_core.graph import GRAPH_STATUS_TOPIC
+    from ghost_nodes.bringup import closed_loop_graph, GraphOptions, Source
     from ghost_nodes.nodes.calibrator import CalibratorNode
-    from ghost_nodes.readiness import GRAPH_STATUS_TOPIC
 
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     context = rclpy.Context()
@@ -125,7 +125,7 @@ def test_a_node_reports_only_when_graph_status_is_on(ros_env, monkeypatch) -> No
         quiet = CalibratorNode(context=context)
         reporting = CalibratorNode(context=context, namespace='/reporting', parameter_overrides=[
             Parameter('graph_status', Parameter.Type.BOOL, True)])
-        status = '/' + GRAPH_STATUS_TOPIC
+        status = GRAPH_STATUS_TOPIC
         assert quiet.graph_status is None
         assert status not in {p.topic_name for p in quiet.publishers}
         assert len(list(quiet.timers)) == len(list(reporting.timers)) - 1  # the poll timer
@@ -137,9 +137,9 @@ def test_a_node_reports_only_when_graph_status_is_on(ros_env, monkeypatch) -> No
         rclpy.try_shutdown(context=context)
     # The graph turns it on when a source waits, and leaves a live vehicle's graph alone.
     config = __import__('pathlib').Path(__file__).resolve().parents[2] / 'config'
-    with_source = closed_loop_graph(config, scenario='smoke')
+    with_source = closed_loop_graph(config, GraphOptions(scenario='smoke'))
     assert all(spec.parameters.get('graph_status') is True for spec in with_source)
-    live = closed_loop_graph(config, px4=True)
+    live = closed_loop_graph(config, GraphOptions(source=Source.PX4))
     assert not any('graph_status' in spec.parameters for spec in live)
-    forced = closed_loop_graph(config, px4=True, graph_status=True)
+    forced = closed_loop_graph(config, GraphOptions(source=Source.PX4, graph_status=True))
     assert all(spec.parameters.get('graph_status') is True for spec in forced)

@@ -10,9 +10,9 @@ from graph_runs import payloads_by_topic
 from input_bags import write_input_bag
 import pytest
 
+from ghost_core.graph import GHOST_TOPICS
 from ghost_core.scenarios import generate_scenario
 from ghost_nodes.agent_config import pipeline_config_from_files
-from ghost_nodes.graph import GHOST_TOPICS
 from ghost_nodes.replay import main as replay_main
 from ghost_nodes.replay import replay_bag
 from ghost_verify import verify_all
@@ -45,6 +45,37 @@ def test_replay_writes_a_bag_that_verifies_and_matches_the_pipeline(tmp_path, ca
     assert set(payloads) == {'/state/nav', '/observations', *GHOST_TOPICS}
     assert all(len(payloads[topic]) == 30 for topic in GHOST_TOPICS)
     assert verify_all(tmp_path / 'out').holds
+
+
+#: Makes ``import rclpy`` (and anything under it) fail, as on a machine without ROS 2.
+_WITHOUT_RCLPY = """
+import importlib.abc, sys
+class NoRclpy(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == 'rclpy' or name.startswith('rclpy.'):
+            raise ModuleNotFoundError(f'No module named {name!r} (blocked by the test)', name=name)
+        return None
+sys.meta_path.insert(0, NoRclpy())
+from ghost_nodes.replay import main
+code = main(sys.argv[1:])
+assert not any(m == 'rclpy' or m.startswith('rclpy.') for m in sys.modules), 'rclpy was loaded'
+sys.exit(code)
+"""
+
+
+def test_ghost_replay_runs_without_rclpy(tmp_path) -> None:
+    """An auditor's or analyst's machine without ROS 2: ghost_replay still judges a bag."""
+    source = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
+    result = subprocess.run(
+        [sys.executable, '-c', _WITHOUT_RCLPY, str(source), '--output', str(tmp_path / 'out'),
+         '--params-file', str(GHOST_YAML)], capture_output=True, text=True, timeout=120,
+        check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'BAUD-v1: HOLDS' in result.stdout
+    blocked = subprocess.run([sys.executable, '-c', _WITHOUT_RCLPY.replace(
+        'from ghost_nodes.replay import main', 'import ghost_nodes.node_base')],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert 'blocked by the test' in blocked.stderr  # the blocker does block
 
 
 def test_replay_refuses_bad_input_with_one_line(tmp_path, capsys) -> None:
@@ -125,10 +156,10 @@ needs_realdata = pytest.mark.skipif(not REALDATA.is_dir(),
                                     reason='../shared/realdata is not beside this clone')
 
 
-def _installed(name: str) -> str:
+def _installed(package: str, name: str) -> str:
     from ament_index_python.packages import get_package_prefix
 
-    return str(Path(get_package_prefix('ghost_nodes')) / 'lib' / 'ghost_nodes' / name)
+    return str(Path(get_package_prefix(package)) / 'lib' / package / name)
 
 
 @needs_realdata
@@ -141,11 +172,11 @@ def test_real_flights_import_and_replay_with_every_verdict_holding(tmp_path, log
     starts with 16 s before it is); the flight without a GNSS fix never proceeds.
     """
     bag_in, bag_out = tmp_path / 'runs' / 'in', tmp_path / 'runs' / 'ghost'
-    imported = subprocess.run([_installed('ghost_import_ulog'), str(REALDATA / log),
+    imported = subprocess.run([_installed('ghost_px4', 'ghost_import_ulog'), str(REALDATA / log),
                                '--output', str(bag_in)], capture_output=True, text=True,
                               timeout=120, check=False)
     assert imported.returncode == 0, imported.stderr
-    replayed = subprocess.run([_installed('ghost_replay'), str(bag_in), '--output',
+    replayed = subprocess.run([_installed('ghost_nodes', 'ghost_replay'), str(bag_in), '--output',
                                str(bag_out)], capture_output=True, text=True, timeout=120,
                               check=False)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
@@ -170,6 +201,7 @@ def test_real_flights_import_and_replay_with_every_verdict_holding(tmp_path, log
 def test_a_real_flight_through_the_graph_gives_the_replay_payloads(tmp_path, ros_env) -> None:
     """The FMUv3 flight (5 Hz GNSS, 110 ms late, logger gaps) over DDS at 4x = ghost_replay."""
     source = tmp_path / 'in'
-    subprocess.run([_installed('ghost_import_ulog'), str(REALDATA / 'esc_status_log.ulg'),
-                    '--output', str(source)], capture_output=True, check=True, timeout=120)
+    subprocess.run([_installed('ghost_px4', 'ghost_import_ulog'),
+                    str(REALDATA / 'esc_status_log.ulg'), '--output', str(source)],
+                   capture_output=True, check=True, timeout=120)
     _live_and_offline(source, tmp_path, ros_env, speed=4)

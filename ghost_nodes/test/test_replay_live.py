@@ -7,7 +7,6 @@ recordings, random runs) are in ghost_verify/test/test_rederive.py.
 """
 
 import json
-import os
 from pathlib import Path
 import subprocess
 import sys
@@ -18,11 +17,11 @@ import pytest
 
 from ghost_bag.manifest import MANIFEST_NAME
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.graph import closed_loop_graph, ros_arguments
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions, ros_arguments
 from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 
-# A module-scoped ghost_run with its own isolated domain (not the ros_env fixture).
+# A module-scoped ghost_run on a domain of its own (module_ros_env).
 pytestmark = pytest.mark.dds
 
 HERE = Path(__file__).resolve().parent
@@ -32,22 +31,12 @@ SCENARIO = 'drift_then_recovery'
 CYCLES = len(generate_scenario(SCENARIO).cycles)
 
 
-def _env(offset: int) -> dict[str, str]:
-    """An isolated ROS environment (as the ros_env fixture; a module-scoped run needs its own)."""
-    env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(101 + (os.getpid() * 7 + 40 + offset) % 100)
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env.pop('ROS_LOCALHOST_ONLY', None)
-    env['PYTHONUNBUFFERED'] = '1'
-    env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
-    return env
-
-
 @pytest.fixture(scope='module')
-def honest_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def honest_run(tmp_path_factory: pytest.TempPathFactory,
+               module_ros_env: dict[str, str]) -> Path:
     """One drift_then_recovery run through ghost_run, in namespace uav1; its bag."""
     run_dir = tmp_path_factory.mktemp('honest') / 'run'
-    done = run_main_job(SCENARIO, run_dir, _env(0), extra=['--namespace', 'uav1'])
+    done = run_main_job(SCENARIO, run_dir, module_ros_env, extra=['--namespace', 'uav1'])
     assert done.returncode == 0, f'stdout:\n{done.stdout}\nstderr:\n{done.stderr}'
     return run_dir / 'bag'
 
@@ -86,8 +75,8 @@ def _run_graph(tmp_path: Path, env: dict[str, str], processes, *, rate_hz: float
     ``during(graph)`` is called once a few actuations are recorded. Returns the bag.
     """
     bag = tmp_path / 'bag'
-    specs = closed_loop_graph(CONFIG, scenario=SCENARIO, bag_path=str(bag), monitor=False,
-                              overrides={'scenario': {'rate_hz': rate_hz}})
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario=SCENARIO, bag_path=str(bag),
+        monitor=False, overrides={'scenario': {'rate_hz': rate_hz}}))
     stand_in = None
     if replace is not None:
         node, script = replace

@@ -17,11 +17,12 @@ import sys
 import time
 from typing import Any
 
+from graph_runs import every_cycle, wait_recorded
 import pytest
 import yaml
 
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+from ghost_nodes.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
 
 pytestmark = pytest.mark.ros2_tools
 
@@ -78,6 +79,16 @@ def _wait_for(log: Path, pattern: str, procs: list[subprocess.Popen[str]],
         time.sleep(0.1)
 
 
+def _recorded(bag: Path, want: dict[str, int], launch: subprocess.Popen[str],
+              log: Path) -> None:
+    """Wait until the launch's recorder has written ``want`` (messages per topic)."""
+    try:
+        wait_recorded(bag, want)
+    except AssertionError as err:
+        ended = '' if launch.poll() is None else f' (ros2 launch ended: {launch.returncode})'
+        pytest.fail(f'{err}{ended}\n{log.read_text(errors="replace")[-6000:]}')
+
+
 def _interrupt(launch: subprocess.Popen[str], log: Path) -> str:
     """Ctrl-C: SIGINT to the launch's process group; wait for it; return its output."""
     os.killpg(launch.pid, signal.SIGINT)
@@ -97,7 +108,7 @@ def _bag_at(bag: Path, tmp_path: Path, log: str) -> None:
 
 def _graph_readers(record: bool, remaps: dict[str, str], feed_readers: int) -> list[str]:
     """``topic=readers`` of an integration-mode graph (no scenario), ``--expect`` of the feed."""
-    specs = closed_loop_graph(CONFIG, with_scenario=False, record=record)
+    specs = closed_loop_graph(CONFIG, GraphOptions(source=Source.EXTERNAL, record=record))
     counts = expected_subscribers(specs)
     counts['/actuations'] = counts.get('/actuations', 0) + feed_readers
     return [f'{remaps.get(topic, topic)}={n}' for topic, n in sorted(counts.items())]
@@ -147,10 +158,12 @@ def test_smoke_launch_records_bag_at_path_and_it_verifies(tmp_path, ros2_env,
     # The scenario node logs this after its last cycle; the other nodes (and the scenario)
     # keep running until Ctrl-C, as they would for a user.
     _wait_for(log, r'\[scenario\]: scenario complete', [launch], timeout=120)
-    time.sleep(1.0)  # the last cycle's actuation: milliseconds after its belief
+    expected = len(generate_scenario('smoke').cycles)
+    # Every cycle through the graph and recorded (its outcome last: idle_flush_s after the
+    # last input) before Ctrl-C.
+    _recorded(bag, every_cycle(expected), launch, log)
     output = _interrupt(launch, log)
     _bag_at(bag, tmp_path, output)
-    expected = len(generate_scenario('smoke').cycles)
     results = {}
     for tool in VERIFIERS:
         results[tool] = _call(processes, ['ros2', 'run', 'ghost_verify', tool, str(bag)],
@@ -282,12 +295,12 @@ def test_namespaced_launch_publishes_diagnostics_and_its_bag_verifies(tmp_path, 
     assert 'command:' in printed['actuations'], printed['actuations']
     # Loggers are named by namespace and node.
     _wait_for(log, r'\[uav1\.scenario\]: scenario complete', [launch], timeout=120)
-    time.sleep(1.0)
+    expected = 100
+    _recorded(bag, every_cycle(expected, namespace='uav1'), launch, log)
     output = _interrupt(launch, log)
     _bag_at(bag, tmp_path, output)
     code, verdict = _call(processes, ['ros2', 'run', 'ghost_verify', 'verify_all', str(bag)],
                           ros2_env, timeout=120)
-    expected = 100
     assert code == 0 and f'chain: {expected}/{expected} verified' in verdict, verdict
     topics = yaml.safe_load((bag / 'metadata.yaml').read_text())[
         'rosbag2_bagfile_information']['topics_with_message_count']
@@ -310,7 +323,7 @@ def test_single_process_launch_runs_the_agent_in_one_process_and_its_bag_verifie
         processes, ['scenario:=smoke', 'record:=true', f'bag:={bag}', 'single_process:=true',
                     'executor:=events'], ros2_env, tmp_path)
     _wait_for(log, r'\[scenario\]: scenario complete', [launch], timeout=120)
-    time.sleep(1.0)
+    _recorded(bag, every_cycle(10), launch, log)
     output = _interrupt(launch, log)
     started = set(re.findall(r'\[INFO\] \[(\w+)-\d+\]: process started', output))
     assert started == {'scenario', 'recorder', 'ghost_agent'}, output[-4000:]

@@ -6,7 +6,6 @@ MCAP stays valid and only the manifest can tell. A second run has its recorder S
 """
 
 import json
-import os
 from pathlib import Path
 import shutil
 import signal
@@ -22,10 +21,11 @@ from mcap.reader import make_reader
 import pytest
 
 from ghost_bag.manifest import load_private_key, MANIFEST_NAME
-from ghost_nodes.graph import closed_loop_graph, GHOST_TOPICS, INPUT_TOPICS
+from ghost_core.graph import GHOST_TOPICS, INPUT_TOPICS
+from ghost_nodes.bringup import closed_loop_graph, GraphOptions
 from ghost_nodes.launcher import GraphProcesses
 
-# Module-scoped ghost_run runs with their own isolated domains (not the ros_env fixture).
+# A module-scoped ghost_run on a domain of its own (module_ros_env); the others: ros_env.
 pytestmark = pytest.mark.dds
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
@@ -33,17 +33,6 @@ VERIFY = [sys.executable, '-m', 'ghost_verify']
 TOPICS = (*INPUT_TOPICS, *GHOST_TOPICS)
 _MESSAGE_OPCODE = 0x05
 _CHUNK_CRC_OFFSET = 33  # opcode, length, start/end time, uncompressed size
-
-
-def _env(offset: int) -> dict[str, str]:
-    """An isolated ROS environment (as the ros_env fixture; module-scoped runs need their own)."""
-    env = dict(os.environ)
-    env['ROS_DOMAIN_ID'] = str(1 + (os.getpid() * 13 + 150 + offset) % 200)
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    env.pop('ROS_LOCALHOST_ONLY', None)
-    env['PYTHONUNBUFFERED'] = '1'
-    env.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
-    return env
 
 
 def _keygen(prefix: Path) -> None:
@@ -62,14 +51,15 @@ def _manifest_lines(done: subprocess.CompletedProcess[str]) -> list[str]:
 
 
 @pytest.fixture(scope='module')
-def signed_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def signed_run(tmp_path_factory: pytest.TempPathFactory,
+               module_ros_env: dict[str, str]) -> dict[str, Path]:
     """A signed smoke run through ghost_run --signing-key."""
     root = tmp_path_factory.mktemp('signed_run')
     _keygen(root / 'key')
     _keygen(root / 'other')
     run_dir = root / 'run'
     done = subprocess.run([*GHOST_RUN, '--scenario', 'smoke', '--run-dir', str(run_dir),
-                           '--signing-key', str(root / 'key')], env=_env(0), text=True,
+                           '--signing-key', str(root / 'key')], env=module_ros_env, text=True,
                           capture_output=True, timeout=150, check=False)
     assert done.returncode == 0, f'stdout:\n{done.stdout}\nstderr:\n{done.stderr}'
     # ghost_run checks the signature itself, with the public half of the key it was given.
@@ -177,12 +167,13 @@ def test_private_key_never_appears_in_the_run_folder(signed_run) -> None:
             assert secret not in data, f'{path} holds the private key'
 
 
-def test_sigkilled_recorder_leaves_a_partial_unsigned_manifest(tmp_path: Path) -> None:
+def test_sigkilled_recorder_leaves_a_partial_unsigned_manifest(tmp_path: Path,
+                                                              ros_env) -> None:
     _keygen(tmp_path / 'key')
     bag = tmp_path / 'bag'
-    specs = closed_loop_graph(CONFIG, scenario='nominal', bag_path=str(bag),
-                              overrides={'recorder': {'signing_key': str(tmp_path / 'key')}})
-    graph = GraphProcesses(specs, tmp_path / 'logs', _env(1))
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='nominal', bag_path=str(bag),
+        overrides={'recorder': {'signing_key': str(tmp_path / 'key')}}))
+    graph = GraphProcesses(specs, tmp_path / 'logs', ros_env)
     graph.start()
     try:
         deadline = time.monotonic() + 60
@@ -214,13 +205,13 @@ def test_sigkilled_recorder_leaves_a_partial_unsigned_manifest(tmp_path: Path) -
         'unchecked (no --public-key)']
 
 
-def test_a_bad_signing_key_fails_start_up_in_one_line(tmp_path: Path) -> None:
+def test_a_bad_signing_key_fails_start_up_in_one_line(tmp_path: Path, ros_env) -> None:
     (tmp_path / 'bad.pem').write_text('not a key\n')
     for key in (tmp_path / 'missing.pem', tmp_path / 'bad.pem'):
         done = subprocess.run(
             [sys.executable, '-c', 'from ghost_nodes.nodes.recorder import main; main()',
              '--ros-args', '-p', f'output:={tmp_path / "bag"}', '-p', f'signing_key:={key}'],
-            env=_env(2), capture_output=True, text=True, timeout=60, check=False)
+            env=ros_env, capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 2, done.stderr
         assert done.stderr.startswith('error: parameter signing_key: ')
         assert done.stderr.count('\n') == 1 and 'Traceback' not in done.stderr

@@ -9,7 +9,7 @@ import json
 
 from graph_runs import payloads_by_topic, run_main_job
 
-from ghost_nodes.graph import IN_PROCESS_NODES
+from ghost_core.graph import IN_PROCESS_NODES
 
 SCENARIO = 'dropout'
 

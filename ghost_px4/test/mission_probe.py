@@ -3,7 +3,8 @@
     python mission_probe.py PHASES.json
 
 PHASES.json is a list of ``{"fields": {...VehicleLocalPosition fields...}, "hold_s": S}``. Once
-the mission node's subscription and publisher have matched, each phase publishes its local
+the mission node's subscription and publisher have matched at both ends (its reports on
+ghost/graph_status: it runs with ``graph_status:=true``), each phase publishes its local
 position on fmu/out/vehicle_local_position (PX4's QoS) every 50 ms for ``hold_s`` seconds and
 keeps the TrajectorySetpoints received on ghost/mission/trajectory_setpoint from 0.3 s into the
 phase (earlier ones may answer the previous phase). Prints one JSON line: per phase, the list
@@ -56,7 +57,19 @@ def main() -> int:
             print('mission_setpoints never matched', file=sys.stderr)
             return 1
         rclpy.spin_once(node, timeout_sec=0.05)
-    time.sleep(0.5)  # the mission's reader also matches our writer (both directions)
+    # Matched at both ends (the mission's reader has matched our writer too): the nodes'
+    # reports on ghost/graph_status (the mission runs with graph_status:=true).
+    from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
+
+    readiness = GraphReadiness(node, {'/fmu/out/vehicle_local_position': 1,
+                                      '/ghost/mission/trajectory_setpoint': 1},
+                               GraphStatusReporter(node))
+    while readiness.missing():
+        if time.monotonic() > deadline:
+            print(f'mission_setpoints never ready: {readiness.missing()}', file=sys.stderr)
+            return 1
+        rclpy.spin_once(node, timeout_sec=0.05)
+    readiness.close()
     seen = []
     for phase in phases:
         msg = VehicleLocalPosition()

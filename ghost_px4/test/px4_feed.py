@@ -5,8 +5,9 @@
 STEPS.json is a list of ``{"topic": "vehicle_odometry" | "vehicle_local_position" |
 "vehicle_gps_position" | "vehicle_status", "fields": {...}}``, published in order, 0.1 s apart,
 on ``fmu/out/<topic>`` with px4_msgs types and PX4's QoS (best-effort, transient-local,
-keep-last), once the bridge's subscriptions and publishers have matched. Then it listens 1 s
-more and prints one JSON line: ``{"nav": [...], "obs": [...]}`` (each message as a dict).
+keep-last), once the bridge's subscriptions and publishers have matched at both ends (its
+reports on ghost/graph_status: it runs with ``graph_status:=true``). Then it listens 1 s more
+and prints one JSON line: ``{"nav": [...], "obs": [...]}`` (each message as a dict).
 Needs px4_msgs importable (the ``px4_env`` fixture).
 """
 
@@ -74,19 +75,22 @@ def main() -> int:
             print('bridge never matched', file=sys.stderr)
             return 1
         rclpy.spin_once(node, timeout_sec=0.05)
-    if args.expect:
-        from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
+    # Matched at both ends (the bridge's readers have matched our writers too): the nodes'
+    # reports (the bridge runs with graph_status:=true), by default on the feed's own edges.
+    from ghost_nodes.readiness import GraphReadiness, GraphStatusReporter
 
-        expected = {node.resolve_topic_name(item.rpartition('=')[0]):
-                    int(item.rpartition('=')[2]) for item in args.expect}
-        readiness = GraphReadiness(node, expected, GraphStatusReporter(node))
-        deadline = time.monotonic() + 60.0
-        while readiness.missing():
-            if time.monotonic() > deadline:
-                print(f'graph never ready: {readiness.missing()}', file=sys.stderr)
-                return 1
-            rclpy.spin_once(node, timeout_sec=0.05)
-    time.sleep(0.5)  # the bridge's readers also match our writers (both directions)
+    wanted = args.expect or [*(f'fmu/out/{name}=1' for name in TYPES), 'state/nav=1',
+                             'observations=1']
+    expected = {node.resolve_topic_name(item.rpartition('=')[0]): int(item.rpartition('=')[2])
+                for item in wanted}
+    readiness = GraphReadiness(node, expected, GraphStatusReporter(node))
+    deadline = time.monotonic() + 60.0
+    while readiness.missing():
+        if time.monotonic() > deadline:
+            print(f'graph never ready: {readiness.missing()}', file=sys.stderr)
+            return 1
+        rclpy.spin_once(node, timeout_sec=0.05)
+    readiness.close()
     for step in steps:
         msg = TYPES[step['topic']]()
         for name, value in step['fields'].items():

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ghost_nodes.graph import closed_loop_graph, expected_subscribers
+from ghost_nodes.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
 from ghost_px4 import convert as px4
 from ghost_px4 import live
 from ghost_px4.errors import Px4SampleRejected
@@ -492,7 +492,8 @@ def test_ghost_run_px4_records_and_verifies_a_px4_stream(tmp_path, processes, px
                           px4_env)
     # A live vehicle does not wait for Ghost; the test's feed does, for the whole graph (and
     # ghost_run's own /actuations reader), so every belief it publishes makes a cycle.
-    counts = expected_subscribers(closed_loop_graph(CONFIG, record=True, px4=True))
+    counts = expected_subscribers(closed_loop_graph(CONFIG, GraphOptions(record=True,
+        source=Source.PX4)))
     counts['/actuations'] += 1
     del counts['/ghost/mission/trajectory_setpoint']  # no mission in this test
     feed = processes.start([sys.executable, str(FEED), str(tmp_path / 'steps.json'), '--expect',

@@ -27,7 +27,7 @@ from test_ulog_import import (
     ulog_bytes,
 )
 
-from ghost_nodes.inputs import read_inputs
+from ghost_bag.recorded_inputs import read_inputs
 from ghost_px4 import convert as px4
 from ghost_px4 import ulog_topics
 from ghost_px4.nodes.mission_setpoints import mission_setpoint

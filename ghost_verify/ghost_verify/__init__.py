@@ -37,6 +37,7 @@ from .history import (
     InvalidOutcome,
 )
 from .report_json import canonical_report_json
+from .single_pass import VerificationResult
 from .trace import (
     ChainLink,
     ChainStatus,
@@ -46,7 +47,7 @@ from .trace import (
     LinkRecord,
     trace_decisions,
 )
-from .verify import VerificationResult, verify_all
+from .verify import verify_all
 
 __all__ = [
     'BAUD_VERSION',

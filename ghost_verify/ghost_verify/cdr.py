@@ -13,6 +13,13 @@ this module builds the dict in one pass, with a decoder generated once per schem
   each primitive to its size, relative to the end of the 4-byte encapsulation header), and a
   computed alignment after strings and sequences.
 
+Generated, not plain, because it pays: bench/codegen.py measures these decoders against a plain
+interpreter of the same schema (a loop over a field table; canonical_json for the JSON) on the
+messages of a bag, and keeps them only while they are at least 1.5x faster (docs/performance.md,
+"Generated code"). The source of each is registered with linecache under
+``<ghost_verify.cdr TYPE dict|json ENDIAN DIGEST>``, so a traceback shows its lines and a
+debugger steps through them.
+
 The result is the dict ``ghost_core.hashing.hash_form(mcap_ros2 decoder(data))`` gives, value
 for value and type for type (bool, int, float, str, list), and a payload the mcap_ros2 decoder
 rejects is rejected here too: both read little- and big-endian payloads (bit 0 of the encapsulation
@@ -26,11 +33,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+import hashlib
 from json.encoder import encode_basestring
+import linecache
 import struct
 from typing import Any
 
-from mcap_ros2._dynamic import _for_each_msgdef, TimeDefinition
+from ghost_bag.mcap_ros2_shim import message_definitions
 
 __all__ = ['DictDecoder', 'JsonDecoder', 'compile_decoder', 'compile_json_decoder']
 
@@ -58,21 +67,6 @@ _PRIMITIVES: Mapping[str, tuple[str, int]] = {
 }
 #: Arrays mcap_ros2 returns as ``bytes`` (a slice, so never an error past the end).
 _BYTE_ARRAYS = frozenset({'byte', 'uint8'})
-
-
-def _definitions(schema_name: str, schema_text: str) -> dict[str, Any]:
-    """The message definitions mcap_ros2's generate_dynamic builds for this schema."""
-    msgdefs: dict[str, Any] = {
-        'builtin_interfaces/Time': TimeDefinition,
-        'builtin_interfaces/Duration': TimeDefinition,
-    }
-
-    def handle(name: str, short_name: str, msgdef: Any) -> None:
-        msgdefs[name] = msgdef
-        msgdefs[short_name] = msgdef
-
-    _for_each_msgdef(schema_name, schema_text, handle)
-    return msgdefs
 
 
 @dataclass
@@ -425,8 +419,13 @@ def _compile(msgdefs: Mapping[str, Any], key: str, endian: str, json: bool,
     generator = _Generator(msgdefs, endian, json)
     top = generator.top(key, parts)
     source = '\n\n'.join([*generator.sources, top]) + '\n'
+    # Named by its text, so that the same schema compiled again (a bag per file, a fleet of bags)
+    # shares one linecache entry, and a different one never shows another's lines.
+    digest = hashlib.sha256(source.encode('utf-8')).hexdigest()[:12]
+    filename = f'<ghost_verify.cdr {key} {"json" if json else "dict"} {endian} {digest}>'
     namespace: dict[str, Any] = dict(generator.consts)
-    exec(compile(source, f'<ghost_verify.cdr {key} {endian}>', 'exec'), namespace)  # noqa: S102
+    exec(compile(source, filename, 'exec'), namespace)  # noqa: S102 - built from the schema
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     decode: Callable[[bytes], Any] = namespace['decode']
     return decode
 
@@ -450,7 +449,8 @@ def _dispatch(msgdefs: Mapping[str, Any], key: str, json: bool,
 
 
 def _checked_definitions(schema_name: str, schema_text: str) -> dict[str, Any]:
-    msgdefs = _definitions(schema_name, schema_text)
+    # mcap_ros2's own parsing, through ghost_bag's one shim of its private API.
+    msgdefs = message_definitions(schema_name, schema_text)
     if schema_name not in msgdefs:
         raise ValueError(f'schema parsing failed for "{schema_name}"')
     return msgdefs

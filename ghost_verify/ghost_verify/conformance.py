@@ -1,4 +1,4 @@
-"""Policy conformance over a bag: every cycle re-applied with the policies it names (ADR-0022).
+"""Policy conformance over a bag: every cycle re-applied with the policies it names (ADR-0021).
 
 The judgement of one stage is ``ghost_core.conformance`` (``check_adjustment``,
 ``check_decision``, ``check_emission``), which runs the reference objects the nodes run; this

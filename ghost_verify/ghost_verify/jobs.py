@@ -50,18 +50,15 @@ import multiprocessing
 import os
 from pathlib import Path
 import threading
-from typing import TYPE_CHECKING
 
 from mcap.reader import make_reader
 from mcap.records import Channel, Schema
 
 from .bag import BagScan, ChunkReader, DEFAULT_CYCLE_WINDOW, GhostBag, group_events, resolve_bag
 from .events import BagInfo, CycleEvent, GateRecord, GhostMessage, GhostTopicKind
+from .manifest import check_manifest, ManifestCheck
+from .single_pass import Checks, VerificationResult, verify_single_pass
 from .unverifiable import missing_kinds
-
-if TYPE_CHECKING:
-    from .manifest import ManifestCheck
-    from .verify import Checks, VerificationResult
 
 __all__ = ['Pool', 'SplitRun', 'make_pool', 'run_split', 'verify_split']
 
@@ -238,18 +235,15 @@ def run_split(
     pool: Pool | None = None,
 ) -> tuple[VerificationResult, SplitRun]:
     """verify_split, and how the bag was split (or why it was verified in a single pass)."""
-    from .manifest import check_manifest
-    from .verify import Checks, verify_all
-
     if manifest is None:
         manifest = check_manifest(bag, None)
     options = _Options(min_outcomes, downgrade_threshold, cycle_window)
 
     def single(reason: str) -> tuple[VerificationResult, SplitRun]:
         log.info('%s: verified in a single pass: %s', bag, reason)
-        return verify_all(bag, min_outcomes=min_outcomes,
-                          downgrade_threshold=downgrade_threshold, cycle_window=cycle_window,
-                          manifest=manifest, strict=strict), SplitRun(1, single_pass=reason)
+        return verify_single_pass(
+            bag, manifest, min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
+            cycle_window=cycle_window, strict=strict), SplitRun(1, single_pass=reason)
 
     if strict:
         return single('--strict judges every cycle with the first recorded M and K')
@@ -349,8 +343,6 @@ def _parts(bag: str, chunks: Sequence[_Chunk], declarations: Declarations, jobs:
 
 def _run_part(part: _Part) -> _PartResult:
     """Judge one part of the bag (in a worker process); see the module docstring."""
-    from .verify import Checks
-
     result = _PartResult(part.index)
     try:
         _judge_part(part, result, Checks.new(

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import cast
 
 from mcap.reader import make_reader
-from mcap_ros2.decoder import DecoderFactory
 
+from ghost_bag.errors import InputBagError
 from ghost_bag.manifest import MANIFEST_NAME
+from ghost_bag.recorded_inputs import OBSERVATION_TYPE, read_file_inputs, STATE_TYPE
 from ghost_core.errors import ConfigError, GhostError
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import CycleTrace, PipelineConfig
@@ -47,7 +48,6 @@ from ghost_core.rederive import (
     TimedInput,
     trace_messages,
 )
-from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
@@ -66,8 +66,6 @@ __all__ = [
 ]
 
 REPLAY_VERSION = 'REPLAY-v1'
-STATE_TYPE = 'nav_msgs/msg/Odometry'
-OBSERVATION_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
@@ -472,27 +470,24 @@ class _Inputs:
         return states[0], fixes[0] if fixes else ''
 
     def __iter__(self) -> Iterator[TimedInput]:
-        wanted = [topic for topic in (self.state_topic, self.observations_topic) if topic]
         for path in self._files:
             try:
-                with path.open('rb') as stream:
-                    reader = make_reader(stream, decoder_factories=[DecoderFactory()])
-                    with quiet_parser():
-                        messages = reader.iter_decoded_messages(topics=wanted,
-                                                                log_time_order=False)
-                        for _schema, channel, message, decoded in messages:
-                            if channel.topic == self.state_topic:
-                                self.beliefs += 1
-                                yield TimedInput(message.log_time, belief_sample(decoded))
-                            else:
-                                self.observations += 1
-                                yield TimedInput(message.log_time, observation_of(decoded))
-            except _NotPossible:
-                raise
+                with quiet_parser():
+                    for message in read_file_inputs(path, self.state_topic,
+                                                    self.observations_topic,
+                                                    log_time_order=False):
+                        if message.topic == self.state_topic:
+                            self.beliefs += 1
+                        else:
+                            self.observations += 1
+                        yield TimedInput(message.log_time_ns, message.sample)
             except Exception as err:  # noqa: BLE001 - decoding recorded bytes
+                # Named by what went wrong underneath (the reader wraps it in InputBagError).
+                cause = err.__cause__ if isinstance(err, InputBagError) else None
+                cause = cause if isinstance(cause, Exception) else err
                 raise _NotPossible(f'{path.name}: the inputs cannot be read '
-                                   f'({type(err).__name__}: '
-                                   f'{" ".join(str(err).split())[:80]})') from err
+                                   f'({type(cause).__name__}: '
+                                   f'{" ".join(str(cause).split())[:80]})') from err
 
 
 class _Rederiver:

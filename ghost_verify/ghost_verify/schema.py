@@ -9,8 +9,7 @@ from typing import Any
 
 # mcap_ros2 decodes every message with the definitions this function parses from the schema
 # text; using the same parser here means the check sees exactly what the decoder will build.
-from mcap_ros2._dynamic import _for_each_msgdef
-
+from ghost_bag.mcap_ros2_shim import for_each_msgdef
 from ghost_core.msg_fields import MESSAGE_FIELDS
 
 from .events import field_type, GHOST_SCHEMAS, GhostTopicKind, view_paths, VIEWS
@@ -95,7 +94,7 @@ _MESSAGE_TYPE_OF = {kind: name.rsplit('/', 1)[1] for name, kind in GHOST_SCHEMAS
 
 #: Per ghost stream, the fields (SPEC section 3 names) that the judges, the chain check and the
 #: history check read: the cycle stamp, the paths of the stream's typed view and what the
-#: history check reads. A schema may define more (SPEC: extra fields allowed), never fewer.
+#: history check reads. A schema may define more (SPEC §3: extra fields allowed), never fewer.
 REQUIRED_FIELDS: Mapping[GhostTopicKind, Requirement] = {
     kind: requirement_of(_MESSAGE_TYPE_OF[kind], (
         'header.stamp',
@@ -126,7 +125,7 @@ def schema_problems(
 
     try:
         with quiet_parser():
-            _for_each_msgdef(schema_name, schema_text, collect)
+            for_each_msgdef(schema_name, schema_text, collect)
     except Exception as err:  # noqa: BLE001 - the schema text comes from the bag
         return (f'the schema text cannot be parsed ({type(err).__name__}: '
                 f'{" ".join(str(err).split())})',)

@@ -99,7 +99,7 @@ def test_a_single_mcap_file_of_a_real_bag_is_a_bag_too() -> None:
 
 
 def test_decoded_real_messages_become_spec_message_dicts() -> None:
-    """Real rosbag2 messages (cdr_test's BasicTypes, Arrays) convert to SPEC message dicts.
+    """Real rosbag2 messages (cdr_test's BasicTypes, Arrays) convert to SPEC §4 message dicts.
 
     Fields by name, byte/uint8 arrays as lists of ints, floats as floats, nested dicts.
     """

@@ -22,7 +22,8 @@ from ghost_verify import cli
 from ghost_verify.completeness import CompletenessChecker
 from ghost_verify.events import CycleEvent, GhostTopicKind
 from ghost_verify.exit_codes import EXIT_VIOLATED
-from ghost_verify.verify import VerificationResult, verify_all
+from ghost_verify.single_pass import VerificationResult
+from ghost_verify.verify import verify_all
 
 SMOKE = scenario_traces('smoke')
 

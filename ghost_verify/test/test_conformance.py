@@ -1,4 +1,4 @@
-"""Policy conformance (ADR-0022 step 5): each stage re-applied with the policy it names.
+"""Policy conformance (ADR-0021 step 5): each stage re-applied with the policy it names.
 
 Every crafted bag below keeps the hash chain intact (the hashes downstream of an edit are
 recomputed), every history consistent and BAUD-v1 and ERUR-v1 holding: only conformance can
@@ -43,7 +43,8 @@ from ghost_core.loop import cycle_from_history
 from ghost_verify import cli
 from ghost_verify.conformance import verify_conformance
 from ghost_verify.exit_codes import EXIT_VIOLATED
-from ghost_verify.verify import VerificationResult, verify_all
+from ghost_verify.single_pass import VerificationResult
+from ghost_verify.verify import verify_all
 
 SMOKE = scenario_traces('smoke')
 CALM = SMOKE[1].stamp_ns  # cycle 2: no drift (fewer than M outcomes), raw KNOWN

@@ -34,7 +34,8 @@ from ghost_verify.events import (
 )
 from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.history import HistoryChecker
-from ghost_verify.verify import VerificationResult, verify_all
+from ghost_verify.single_pass import VerificationResult
+from ghost_verify.verify import verify_all
 
 SMOKE = scenario_traces('smoke')
 CONFIG = generate_scenario('smoke').parameters.loop_config()

@@ -33,8 +33,9 @@ from ghost_verify import cli
 from ghost_verify.exit_codes import EXIT_USAGE, EXIT_VIOLATED
 from ghost_verify.jobs import run_split, SplitRun
 from ghost_verify.report_json import canonical_report_json
+from ghost_verify.single_pass import VerificationResult
 from ghost_verify.unverifiable import UnverifiableReason
-from ghost_verify.verify import VerificationResult, verify_all
+from ghost_verify.verify import verify_all
 
 #: Messages per cycle in trace_entries: state, raw, outcome, calibrated, rationale, actuation,
 #: prediction.

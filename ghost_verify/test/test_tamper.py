@@ -27,8 +27,9 @@ from ghost_core.wire import message_address
 from ghost_verify import cli
 from ghost_verify.errors import LateMessageError
 from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK
+from ghost_verify.single_pass import VerificationResult
 from ghost_verify.trace import ChainLink, ChainStatus, DecisionTraceReport, trace_decisions
-from ghost_verify.verify import VerificationResult, verify_all
+from ghost_verify.verify import verify_all
 
 SMOKE = scenario_traces('smoke')
 DRIFT = SMOKE[6]  # cycle 7: under drift (BAUD-v1 applies)

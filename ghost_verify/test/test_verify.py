@@ -26,7 +26,8 @@ from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import closed_loop_step, cycle_from_history, LoopConfig
 from ghost_core.properties import judge_baud, judge_erur
 from ghost_verify.bag import GhostBag
-from ghost_verify.verify import VerificationResult, verify_all
+from ghost_verify.single_pass import VerificationResult
+from ghost_verify.verify import verify_all
 
 KNOWN = SelfAssessmentLevel.KNOWN
 

@@ -10,26 +10,18 @@ from ghost_core.sequencing import CalibrationJoiner, StampedOutcome
 from ghost_core.wire import parse_belief_self_assessment, parse_prediction_outcome
 from ghost_interfaces.msg import BeliefSelfAssessment, CalibratedSelfAssessment, PredictionOutcome
 from ghost_nodes.agent_config import loop_config
-from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, run
+from ghost_nodes.node_base import GhostNode, run
+from ghost_nodes.node_parameters import PARAMETERS
 from ghost_nodes.qos import GHOST_QOS
 
 __all__ = ['CalibratorNode', 'main']
-
-PARAMS = (
-    ParamSpec('min_outcomes', 4, 'M: observed outcomes needed before a downgrade is allowed.',
-              (at_least(1),)),
-    ParamSpec('downgrade_threshold', 2, 'K: outcomes beyond 3 sigma (beyond_3 + beyond_5) in '
-              'the window that trigger a downgrade.', (at_least(1),)),
-    ParamSpec('max_history', 32, 'W: the window, in observed outcomes.', (at_least(1),),
-              read_only=True),
-)
 
 
 class CalibratorNode(GhostNode):
     """Publishes C_t once both the raw assessment of t and the outcome of t are known."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('calibrator', PARAMS, **options)
+        super().__init__('calibrator', PARAMETERS['calibrator'], **options)
         self.on_parameters_changed()
         # Each raw assessment is kept with H of the message received, which C_t cites.
         self._joiner: CalibrationJoiner[tuple[RawContract, str], object] = CalibrationJoiner(

@@ -56,72 +56,23 @@ from typing import Any
 
 from geometry_msgs.msg import Twist, TwistStamped
 from rclpy.event_handler import SubscriptionEventCallbacks, UnsupportedEventTypeError
-from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
 from ghost_core.contracts import GateEmission as GateEmissionContract
 from ghost_core.gate import gate_verdict, GateAction, GateReason, GateVerdict, LatestActuation
+from ghost_core.graph import GATE_TOPIC, relative_topic
 from ghost_core.hashing import is_sha256_hex
 from ghost_core.ros_inputs import time_ns
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import ActionEmission, GateEmission
 from ghost_nodes.convert import from_msg_dict
-from ghost_nodes.graph import GATE_MODES, GATE_TOPIC, relative_topic
 from ghost_nodes.node_base import (
-    at_least,
-    at_most,
-    Bound,
     GhostNode,
-    one_of,
-    ParamSpec,
-    positive,
     run,
 )
-from ghost_nodes.qos import GHOST_QOS, PX4_QOS
+from ghost_nodes.node_parameters import PARAMETERS
+from ghost_nodes.qos import COMMAND_QOS, GHOST_QOS, PX4_QOS
 
-__all__ = ['COMMAND_QOS', 'CommandGateNode', 'MODES', 'PARAMS', 'main']
-
-#: The modes the gate node runs in: the graph's gate modes (ghost_nodes.graph.GATE_MODES) but
-#: 'none', which is the graph without a gate.
-MODES = tuple(mode for mode in GATE_MODES if mode != 'none')
-
-#: The command topics in and out: reliable, volatile, keep last 10 (the ROS default profile).
-#: Out: PX4's uXRCE-DDS client reads fmu/in/* best-effort, volatile, keep-last (its
-#: create_data_reader), which matches any writer; px4_ros_com's offboard examples publish with
-#: this profile, and being reliable a reliable reader (a recorder, a test) matches it too.
-#: In: a setpoint is a command, not a sensor sample: reliable, so none is lost silently between
-#: the mission and the gate; volatile, so a gate started late never acts on an old one. A
-#: best-effort mission writer does not match (rclpy logs the incompatible QoS).
-COMMAND_QOS = QoSProfile(
-    reliability=QoSReliabilityPolicy.RELIABLE,
-    durability=QoSDurabilityPolicy.VOLATILE,
-    history=QoSHistoryPolicy.KEEP_LAST,
-    depth=10,
-)
-
-#: A MAVLink system / component id.
-_MAVLINK_ID = (at_least(0), at_most(255))
-
-PARAMS = (
-    ParamSpec('mode', 'px4', "'px4': gate ghost/mission/trajectory_setpoint into "
-              'fmu/in/trajectory_setpoint (px4_msgs), keep fmu/in/offboard_control_mode alive, '
-              "send LAND / RTL as fmu/in/vehicle_command. 'twist': gate cmd_vel_in into "
-              'cmd_vel (MAVROS/ArduPilot, ground robots).', (one_of(MODES),), read_only=True),
-    ParamSpec('timeout_s', 0.5, 'An actuation older than this (s, node clock) is stale: the '
-              'gate holds until a new one arrives. Longer than the cycle period.', (positive,)),
-    ParamSpec('rate_hz', 10.0, 'Rate (Hz) of the keep-alive timer: offboard_control_mode (PX4 '
-              'needs > 2 Hz), and the hold or zero twist while not passing.',
-              (Bound(minimum=2.0, strict_minimum=True),), read_only=True),
-    ParamSpec('twist_stamped', False, 'Twist mode: cmd_vel_in and cmd_vel are '
-              'geometry_msgs/TwistStamped instead of Twist.', read_only=True),
-    ParamSpec('target_system', 1, "PX4 mode: VehicleCommand target_system (the vehicle's "
-              'MAV_SYS_ID).', _MAVLINK_ID, read_only=True),
-    ParamSpec('target_component', 1, 'PX4 mode: VehicleCommand target_component (1 the '
-              'autopilot, 0 all components).', _MAVLINK_ID, read_only=True),
-    ParamSpec('source_system', 1, 'PX4 mode: VehicleCommand source_system.', _MAVLINK_ID,
-              read_only=True),
-    ParamSpec('source_component', 1, 'PX4 mode: VehicleCommand source_component.',
-              _MAVLINK_ID, read_only=True),
-)
+__all__ = ['CommandGateNode', 'main']
 
 _NAN = float('nan')
 _ZERO3 = (0.0, 0.0, 0.0)
@@ -157,7 +108,7 @@ class CommandGateNode(GhostNode):
     """Passes the mission's setpoints (or cmd_vel) while PROCEED; holds otherwise."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('command_gate', PARAMS, **options)
+        super().__init__('command_gate', PARAMETERS['command_gate'], **options)
         self._mode: str = self.param('mode')
         self.on_parameters_changed()
         self._actuation: _Actuation | None = None

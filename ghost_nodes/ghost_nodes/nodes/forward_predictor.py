@@ -7,29 +7,19 @@ from nav_msgs.msg import Odometry
 from ghost_core.prediction import prediction_from_belief
 from ghost_core.ros_inputs import belief_sample
 from ghost_interfaces.msg import ForwardPrediction
-from ghost_nodes.node_base import GhostNode, non_negative, one_of, ParamSpec, positive, run
-from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
+from ghost_nodes.node_base import GhostNode, run
+from ghost_nodes.node_parameters import PARAMETERS
+from ghost_nodes.qos import GHOST_QOS, input_qos
 from ghost_nodes.stamps import StampGuard
 
 __all__ = ['ForwardPredictorNode', 'main']
-
-PARAMS = (
-    ParamSpec('period_s', 0.1, 'Cycle period (s): the prediction horizon, i.e. the next '
-              'belief is expected period_s after this one.', (positive,), read_only=True),
-    ParamSpec('process_noise', 0.05, 'Process noise Q (m^2/s per axis) added as Q*period to '
-              'the predicted position covariance.', (non_negative,)),
-    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav subscription: '
-              "'best_effort' matches best-effort and reliable publishers alike, "
-              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
-              read_only=True),
-)
 
 
 class ForwardPredictorNode(GhostNode):
     """For each belief at t, publishes the predicted position at t + period_s."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('forward_predictor', PARAMS, **options)
+        super().__init__('forward_predictor', PARAMETERS['forward_predictor'], **options)
         self._stamps = StampGuard(self.get_logger(), 'belief')
         self._pub = self.create_graph_publisher(ForwardPrediction, 'predictions', GHOST_QOS)
         self.create_graph_subscription(Odometry, 'state/nav', self._on_belief,

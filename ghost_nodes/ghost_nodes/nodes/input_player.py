@@ -12,24 +12,14 @@ from typing import Any
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
-from ghost_nodes.inputs import InputBagError, InputMessage, read_inputs
-from ghost_nodes.node_base import ParamSpec, positive, run
+from ghost_bag.recorded_inputs import InputBagError, InputMessage, read_inputs
+from ghost_nodes.node_base import run
+from ghost_nodes.node_parameters import PARAMETERS
 from ghost_nodes.qos import GHOST_QOS
-from ghost_nodes.source import SOURCE_PARAMS, SourceNode
+from ghost_nodes.source import SourceNode
 
 __all__ = ['InputPlayerNode', 'main']
 
-PARAMS = (
-    ParamSpec('input', '', 'Input bag (rosbag2 MCAP directory or .mcap file) to play.',
-              read_only=True),
-    ParamSpec('bag_state_topic', '/state/nav', 'nav_msgs/Odometry topic inside the bag.',
-              read_only=True),
-    ParamSpec('bag_observations_topic', '/observations',
-              'geometry_msgs/PoseWithCovarianceStamped topic inside the bag.', read_only=True),
-    ParamSpec('speed', 1.0, 'Playback speed: 1 = the recorded pace, 2 = twice as fast.',
-              (positive,), read_only=True),
-    *SOURCE_PARAMS,
-)
 
 #: Messages published per timer tick at most, so a fast playback still yields to the executor.
 _BATCH = 50
@@ -39,7 +29,7 @@ class InputPlayerNode(SourceNode):
     """Publishes a bag's beliefs and fixes on /state/nav and /observations, as recorded."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('input_player', PARAMS, **options)
+        super().__init__('input_player', PARAMETERS['input_player'], **options)
         path = self.param('input')
         if not path:
             raise ValueError("parameter 'input' must name the input bag to play")

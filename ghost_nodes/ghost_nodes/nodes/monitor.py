@@ -34,7 +34,8 @@ from ghost_nodes.diagnostics import (
     property_status,
     Status,
 )
-from ghost_nodes.node_base import at_least, GhostNode, ParamSpec, positive, run
+from ghost_nodes.node_base import GhostNode, run
+from ghost_nodes.node_parameters import PARAMETERS
 from ghost_nodes.qos import DIAGNOSTICS_QOS, GHOST_QOS, input_qos
 
 __all__ = ['DIAGNOSTICS_TOPIC', 'MonitorNode', 'main']
@@ -42,19 +43,6 @@ __all__ = ['DIAGNOSTICS_TOPIC', 'MonitorNode', 'main']
 #: Absolute, as ROS tools expect it (rqt_robot_monitor via diagnostic_aggregator, Foxglove):
 #: graphs in different namespaces share it, their status names differ.
 DIAGNOSTICS_TOPIC = '/diagnostics'
-
-PARAMS = (
-    ParamSpec('period_s', 0.1, 'Cycle period (s) of the estimator (the shared /** value): '
-              'the unit of stale_cycles.', (positive,), read_only=True),
-    ParamSpec('stale_cycles', 10, 'A topic that delivered nothing for stale_cycles x period_s '
-              '(wall clock) is missing; a calibrated assessment without an actuation for that '
-              "long is judged 'actuation_missing'. stale_cycles x period_s must exceed the "
-              "evaluator's max_observation_lag_s.", (at_least(1),), read_only=True),
-    ParamSpec('publish_period_s', 1.0, 'Period (s) of /diagnostics (a first violation is '
-              'published at once as well).', (positive,), read_only=True),
-    ParamSpec('hardware_id', '', "hardware_id of every status ('' = the node's namespace "
-              "without slashes, or 'ghost' in the root namespace).", read_only=True),
-)
 
 
 def _level(value: int) -> str:
@@ -153,7 +141,7 @@ class MonitorNode(GhostNode):
     """Watches the Ghost graph; publishes its health and the property verdicts."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('monitor', PARAMS, **options)
+        super().__init__('monitor', PARAMETERS['monitor'], **options)
         stale_ns = round(self.param('stale_cycles') * self.param('period_s') * 1e9)
         self._health = GraphHealth(stale_ns)
         self._monitor = OnlineMonitor(stale_ns)

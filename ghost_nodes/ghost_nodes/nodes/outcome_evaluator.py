@@ -14,8 +14,6 @@ from ghost_core.contracts import (
     STATUS_NO_OBSERVATION_COVARIANCE,
 )
 from ghost_core.prediction import (
-    DEFAULT_MAX_OBSERVATION_LAG_NS,
-    DEFAULT_UNMEASURED_VARIANCE_M2,
     outcome_for_cycle,
 )
 from ghost_core.ros_inputs import time_ns
@@ -25,47 +23,21 @@ from ghost_core.wire import parse_forward_prediction
 from ghost_interfaces.msg import ForwardPrediction, PredictionOutcome
 from ghost_nodes.agent_config import evaluator_config
 from ghost_nodes.node_base import (
-    at_least,
     GhostNode,
-    non_negative,
-    one_of,
-    ParamSpec,
-    positive,
     run,
 )
-from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
+from ghost_nodes.node_parameters import PARAMETERS
+from ghost_nodes.qos import GHOST_QOS, input_qos
 from ghost_nodes.stamps import StampGuard
 
 __all__ = ['OutcomeEvaluatorNode', 'main']
-
-PARAMS = (
-    ParamSpec('grace_cycles', 3, 'A cycle whose prediction has not arrived when this many later '
-              'beliefs have is resolved without it.', (at_least(1),), read_only=True),
-    ParamSpec('max_observation_lag_s', DEFAULT_MAX_OBSERVATION_LAG_NS / 1e9,
-              'A fix belongs to the first cycle whose stamp is >= its own; the cycle waits for '
-              'such fixes until a belief stamped this much later (s) has arrived. Covers GNSS '
-              'latency (EKF2_GPS_DELAY ~0.11 s); it also delays each decision by up to this.',
-              (non_negative,), read_only=True),
-    ParamSpec('unmeasured_variance_m2', DEFAULT_UNMEASURED_VARIANCE_M2,
-              'An observation axis whose variance (m^2) is above this is not measured: the '
-              'distance uses the remaining axes, with their own degrees of freedom.',
-              (positive,), read_only=True),
-    ParamSpec('idle_flush_s', 1.0, 'When no input has arrived for this long (wall clock, s), '
-              'pending cycles are resolved with what has arrived (the input stream ended or '
-              'paused); 0 = never.', (non_negative,), read_only=True),
-    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav and observations '
-              'subscriptions: '
-              "'best_effort' matches best-effort and reliable publishers alike, "
-              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
-              read_only=True),
-)
 
 
 class OutcomeEvaluatorNode(GhostNode):
     """Publishes exactly one PredictionOutcome per cycle, in cycle order."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('outcome_evaluator', PARAMS, **options)
+        super().__init__('outcome_evaluator', PARAMETERS['outcome_evaluator'], **options)
         self._config = evaluator_config(self.param)
         self._sequencer: OutcomeSequencer[ForwardPredictionContract, Observation] = \
             OutcomeSequencer(grace_cycles=self.param('grace_cycles'),

@@ -45,13 +45,13 @@ from ghost_bag.manifest import (
 )
 from ghost_bag.write import (
     GhostBagWriter,
-    MAX_CHUNK_SIZE,
     normalize_type_name,
     register_msg_package,
 )
-from ghost_nodes.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
-from ghost_nodes.node_base import at_least, at_most, GhostNode, one_of, ParamSpec, positive, run
-from ghost_nodes.qos import GHOST_QOS, input_qos, INPUT_QOS_CHOICES
+from ghost_core.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
+from ghost_nodes.node_base import GhostNode, run
+from ghost_nodes.node_parameters import PARAMETERS
+from ghost_nodes.qos import GHOST_QOS, input_qos
 
 __all__ = ['RecorderNode', 'main']
 
@@ -59,30 +59,6 @@ __all__ = ['RecorderNode', 'main']
 _DEFAULT_TOPICS = [f'{relative_topic(topic)}={type_name}' for topic, type_name in
                    (*INPUT_TOPICS.items(), *GHOST_TOPICS.items())]
 _INPUT_NAMES = frozenset(relative_topic(topic) for topic in INPUT_TOPICS)
-
-PARAMS = (
-    ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
-              'directory). It must not exist yet.', read_only=True),
-    ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two inputs '
-              'and every ghost topic, by their default names, relative to the namespace; '
-              'remaps apply).', read_only=True),
-    ParamSpec('input_qos', 'best_effort', "Reliability of the subscriptions to the inputs "
-              "(state/nav, observations) and to topics of other packages' types (the command "
-              "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "
-              "publishers alike, 'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
-              read_only=True),
-    ParamSpec('chunk_size', 262144, f'Largest MCAP chunk in bytes (1..{MAX_CHUNK_SIZE}).',
-              (at_least(1), at_most(MAX_CHUNK_SIZE)), read_only=True),
-    ParamSpec('chunk_max_age_s', 0.5, 'Oldest a chunk gets before it is written and the file '
-              'flushed (s); the partial manifest.json is rewritten then too.', (positive,),
-              read_only=True),
-    ParamSpec('signing_key', '', "Ed25519 private key (PKCS8 PEM, from ghost_keygen) that signs "
-              "the final manifest.json ('' = unsigned). Never copied into the bag or the logs.",
-              read_only=True),
-    ParamSpec('run_config', '{}', 'The configuration Ghost runs with, as a JSON object '
-              '(ghost_run and the launch file fill it in); copied into manifest.json.',
-              read_only=True),
-)
 
 
 def _run_config(text: str) -> dict[str, Any]:
@@ -126,7 +102,7 @@ class RecorderNode(GhostNode):
     TEARDOWN_S = 30.0
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('recorder', PARAMS, **options)
+        super().__init__('recorder', PARAMETERS['recorder'], **options)
         # Load the key and the configuration before the bag directory is created, so that a
         # bad value fails start-up without leaving an empty bag behind.
         self._key = None

@@ -6,43 +6,20 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.graph import SCENARIOS
-from ghost_nodes.node_base import non_negative, one_of, ParamSpec, run
+from ghost_nodes.node_base import run
+from ghost_nodes.node_parameters import PARAMETERS
 from ghost_nodes.qos import GHOST_QOS
 from ghost_nodes.scenario_messages import cycle_messages
 from ghost_nodes.source import SourceNode
 
 __all__ = ['ScenarioNode', 'main']
 
-PARAMS = (
-    ParamSpec('scenario', 'smoke', 'Scenario to play: ' + ', '.join(SCENARIOS) + '.',
-              (one_of(SCENARIOS),), read_only=True),
-    ParamSpec('seed', 0, 'Seed of the scenario (same seed, same flight).', (non_negative,),
-              read_only=True),
-    ParamSpec('cycles', 0, "Number of cycles to play; 0 = the scenario's own length.",
-              (non_negative,), read_only=True),
-    ParamSpec('rate_hz', 0.0, "Publication rate in wall-clock Hz; 0 = the scenario's own "
-              "period. Stamps always follow the scenario's simulated time.", (non_negative,),
-              read_only=True),
-    ParamSpec('frame_id', 'map', 'Frame of the published belief and observations.',
-              read_only=True),
-    ParamSpec('expected_subscribers', [''], 'topic=count pairs: the readers of each topic '
-              '(set by the launch file / runner from the graph). Before the first cycle every '
-              'one of them must have matched its writer and been matched by it, as the nodes '
-              'report on /ghost/graph_status.', read_only=True),
-    ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
-              (non_negative,), read_only=True),
-    ParamSpec('settle_s', 0.0, 'Extra pause after the graph is ready (not needed: readiness '
-              'is proven by matched endpoints, not guessed from discovery).', (non_negative,),
-              read_only=True),
-)
-
 
 class ScenarioNode(SourceNode):
     """Plays one scenario: per cycle, an Odometry belief and (maybe) an observation."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('scenario', PARAMS, **options)
+        super().__init__('scenario', PARAMETERS['scenario'], **options)
         cycles = self.param('cycles')
         self._scenario = generate_scenario(self.param('scenario'), seed=self.param('seed'),
                                            **({'cycles': cycles} if cycles else {}))

@@ -24,34 +24,15 @@ always finite, acceleration, jerk, yaw and yaw rate are NaN (PX4: not set).
 import math
 from typing import Any
 
-from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
+from ghost_nodes.node_base import GhostNode, run
+from ghost_nodes.qos import COMMAND_QOS, PX4_QOS
+from ghost_px4.node_parameters import PARAMETERS
 
-from ghost_nodes.node_base import GhostNode, non_negative, ParamSpec, positive, run
-from ghost_nodes.qos import PX4_QOS
-
-__all__ = ['MISSION_QOS', 'MissionSetpointsNode', 'PARAMS', 'Vector3', 'main',
+__all__ = ['MissionSetpointsNode', 'Vector3', 'main',
            'mission_setpoint']
 
 Vector3 = tuple[float, float, float]
 
-#: The ROS default profile (reliable, volatile, keep last 10): what px4_ros_com's offboard
-#: examples publish setpoints with, and what the command gate reads.
-MISSION_QOS = QoSProfile(
-    reliability=QoSReliabilityPolicy.RELIABLE,
-    durability=QoSDurabilityPolicy.VOLATILE,
-    history=QoSHistoryPolicy.KEEP_LAST,
-    depth=10,
-)
-
-PARAMS = (
-    ParamSpec('rate_hz', 10.0, 'Setpoints per second (wall clock).', (positive,),
-              read_only=True),
-    ParamSpec('hover_s', 5.0, 'Seconds of vehicle (PX4) time holding the start point before '
-              'the square.', (non_negative,), read_only=True),
-    ParamSpec('side_m', 10.0, "Side of the square (m), flown at the start point's height: "
-              'north, east, south, west.', (positive,), read_only=True),
-    ParamSpec('speed_m_s', 1.0, 'Speed along the square (m/s).', (positive,), read_only=True),
-)
 
 # Unit vectors of the legs, NED: north, east, south, west.
 _LEGS: tuple[Vector3, ...] = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (-1.0, 0.0, 0.0),
@@ -84,7 +65,7 @@ class MissionSetpointsNode(GhostNode):
     """Publishes the stand-in mission's TrajectorySetpoint on ghost/mission/trajectory_setpoint."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('mission_setpoints', PARAMS, **options)
+        super().__init__('mission_setpoints', PARAMETERS['mission_setpoints'], **options)
         from px4_msgs.msg import TrajectorySetpoint, VehicleLocalPosition
 
         self._setpoint_type = TrajectorySetpoint
@@ -92,7 +73,7 @@ class MissionSetpointsNode(GhostNode):
         self._start_us = 0
         self._now_us = 0
         self._setpoint_pub = self.create_publisher(
-            TrajectorySetpoint, 'ghost/mission/trajectory_setpoint', MISSION_QOS)
+            TrajectorySetpoint, 'ghost/mission/trajectory_setpoint', COMMAND_QOS)
         self.create_subscription(VehicleLocalPosition, 'fmu/out/vehicle_local_position',
                                  self._on_local_position, PX4_QOS)
         self._timer = self.create_timer(1.0 / self.param('rate_hz'), self._publish)

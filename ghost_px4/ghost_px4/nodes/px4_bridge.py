@@ -25,43 +25,17 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_nodes.node_base import (
-    at_least,
-    at_most,
     GhostNode,
-    non_negative,
-    one_of,
-    ParamSpec,
     run,
 )
 from ghost_nodes.qos import GHOST_QOS, PX4_QOS
 from ghost_px4 import convert as px4
 from ghost_px4 import live
 from ghost_px4.errors import Px4SampleRejected
+from ghost_px4.node_parameters import PARAMETERS
 
 __all__ = ['Px4BridgeNode', 'main']
 
-
-SOURCES = ('vehicle_odometry', 'vehicle_local_position')
-
-PARAMS = (
-    ParamSpec('source', 'vehicle_odometry', "Where the belief (state/nav) comes from: "
-              "'vehicle_odometry' (fmu/out/vehicle_odometry: pose, velocity, attitude and "
-              "their variances) or 'vehicle_local_position' (fmu/out/vehicle_local_position: "
-              'eph/epv/evh/evv and validity flags; attitude from the latest '
-              'vehicle_odometry).', (one_of(SOURCES),), read_only=True),
-    ParamSpec('gps_delay_ms', 110.0, 'GNSS measurement delay (ms), PX4 EKF2_GPS_DELAY (its '
-              'default is 110): a fix is stamped at its sample time minus this.',
-              (non_negative,), read_only=True),
-    ParamSpec('ekf2_hgt_ref', -1, "The vehicle's EKF2_HGT_REF (0 baro, 1 GNSS, 2 range, "
-              "3 vision; -1 unknown). Unless 1, the fix's vertical axis is marked not "
-              'measured (variance 1e6 m^2): the EKF height does not follow GNSS.',
-              (at_least(-1), at_most(3)), read_only=True),
-    ParamSpec('max_attitude_age_s', 0.1, "With source 'vehicle_local_position': the oldest "
-              'vehicle_odometry attitude (s before the position sample) a belief may use; '
-              "older or none, the sample is dropped. With source 'vehicle_odometry': how far "
-              "(s) a vehicle_local_position's validity flags may be from an odometry sample "
-              'to mark it (the same EKF2 cycle).', (non_negative,), read_only=True),
-)
 
 #: Drop and invalid-block counts are logged at the first of a reason and then every this many.
 _WARN_EVERY = 100
@@ -75,7 +49,7 @@ class Px4BridgeNode(GhostNode):
     """Converts PX4's EKF2 output and GNSS fixes to nav_msgs/Odometry and fixes in its frame."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('px4_bridge', PARAMS, **options)
+        super().__init__('px4_bridge', PARAMETERS['px4_bridge'], **options)
         from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
 
         self._source = self.param('source')

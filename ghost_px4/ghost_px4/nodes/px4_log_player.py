@@ -31,33 +31,14 @@ from pathlib import Path
 import time
 from typing import Any
 
-from ghost_nodes.node_base import non_negative, ParamSpec, positive, run
+from ghost_nodes.node_base import run
 from ghost_nodes.qos import PX4_QOS
-from ghost_nodes.source import SOURCE_PARAMS, SourceNode
+from ghost_nodes.source import SourceNode
 from ghost_px4 import ulog_topics
+from ghost_px4.node_parameters import PARAMETERS
 
-__all__ = ['PARAMS', 'Px4LogPlayerNode', 'main']
+__all__ = ['Px4LogPlayerNode', 'main']
 
-PARAMS = (
-    ParamSpec('log', '', 'The PX4 flight log (ULog, .ulg) to play. Required: a missing or '
-              'unreadable file, not a ULog, or a log with neither vehicle_odometry nor '
-              'vehicle_local_position is refused at start-up.', read_only=True),
-    ParamSpec('speed', 1.0, "Playback speed: 1 = the log's own pace (by timestamp), "
-              '10 = ten times faster. Nothing is re-sent on best-effort topics: a reader with '
-              'a short queue may lose samples at high speeds.', (positive,), read_only=True),
-    ParamSpec('start_s', 0.0, 'Play from this many seconds after the start of the log (its '
-              'first logged timestamp).', (non_negative,), read_only=True),
-    ParamSpec('duration_s', 0.0, 'Play this many seconds of log from start_s; 0 = to the end.',
-              (non_negative,), read_only=True),
-    ParamSpec('derive_odometry', True, 'When the log has no vehicle_odometry: publish one '
-              'per vehicle_local_position sample, from it, vehicle_attitude and '
-              "estimator_status, as ghost_import_ulog composes its beliefs (so px4_bridge's "
-              'default source works on older logs). False: publish none.', read_only=True),
-    ParamSpec('exit_when_done', False, 'Exit (code 0) EXIT_LINGER_S after the last message, '
-              'so a runner knows the log is over (ghost_run --px4-ulog sets it); false: stay '
-              'up, publishing nothing more, until stopped.', read_only=True),
-    *SOURCE_PARAMS,
-)
 
 #: Messages published per timer tick at most, so a fast playback still yields to the executor.
 _BATCH = 50
@@ -71,7 +52,7 @@ class Px4LogPlayerNode(SourceNode):
     """Publishes a ULog's PX4 topics on fmu/out/..., as PX4's uXRCE-DDS bridge would."""
 
     def __init__(self, **options: Any) -> None:
-        super().__init__('px4_log_player', PARAMS, **options)
+        super().__init__('px4_log_player', PARAMETERS['px4_log_player'], **options)
         from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
 
         types: dict[str, Any] = {

@@ -1,11 +1,14 @@
-"""The agent's inputs from any rosbag2 MCAP bag: /state/nav beliefs and /observations fixes.
+"""The agent's recorded inputs in a rosbag2 MCAP bag: /state/nav beliefs and /observations fixes.
 
-One home for turning a recorded input stream back into what the agent receives: used by the
-offline replay (ghost_replay) and by the input player that feeds the node graph over DDS
-(ghost_run --input). Messages come in the bag's log-time order, i.e. the order a live graph
-received them; each keeps its raw CDR bytes, so it can be republished or copied unchanged.
-No rclpy here.
+One home for turning a recorded input stream back into what the agent receives: the offline
+replay (ghost_nodes' ``ghost_replay``), the input player that feeds the node graph over DDS
+(``ghost_run --input``) and the auditor's re-derivation (ghost_verify's ``verify_all
+--replay``) all read their inputs here. Each message is decoded with mcap_ros2 and converted by
+``ghost_core.ros_inputs``, as the nodes convert what they receive, and keeps its raw CDR bytes,
+so it can be republished or copied unchanged. No rclpy, rosbags or numpy here.
 """
+
+from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,20 +19,17 @@ from mcap.exceptions import McapError
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
-from ghost_bag.errors import BagError
-from ghost_bag.layout import resolve_bag
 from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
 
-__all__ = ['InputBagError', 'InputMessage', 'STATE_TYPE', 'OBSERVATION_TYPE',
-           'observation_of', 'read_inputs']
+from .errors import BagError, InputBagError
+from .layout import resolve_bag
+
+__all__ = ['InputBagError', 'InputMessage', 'OBSERVATION_TYPE', 'STATE_TYPE', 'read_file_inputs',
+           'read_inputs']
 
 STATE_TYPE = 'nav_msgs/msg/Odometry'
 OBSERVATION_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
-
-
-class InputBagError(ValueError):
-    """The input bag cannot be read, or does not hold the input topics with their types."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +50,10 @@ def read_inputs(
 ) -> Iterator[InputMessage]:
     """Yield the bag's beliefs and fixes in log-time order (files in their rosbag2 order).
 
-    Raises InputBagError when the bag cannot be opened or read, when the state topic is
-    missing, or when a topic has another type than the agent takes. A bag without the
-    observations topic is valid (the agent then runs without fixes).
+    Log-time order is the order a live graph received them. Raises InputBagError when the bag
+    cannot be opened or read, when the state topic is missing, or when a topic has another
+    type than the agent takes. A bag without the observations topic is valid (the agent then
+    runs without fixes).
     """
     try:
         layout = resolve_bag(bag)
@@ -60,7 +61,7 @@ def read_inputs(
         raise InputBagError(str(err)) from err
     seen_state = False
     for path in layout.files:
-        for message in _read_file(path, state_topic, observations_topic):
+        for message in read_file_inputs(path, state_topic, observations_topic):
             seen_state = seen_state or message.topic == state_topic
             yield message
     if not seen_state:
@@ -68,13 +69,27 @@ def read_inputs(
                             '(use --state-topic to name the belief topic)')
 
 
-def _read_file(path: Path, state_topic: str, observations_topic: str) -> Iterator[InputMessage]:
+def read_file_inputs(
+    path: Path,
+    state_topic: str,
+    observations_topic: str,
+    *,
+    log_time_order: bool = True,
+) -> Iterator[InputMessage]:
+    """Yield the beliefs and fixes of one .mcap file of a bag.
+
+    In log-time order, or with `log_time_order` False in the order the records are in the
+    file (the order the recorder received them). An empty topic name reads nothing. Raises
+    InputBagError (with the error behind it as its ``__cause__``, if any) when the file cannot
+    be read, a topic has another type than the agent takes, or a message is not usable.
+    """
     wanted = {state_topic: STATE_TYPE, observations_topic: OBSERVATION_TYPE}
+    wanted.pop('', None)
     try:
         with path.open('rb') as stream:
             reader = make_reader(stream, decoder_factories=[DecoderFactory()])
             for schema, channel, message, decoded in reader.iter_decoded_messages(
-                    topics=list(wanted)):
+                    topics=list(wanted), log_time_order=log_time_order):
                 type_name = schema.name if schema is not None else ''
                 if type_name != wanted[channel.topic]:
                     raise InputBagError(f'{path}: topic {channel.topic} has type '

@@ -1,0 +1,198 @@
+"""The Ghost graph, declared once, as data: topics, who publishes and reads them, the nodes.
+
+Pure (no rclpy). The launch file and ``ghost_run`` (through ``ghost_nodes.bringup``), the
+monitor's diagnostics, the recorder's default topics and docs/architecture.md all derive
+from these tables; a test checks the launch file's graph against them through the real
+``launch_ros``.
+
+Topic names are the defaults of docs/spec.md §2, as a graph in the root namespace resolves
+them; the nodes use them relative (``relative_topic``), so a graph in namespace ``uav1``
+publishes /uav1/actuations and so on. Every topic has a QoS class (``TOPIC_QOS``), which
+``ghost_nodes.qos`` turns into rclpy's profiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ghost_core.scenarios import SCENARIO_NAMES
+
+__all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC',
+           'CMD_VEL_TOPIC', 'DIAGNOSTICS_TOPIC', 'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS',
+           'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES', 'INPUT_QOS_CHOICES', 'INPUT_READERS',
+           'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NODE_PACKAGES', 'normalise_namespace',
+           'PX4_IN_TOPICS', 'PX4_OUT_TOPICS', 'QosClass', 'relative_topic', 'SCENARIOS',
+           'SOURCES', 'TOPIC_QOS', 'topic_in_namespace', 'WIRING']
+
+#: The agent's two inputs: the estimator's belief and the independent position fix.
+INPUT_TOPICS: Mapping[str, str] = {
+    '/state/nav': 'nav_msgs/msg/Odometry',
+    '/observations': 'geometry_msgs/msg/PoseWithCovarianceStamped',
+}
+#: What the agent publishes, one message per cycle on each.
+GHOST_TOPICS: Mapping[str, str] = {
+    '/self_assessment': 'ghost_interfaces/msg/BeliefSelfAssessment',
+    '/predictions': 'ghost_interfaces/msg/ForwardPrediction',
+    '/prediction_outcomes': 'ghost_interfaces/msg/PredictionOutcome',
+    '/self_assessment/calibrated': 'ghost_interfaces/msg/CalibratedSelfAssessment',
+    '/decisions': 'ghost_interfaces/msg/DecisionRationale',
+    '/actuations': 'ghost_interfaces/msg/ActionEmission',
+}
+#: The command gate's record of every output it sent (ghost_interfaces/GateEmission).
+GATE_TOPIC = '/ghost/gate'
+#: What the mission wants to send, into the gate: PX4 mode, and the generic (Twist) mode.
+MISSION_SETPOINT_TOPIC = '/ghost/mission/trajectory_setpoint'
+CMD_VEL_IN_TOPIC = '/cmd_vel_in'
+#: Where the twist-mode gate sends the gated twist.
+CMD_VEL_TOPIC = '/cmd_vel'
+#: Each node's readiness report (ghost_nodes.readiness), which a source waits for.
+GRAPH_STATUS_TOPIC = '/ghost/graph_status'
+#: The monitor's health and live verdicts (diagnostic_msgs/DiagnosticArray).
+DIAGNOSTICS_TOPIC = '/diagnostics'
+#: PX4's uXRCE-DDS topics (px4_msgs): what px4_bridge reads, and what the gate writes.
+PX4_OUT_TOPICS: Mapping[str, str] = {
+    '/fmu/out/vehicle_odometry': 'px4_msgs/msg/VehicleOdometry',
+    '/fmu/out/vehicle_local_position': 'px4_msgs/msg/VehicleLocalPosition',
+    '/fmu/out/vehicle_gps_position': 'px4_msgs/msg/SensorGps',
+    '/fmu/out/vehicle_status': 'px4_msgs/msg/VehicleStatus',
+}
+PX4_IN_TOPICS: Mapping[str, str] = {
+    '/fmu/in/trajectory_setpoint': 'px4_msgs/msg/TrajectorySetpoint',
+    '/fmu/in/offboard_control_mode': 'px4_msgs/msg/OffboardControlMode',
+    '/fmu/in/vehicle_command': 'px4_msgs/msg/VehicleCommand',
+}
+
+
+class QosClass:
+    """The QoS classes of the graph's topics (``ghost_nodes.qos`` has their profiles)."""
+
+    #: Reliable, volatile, deep history: every topic the agent publishes.
+    GHOST = 'ghost'
+    #: The inputs: best-effort by default (``input_qos``), to match PX4's bridge and MAVROS.
+    INPUT = 'input'
+    #: PX4's uXRCE-DDS outputs: best-effort, transient-local, keep-last 5 (PX4's examples).
+    PX4 = 'px4'
+    #: Commands to the vehicle (fmu/in/*, cmd_vel) and the mission's setpoints: reliable,
+    #: volatile, keep-last 10 (px4_ros_com's offboard examples; matched by PX4's readers).
+    COMMAND = 'command'
+    #: /diagnostics: reliable, volatile, keep-last 10 (diagnostic_updater's).
+    DIAGNOSTICS = 'diagnostics'
+
+
+#: The QoS class of every topic of the graph.
+TOPIC_QOS: Mapping[str, str] = {
+    **{topic: QosClass.INPUT for topic in INPUT_TOPICS},
+    **{topic: QosClass.GHOST for topic in GHOST_TOPICS},
+    GATE_TOPIC: QosClass.GHOST,
+    GRAPH_STATUS_TOPIC: QosClass.GHOST,
+    MISSION_SETPOINT_TOPIC: QosClass.COMMAND,
+    CMD_VEL_IN_TOPIC: QosClass.COMMAND,
+    CMD_VEL_TOPIC: QosClass.COMMAND,
+    **{topic: QosClass.PX4 for topic in PX4_OUT_TOPICS},
+    **{topic: QosClass.COMMAND for topic in PX4_IN_TOPICS},
+    DIAGNOSTICS_TOPIC: QosClass.DIAGNOSTICS,
+}
+
+#: Which node subscribes to / publishes which default topic, for the agent and its source
+#: (the runner's waits, the launch file's readiness and the monitor's diagnostics derive
+#: from it; ``ghost_nodes.bringup`` adds the optional nodes: bridge, gate, monitor, recorder).
+WIRING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ('scenario', (), ('/state/nav', '/observations')),
+    ('self_assessor', ('/state/nav', '/observations'), ('/self_assessment',)),
+    ('forward_predictor', ('/state/nav',), ('/predictions',)),
+    ('outcome_evaluator', ('/state/nav', '/predictions', '/observations'),
+     ('/prediction_outcomes',)),
+    ('calibrator', ('/self_assessment', '/prediction_outcomes'), ('/self_assessment/calibrated',)),
+    ('decision_policy', ('/self_assessment/calibrated',), ('/decisions',)),
+    ('action_emitter', ('/decisions',), ('/actuations',)),
+)
+
+#: The package of each node's executable.
+NODE_PACKAGES: Mapping[str, str] = {
+    **{name: 'ghost_nodes' for name in (
+        'scenario', 'input_player', 'self_assessor', 'forward_predictor', 'outcome_evaluator',
+        'calibrator', 'decision_policy', 'action_emitter', 'recorder', 'monitor',
+        'command_gate')},
+    **{name: 'ghost_px4' for name in ('px4_bridge', 'px4_log_player', 'mission_setpoints')},
+}
+
+#: Values of the gate's mode (launch ``gate:=``, ``ghost_run --gate``); 'none': no gate.
+GATE_MODES = ('none', 'px4', 'twist')
+
+#: The nodes single-process mode runs in one process (ghost_nodes.agent_process): the agent,
+#: the monitor, the bridge and the gate. The sources stand for the vehicle and the mission, and
+#: the recorder for ``ros2 bag record``: they keep processes of their own.
+IN_PROCESS_NODES = frozenset({
+    'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator', 'decision_policy',
+    'action_emitter', 'monitor', 'px4_bridge', 'command_gate'})
+#: The name of that one process (its log, its entry in the launcher).
+AGENT_PROCESS = 'ghost_agent'
+
+#: The nodes that produce the inputs and wait for the whole graph before the first one.
+SOURCES = frozenset({'scenario', 'input_player', 'px4_log_player'})
+
+#: The scenarios the scenario node can play (ghost_core's catalogue).
+SCENARIOS = SCENARIO_NAMES
+
+#: Values of the nodes' ``input_qos`` parameter (ghost_nodes.qos.input_qos).
+INPUT_QOS_CHOICES = ('best_effort', 'reliable')
+
+#: Nodes that subscribe to the inputs, and so take ``input_qos``.
+INPUT_READERS = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'recorder')
+
+
+@dataclass(frozen=True)
+class AgentSetting:
+    """One agent setting: a launch argument and a ``ghost_run`` flag of the same meaning."""
+
+    name: str
+    kind: type[int] | type[float] | type[str]
+    description: str
+    #: The nodes whose parameter of the same name it sets.
+    nodes: tuple[str, ...]
+    #: For a string setting, its allowed values.
+    choices: tuple[str, ...] = ()
+
+
+#: The agent settings, in the order the launch file and ``ghost_run --help`` list them.
+AGENT_SETTINGS: tuple[AgentSetting, ...] = (
+    AgentSetting('period_s', float, "Cycle period, s: the predictor's horizon (> 0).",
+                 ('forward_predictor',)),
+    AgentSetting('min_outcomes', int, 'M: observed outcomes needed before a downgrade (> 0).',
+                 ('calibrator',)),
+    AgentSetting('downgrade_threshold', int,
+                 'K: outcomes beyond 3 sigma in the window that drift (> 0).', ('calibrator',)),
+    AgentSetting('max_history', int, 'W: the window, in observed outcomes (> 0).',
+                 ('calibrator',)),
+    AgentSetting('input_qos', str, 'Reliability of the input subscriptions: best_effort '
+                 'matches best-effort (PX4 bridge, MAVROS) and reliable publishers; reliable '
+                 'only reliable ones.', INPUT_READERS, INPUT_QOS_CHOICES),
+)
+
+
+def relative_topic(topic: str) -> str:
+    """The name a node uses for a default topic: without the root '/', so a namespace applies."""
+    return topic.removeprefix('/')
+
+
+def normalise_namespace(namespace: str) -> str:
+    """``'uav1'``, ``'/uav1/'`` -> ``'/uav1'``; ``''`` or ``'/'`` -> ``''`` (the root).
+
+    ``ValueError`` for a name ROS would refuse (REP-144 tokens: letters, digits, underscores,
+    not starting with a digit, no empty token).
+    """
+    stripped = namespace.strip().strip('/')
+    if not stripped:
+        return ''
+    for token in stripped.split('/'):
+        if not token or not (token[0].isalpha() or token[0] == '_') or not all(
+                c.isalnum() or c == '_' for c in token) or not token.isascii():
+            raise ValueError(f'namespace {namespace!r} is not a valid ROS namespace (tokens of '
+                             'letters, digits and underscores, not starting with a digit)')
+    return '/' + stripped
+
+
+def topic_in_namespace(topic: str, namespace: str) -> str:
+    """The fully qualified name of a default topic for a graph in ``namespace``."""
+    return f'{normalise_namespace(namespace)}/{relative_topic(topic)}'

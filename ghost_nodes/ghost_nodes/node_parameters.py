@@ -1,0 +1,246 @@
+"""Every ghost_nodes node's parameters, as data (no rclpy).
+
+The nodes declare these (``GhostNode``), ``ghost_nodes.agent_config`` reads their defaults to
+build the agent's configuration offline (``ghost_replay``, the run manifest), and
+``ghost_nodes.param_docs`` renders docs/parameters.md from them. One cohesive job, so one
+module: each node's table below is what ``ros2 param describe`` shows for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ghost_bag.layout import MAX_CHUNK_SIZE
+from ghost_core.graph import (
+    GATE_MODES,
+    GHOST_TOPICS,
+    INPUT_QOS_CHOICES,
+    INPUT_TOPICS,
+    relative_topic,
+    SCENARIOS,
+)
+from ghost_core.parameters import (
+    at_least,
+    at_most,
+    below,
+    Bound,
+    non_negative,
+    one_of,
+    ParamSpec,
+    positive,
+)
+from ghost_core.prediction import DEFAULT_MAX_OBSERVATION_LAG_NS, DEFAULT_UNMEASURED_VARIANCE_M2
+from ghost_core.profiles import ACCURACY_PROFILES, DEFAULT_PROFILE
+
+__all__ = ['COMMON_PARAMS', 'GATE_NODE_MODES', 'NO_COVARIANCE_CHOICES', 'PARAMETERS',
+           'SOURCE_PARAMS']
+
+COMMON_PARAMS = (
+    ParamSpec('graph_status', False,
+              "Report this node's matched endpoints on ghost/graph_status, for a scenario or "
+              'player that waits for the whole graph before its first message (the graph turns '
+              'it on when one runs: closed_loop_graph, launch graph_status:=auto).',
+              read_only=True),
+)
+
+#: The parameters every source (scenario, input player, PX4 log player) declares.
+SOURCE_PARAMS = (
+    ParamSpec('expected_subscribers', [''], 'topic=count pairs: the readers of each topic '
+              '(set by the launch file / runner from the graph). Before the first message every '
+              'one of them must have matched its writer and been matched by it, as the nodes '
+              'report on /ghost/graph_status.', read_only=True),
+    ParamSpec('wait_for_graph_s', 30.0, 'Longest wait for expected_subscribers; 0 = no wait.',
+              (non_negative,), read_only=True),
+)
+
+#: The gate node's modes (the graph's gate modes but 'none', which is no gate).
+GATE_NODE_MODES = tuple(mode for mode in GATE_MODES if mode != 'none')
+#: Values of the self_assessor's no_covariance_level parameter.
+NO_COVARIANCE_CHOICES = ('unknown', 'uncertain')
+
+_BLOCKS = (('position', 'm'), ('velocity', 'm/s'), ('orientation', 'rad'))
+_DEFAULT_TOPICS = [f'{relative_topic(topic)}={type_name}' for topic, type_name in
+                   (*INPUT_TOPICS.items(), *GHOST_TOPICS.items())]
+_MAVLINK_ID = (at_least(0), at_most(255))
+
+_SCENARIO = (
+    ParamSpec('scenario', 'smoke', 'Scenario to play: ' + ', '.join(SCENARIOS) + '.',
+              (one_of(SCENARIOS),), read_only=True),
+    ParamSpec('seed', 0, 'Seed of the scenario (same seed, same flight).', (non_negative,),
+              read_only=True),
+    ParamSpec('cycles', 0, "Number of cycles to play; 0 = the scenario's own length.",
+              (non_negative,), read_only=True),
+    ParamSpec('rate_hz', 0.0, "Publication rate in wall-clock Hz; 0 = the scenario's own "
+              "period. Stamps always follow the scenario's simulated time.", (non_negative,),
+              read_only=True),
+    ParamSpec('frame_id', 'map', 'Frame of the published belief and observations.',
+              read_only=True),
+    *SOURCE_PARAMS,
+    ParamSpec('settle_s', 0.0, 'Extra pause after the graph is ready (not needed: readiness '
+              'is proven by matched endpoints, not guessed from discovery).', (non_negative,),
+              read_only=True),
+)
+
+_INPUT_PLAYER = (
+    ParamSpec('input', '', 'Input bag (rosbag2 MCAP directory or .mcap file) to play.',
+              read_only=True),
+    ParamSpec('bag_state_topic', '/state/nav', 'nav_msgs/Odometry topic inside the bag.',
+              read_only=True),
+    ParamSpec('bag_observations_topic', '/observations',
+              'geometry_msgs/PoseWithCovarianceStamped topic inside the bag.', read_only=True),
+    ParamSpec('speed', 1.0, 'Playback speed: 1 = the recorded pace, 2 = twice as fast.',
+              (positive,), read_only=True),
+    *SOURCE_PARAMS,
+)
+
+_SELF_ASSESSOR = (
+    ParamSpec('accuracy_profile', DEFAULT_PROFILE, 'The accuracy the mission needs, which sets '
+              "every threshold and the unconfirmed horizon below: 'gnss' (standalone GNSS, "
+              "metre-level), 'rtk' (RTK-fixed, decimetre), 'indoor' (mocap/vision). "
+              'docs/parameters.md lists their values.', (one_of(tuple(ACCURACY_PROFILES)),)),
+    *(spec for block, unit in _BLOCKS for spec in (
+        ParamSpec(f'{block}_known_max_std', 0.0,
+                  f'Largest 1-sigma {block} std ({unit}) still judged KNOWN; 0 = the '
+                  "accuracy profile's.", (non_negative,)),
+        ParamSpec(f'{block}_uncertain_max_std', 0.0,
+                  f'Largest 1-sigma {block} std ({unit}) still judged UNCERTAIN '
+                  "(beyond it: UNKNOWN); 0 = the accuracy profile's.", (non_negative,)))),
+    ParamSpec('unconfirmed_horizon_s', -1.0, 'A belief no independent fix (observations) '
+              'confirmed for longer than this (s) is at best UNCERTAIN; -1 = the accuracy '
+              "profile's, 0 = never (a stack without independent fixes).", (at_least(-1),)),
+    ParamSpec('no_covariance_level', 'unknown', "Level of a block that declares no uncertainty "
+              "(all-zero covariance block, or ROS's -1 sentinel first): 'unknown' or "
+              "'uncertain' (never KNOWN).", (one_of(NO_COVARIANCE_CHOICES),)),
+    ParamSpec('recovery_margin', 0.2, 'Hysteresis: a block returns to a better level only when '
+              'its std is <= (1 - margin) x the threshold it must clear.',
+              (non_negative, below(1))),
+    ParamSpec('recovery_dwell_s', 2.0, 'Hysteresis: ... for this long (s, belief stamps) '
+              'without interruption.', (non_negative,)),
+    ParamSpec('min_level_interval_s', 5.0, 'Hysteresis: ... and no sooner than this (s) after '
+              "the block's last level change. Degradations are always immediate.",
+              (non_negative,)),
+    ParamSpec('recovery_bound_s', 5.0, 'Hysteresis bound: a block whose instantaneous level '
+              'has been better for this long (s) without interruption is published at that '
+              'level, margin and interval notwithstanding.', (non_negative,)),
+    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav and observations '
+              "subscriptions: 'best_effort' matches best-effort and reliable publishers alike, "
+              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
+              read_only=True),
+)
+
+_FORWARD_PREDICTOR = (
+    ParamSpec('period_s', 0.1, 'Cycle period (s): the prediction horizon, i.e. the next '
+              'belief is expected period_s after this one.', (positive,), read_only=True),
+    ParamSpec('process_noise', 0.05, 'Process noise Q (m^2/s per axis) added as Q*period to '
+              'the predicted position covariance.', (non_negative,)),
+    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav subscription: '
+              "'best_effort' matches best-effort and reliable publishers alike, "
+              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
+              read_only=True),
+)
+
+_OUTCOME_EVALUATOR = (
+    ParamSpec('grace_cycles', 3, 'A cycle whose prediction has not arrived when this many later '
+              'beliefs have is resolved without it.', (at_least(1),), read_only=True),
+    ParamSpec('max_observation_lag_s', DEFAULT_MAX_OBSERVATION_LAG_NS / 1e9,
+              'A fix belongs to the first cycle whose stamp is >= its own; the cycle waits for '
+              'such fixes until a belief stamped this much later (s) has arrived. Covers GNSS '
+              'latency (EKF2_GPS_DELAY ~0.11 s); it also delays each decision by up to this.',
+              (non_negative,), read_only=True),
+    ParamSpec('unmeasured_variance_m2', DEFAULT_UNMEASURED_VARIANCE_M2,
+              'An observation axis whose variance (m^2) is above this is not measured: the '
+              'distance uses the remaining axes, with their own degrees of freedom.',
+              (positive,), read_only=True),
+    ParamSpec('idle_flush_s', 1.0, 'When no input has arrived for this long (wall clock, s), '
+              'pending cycles are resolved with what has arrived (the input stream ended or '
+              'paused); 0 = never.', (non_negative,), read_only=True),
+    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav and observations '
+              'subscriptions: '
+              "'best_effort' matches best-effort and reliable publishers alike, "
+              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
+              read_only=True),
+)
+
+_CALIBRATOR = (
+    ParamSpec('min_outcomes', 4, 'M: observed outcomes needed before a downgrade is allowed.',
+              (at_least(1),)),
+    ParamSpec('downgrade_threshold', 2, 'K: outcomes beyond 3 sigma (beyond_3 + beyond_5) in '
+              'the window that trigger a downgrade.', (at_least(1),)),
+    ParamSpec('max_history', 32, 'W: the window, in observed outcomes.', (at_least(1),),
+              read_only=True),
+)
+
+_RECORDER = (
+    ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
+              'directory). It must not exist yet.', read_only=True),
+    ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two inputs '
+              'and every ghost topic, by their default names, relative to the namespace; '
+              'remaps apply).', read_only=True),
+    ParamSpec('input_qos', 'best_effort', "Reliability of the subscriptions to the inputs "
+              "(state/nav, observations) and to topics of other packages' types (the command "
+              "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "
+              "publishers alike, 'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
+              read_only=True),
+    ParamSpec('chunk_size', 262144, f'Largest MCAP chunk in bytes (1..{MAX_CHUNK_SIZE}).',
+              (at_least(1), at_most(MAX_CHUNK_SIZE)), read_only=True),
+    ParamSpec('chunk_max_age_s', 0.5, 'Oldest a chunk gets before it is written and the file '
+              'flushed (s); the partial manifest.json is rewritten then too.', (positive,),
+              read_only=True),
+    ParamSpec('signing_key', '', "Ed25519 private key (PKCS8 PEM, from ghost_keygen) that signs "
+              "the final manifest.json ('' = unsigned). Never copied into the bag or the logs.",
+              read_only=True),
+    ParamSpec('run_config', '{}', 'The configuration Ghost runs with, as a JSON object '
+              '(ghost_run and the launch file fill it in); copied into manifest.json.',
+              read_only=True),
+)
+
+_MONITOR = (
+    ParamSpec('period_s', 0.1, 'Cycle period (s) of the estimator (the shared /** value): '
+              'the unit of stale_cycles.', (positive,), read_only=True),
+    ParamSpec('stale_cycles', 10, 'A topic that delivered nothing for stale_cycles x period_s '
+              '(wall clock) is missing; a calibrated assessment without an actuation for that '
+              "long is judged 'actuation_missing'. stale_cycles x period_s must exceed the "
+              "evaluator's max_observation_lag_s.", (at_least(1),), read_only=True),
+    ParamSpec('publish_period_s', 1.0, 'Period (s) of /diagnostics (a first violation is '
+              'published at once as well).', (positive,), read_only=True),
+    ParamSpec('hardware_id', '', "hardware_id of every status ('' = the node's namespace "
+              "without slashes, or 'ghost' in the root namespace).", read_only=True),
+)
+
+_COMMAND_GATE = (
+    ParamSpec('mode', 'px4', "'px4': gate ghost/mission/trajectory_setpoint into "
+              'fmu/in/trajectory_setpoint (px4_msgs), keep fmu/in/offboard_control_mode alive, '
+              "send LAND / RTL as fmu/in/vehicle_command. 'twist': gate cmd_vel_in into "
+              'cmd_vel (MAVROS/ArduPilot, ground robots).', (one_of(GATE_NODE_MODES),),
+              read_only=True),
+    ParamSpec('timeout_s', 0.5, 'An actuation older than this (s, node clock) is stale: the '
+              'gate holds until a new one arrives. Longer than the cycle period.', (positive,)),
+    ParamSpec('rate_hz', 10.0, 'Rate (Hz) of the keep-alive timer: offboard_control_mode (PX4 '
+              'needs > 2 Hz), and the hold or zero twist while not passing.',
+              (Bound(minimum=2.0, strict_minimum=True),), read_only=True),
+    ParamSpec('twist_stamped', False, 'Twist mode: cmd_vel_in and cmd_vel are '
+              'geometry_msgs/TwistStamped instead of Twist.', read_only=True),
+    ParamSpec('target_system', 1, "PX4 mode: VehicleCommand target_system (the vehicle's "
+              'MAV_SYS_ID).', _MAVLINK_ID, read_only=True),
+    ParamSpec('target_component', 1, 'PX4 mode: VehicleCommand target_component (1 the '
+              'autopilot, 0 all components).', _MAVLINK_ID, read_only=True),
+    ParamSpec('source_system', 1, 'PX4 mode: VehicleCommand source_system.', _MAVLINK_ID,
+              read_only=True),
+    ParamSpec('source_component', 1, 'PX4 mode: VehicleCommand source_component.',
+              _MAVLINK_ID, read_only=True),
+)
+
+#: Each node's own parameters (beside COMMON_PARAMS), by node name.
+PARAMETERS: Mapping[str, tuple[ParamSpec, ...]] = {
+    'scenario': _SCENARIO,
+    'input_player': _INPUT_PLAYER,
+    'self_assessor': _SELF_ASSESSOR,
+    'forward_predictor': _FORWARD_PREDICTOR,
+    'outcome_evaluator': _OUTCOME_EVALUATOR,
+    'calibrator': _CALIBRATOR,
+    'decision_policy': (),
+    'action_emitter': (),
+    'recorder': _RECORDER,
+    'monitor': _MONITOR,
+    'command_gate': _COMMAND_GATE,
+}

@@ -1,0 +1,234 @@
+"""One pass over a bag: every checker fed every event, then one result (``VerificationResult``).
+
+``ghost_verify.verify.verify_all`` runs it, or splits the bag across processes
+(``ghost_verify.jobs``), which feeds one ``Checks`` per part and merges them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import os
+
+from ghost_core.properties import BAUD_V1, ERUR_V1, JsonValue
+
+from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
+from .completeness import CompletenessChecker, CompletenessReport
+from .conformance import ConformanceChecker, ConformanceReport
+from .cycle_properties import PropertyChecker, PropertyReport
+from .events import BagInfo, CycleEvent, GateRecord, ReadError
+from .gate import GATE_REACH, GateChecker, GateReport
+from .history import HistoryChecker, HistoryReport
+from .manifest import ManifestCheck
+from .rederive import RederivationReport, RederivationScan, rederive
+from .report_json import read_error_notes, read_errors_to_json
+from .trace import DecisionTracer, DecisionTraceReport
+from .unverifiable import unverifiable_to_json, UnverifiableCycle
+
+__all__ = ['Checks', 'VerificationResult', 'verify_single_pass']
+
+
+@dataclass(frozen=True, slots=True)
+class VerificationResult:
+    """The reports of one pass over one bag, and what of the bag could not be read."""
+
+    baud: PropertyReport
+    erur: PropertyReport
+    trace: DecisionTraceReport
+    completeness: CompletenessReport
+    history: HistoryReport
+    conformance: ConformanceReport
+    read_errors: tuple[ReadError, ...] = ()
+    #: The signed-manifest check (made first); ``None`` when it was not asked for.
+    manifest: ManifestCheck | None = None
+    #: True when cut cycles and a recorded change of M or K were judged as the first
+    #: verifier did (``--strict``): then nothing is unverifiable.
+    strict: bool = False
+    #: The GATE-v1 report (the command gate's records); not applicable without gate records.
+    gate: GateReport | None = None
+    #: The re-derivation from the inputs (``--replay``); ``None`` when it was not asked for.
+    replay: RederivationReport | None = None
+
+    @property
+    def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
+        """Every unverifiable cycle, by stamp: cut by the recording, or evidence before it.
+
+        A cycle may appear twice, once per reason.
+        """
+        return tuple(sorted(
+            (*self.completeness.unverifiable, *self.history.unverifiable),
+            key=lambda cycle: (cycle.cycle_stamp_ns, cycle.reason.value)))
+
+    @property
+    def cycles_unverifiable(self) -> int:
+        """How many distinct cycle stamps are unverifiable."""
+        return len({cycle.cycle_stamp_ns for cycle in self.unverifiable})
+
+    @property
+    def incomplete_input(self) -> bool:
+        """True when part of the bag could not be read (the verdicts cover what was)."""
+        return bool(self.read_errors)
+
+    @property
+    def holds(self) -> bool:
+        """True when everything checked holds over a complete input.
+
+        Both properties hold, no chain link is broken or missing, every cycle is complete,
+        every recorded history is consistent (or the check was skipped), every cycle
+        conforms to the policies it names (every one of them known), no gate record fails
+        GATE-v1 (a bag without gate records does not fail it), every byte of the bag was
+        read, (with a public key) the signed manifest verifies, and (with replay) every
+        recorded message equals the one re-derived from the inputs (a replay that was not
+        possible does not hold).
+        """
+        return (self.baud.holds and self.erur.holds and self.trace.chain_intact
+                and self.completeness.holds and self.history.holds and self.conformance.holds
+                and (self.gate is None or not self.gate.violated)
+                and (self.replay is None or self.replay.holds)
+                and not self.incomplete_input
+                and (self.manifest is None or self.manifest.ok))
+
+    def uncovered(self) -> tuple[str, ...]:
+        """Return the versions of the properties whose precondition never held."""
+        return tuple(report.property_version for report in (self.baud, self.erur)
+                     if not report.covered)
+
+    def summary_lines(self) -> tuple[str, ...]:
+        """Return the short human summary: one line per check, then any notes."""
+        lines = [self.baud.summary(), self.erur.summary(), self.trace.summary(),
+                 self.completeness.summary()]
+        history = self.history.summary()
+        if history is not None:
+            lines.append(history)
+        lines.append(self.conformance.summary())
+        if self.gate is not None and self.gate.applicable:
+            lines.append(self.gate.summary())
+        if self.replay is not None:
+            lines.append(self.replay.summary())
+        unverifiable = self.unverifiable
+        if unverifiable:
+            reasons: dict[str, int] = {}
+            for cycle in unverifiable:
+                reasons[cycle.reason.value] = reasons.get(cycle.reason.value, 0) + 1
+            detail = ', '.join(f'{count} {reason}' for reason, count in sorted(reasons.items()))
+            lines.append(f'unverifiable: {self.cycles_unverifiable} cycles ({detail}; not '
+                         'violations, --strict makes them failures)')
+        for report in (self.baud, self.erur):
+            lines.extend(f'note: {report.property_version}: {note}'
+                         for note in report.parameter_notes)
+        lines.extend(f'note: {note}' for note in self.history.notes())
+        lines.extend(f'note: {note}' for note in self.conformance.notes())
+        if self.replay is not None:
+            lines.extend(f'note: {note}' for note in self.replay.notes())
+        lines.extend(f'note: {note}' for note in read_error_notes(self.read_errors))
+        return tuple(lines)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return every report as one JSON object (see docs/properties.md for the fields)."""
+        return {
+            'holds': self.holds,
+            'incomplete_input': self.incomplete_input,
+            'read_errors': read_errors_to_json(self.read_errors),
+            'baud': self.baud.to_json(),
+            'erur': self.erur.to_json(),
+            'trace': self.trace.to_json(),
+            'cycles_seen': self.completeness.cycles_seen,
+            'incomplete_cycles': self.completeness.to_json(),
+            'history': self.history.to_json(),
+            'conformance': self.conformance.to_json(),
+            'gate': None if self.gate is None else self.gate.to_json(),
+            'replay': None if self.replay is None else self.replay.to_json(),
+            'manifest': None if self.manifest is None else self.manifest.to_json(),
+            'strict': self.strict,
+            'cycles_unverifiable': self.cycles_unverifiable,
+            'unverifiable': unverifiable_to_json(self.unverifiable),
+        }
+
+
+def verify_single_pass(
+    bag: str | os.PathLike[str],
+    manifest: ManifestCheck,
+    *,
+    min_outcomes: int | None = None,
+    downgrade_threshold: int | None = None,
+    cycle_window: int = DEFAULT_CYCLE_WINDOW,
+    strict: bool = False,
+    replay: bool = False,
+) -> VerificationResult:
+    """``verify_all`` in this process, in one pass over the bag (the manifest already checked)."""
+    checks = Checks.new(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
+                        cycle_window=cycle_window, strict=strict)
+    scan = RederivationScan(bag) if replay else None
+    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+    for event in ghost_bag.events():
+        checks.feed(event)
+        if scan is not None and isinstance(event, CycleEvent):
+            scan.update(event)
+    info = ghost_bag.info
+    replayed = (None if scan is None
+                else rederive(bag, cycle_window=cycle_window, scan=scan, info=info))
+    return checks.result(info, manifest, replayed)
+
+
+
+
+@dataclass(slots=True)
+class Checks:
+    """The checkers of one verify_all pass: fed every event of a bag, in order, then read.
+
+    A split run (jobs.py) feeds one per part of the bag and merges them.
+    """
+
+    baud: PropertyChecker
+    erur: PropertyChecker
+    tracer: DecisionTracer
+    completeness: CompletenessChecker
+    history: HistoryChecker
+    conformance: ConformanceChecker
+    gate: GateChecker
+    strict: bool
+
+    @classmethod
+    def new(
+        cls,
+        *,
+        min_outcomes: int | None = None,
+        downgrade_threshold: int | None = None,
+        cycle_window: int = DEFAULT_CYCLE_WINDOW,
+        strict: bool = False,
+    ) -> Checks:
+        """Every checker of verify_all, at the start of a bag."""
+        return cls(
+            baud=PropertyChecker(BAUD_V1, min_outcomes=min_outcomes,
+                                 downgrade_threshold=downgrade_threshold, strict=strict),
+            erur=PropertyChecker(ERUR_V1, min_outcomes=min_outcomes,
+                                 downgrade_threshold=downgrade_threshold, strict=strict),
+            # Bounded memory: counts + problems only.
+            tracer=DecisionTracer(keep_records=False, strict=strict),
+            completeness=CompletenessChecker(strict=strict),
+            history=HistoryChecker(strict=strict),
+            conformance=ConformanceChecker(),
+            gate=GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH)),
+            strict=strict,
+        )
+
+    def feed(self, event: CycleEvent | GateRecord) -> None:
+        """Judge one event of the bag (a cycle, or a gate record), in bag order."""
+        if isinstance(event, GateRecord):
+            self.gate.record(event)
+            return
+        self.gate.update(event)
+        self.baud.update(event)
+        self.erur.update(event)
+        self.tracer.update(event)
+        self.completeness.update(event)
+        self.history.update(event)
+        self.conformance.update(event)
+
+    def result(self, info: BagInfo, manifest: ManifestCheck | None,
+               replay: RederivationReport | None = None) -> VerificationResult:
+        """Every report, for the bag `info` describes (this ends the stream)."""
+        return VerificationResult(
+            self.baud.result(info), self.erur.result(info), self.tracer.result(info),
+            self.completeness.result(), self.history.result(info),
+            self.conformance.result(info), info.read_errors, manifest, self.strict,
+            self.gate.result(info), replay)
