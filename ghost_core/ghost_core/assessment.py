@@ -9,9 +9,9 @@ import math
 from ghost_core import _checks as check
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment
 from ghost_core.errors import ConfigError, ContractError
+from ghost_core.geometry import block3, covariance_defect
 from ghost_core.hashing import content_address
 from ghost_core.levels import SelfAssessmentLevel, worst_level
-from ghost_core.linalg import block3, covariance_defect
 from ghost_core.samples import (
     BeliefSample,
     COVARIANCE_UNKNOWN_SENTINEL,

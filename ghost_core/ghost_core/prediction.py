@@ -21,7 +21,7 @@ from ghost_core.contracts import (
 )
 from ghost_core.distances import normalised_distance
 from ghost_core.errors import ConfigError, ContractError
-from ghost_core.linalg import (
+from ghost_core.geometry import (
     add3,
     covariance_defect,
     identity3,

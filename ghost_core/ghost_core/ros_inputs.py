@@ -14,10 +14,10 @@ import math
 from typing import Any
 
 from ghost_core.assessment import declares_invalid
+from ghost_core.geometry import apply, congruence, identity3, Matrix3, unit_quaternion_matrix
 from ghost_core.samples import BeliefSample, Observation
 
-__all__ = ['belief_sample', 'body_twist_in_parent', 'observation_of', 'rotation_matrix',
-           'time_ns']
+__all__ = ['belief_sample', 'body_twist_in_parent', 'observation_of', 'time_ns']
 
 
 def time_ns(stamp: Any) -> int:
@@ -25,16 +25,17 @@ def time_ns(stamp: Any) -> int:
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
-def rotation_matrix(q: Any) -> list[list[float]]:
-    """Rotation matrix of a quaternion message (x, y, z, w), normalised; identity if zero."""
+def _message_rotation(q: Any) -> Matrix3:
+    """Rotation matrix of a quaternion message (x, y, z, w), normalised; identity if zero.
+
+    Lenient, unlike geometry.rotation_matrix: a message is read, never refused. The
+    normalisation is the one every recorded run was derived with (kept bit for bit).
+    """
     x, y, z, w = float(q.x), float(q.y), float(q.z), float(q.w)
     n: float = (x * x + y * y + z * z + w * w) ** 0.5
     if not n > 0.0 or n != n:
-        return [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    x, y, z, w = x / n, y / n, z / n, w / n
-    return [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+        return identity3()
+    return unit_quaternion_matrix(x / n, y / n, z / n, w / n)
 
 
 def body_twist_in_parent(orientation: Any, linear: Any,
@@ -47,17 +48,12 @@ def body_twist_in_parent(orientation: Any, linear: Any,
     invalid (+inf on its diagonal, assessment.declares_invalid) stays so in any frame:
     diag(+inf) (rotating it would make NaN of 0 x inf).
     """
-    r = rotation_matrix(orientation)
-    v = (float(linear.x), float(linear.y), float(linear.z))
-    cov = [[float(twist_covariance[i * 6 + j]) for j in range(3)] for i in range(3)]
-    if declares_invalid([x for row in cov for x in row]):
-        v_parent = tuple(sum(r[i][k] * v[k] for k in range(3)) for i in range(3))
-        return ((v_parent[0], v_parent[1], v_parent[2]),
-                [math.inf if i == j else 0.0 for i in range(3) for j in range(3)])
-    v_parent = tuple(sum(r[i][k] * v[k] for k in range(3)) for i in range(3))
-    rc = [[sum(r[i][k] * cov[k][j] for k in range(3)) for j in range(3)] for i in range(3)]
-    rcrt = [sum(rc[i][k] * r[j][k] for k in range(3)) for i in range(3) for j in range(3)]
-    return (v_parent[0], v_parent[1], v_parent[2]), rcrt
+    r = _message_rotation(orientation)
+    v_parent = apply(r, (float(linear.x), float(linear.y), float(linear.z)))
+    cov = [float(twist_covariance[i * 6 + j]) for i in range(3) for j in range(3)]
+    if declares_invalid(cov):
+        return v_parent, [math.inf if i == j else 0.0 for i in range(3) for j in range(3)]
+    return v_parent, list(congruence(r, cov))
 
 
 def belief_sample(odom: Any) -> BeliefSample:

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from ghost_core import _checks as check
 from ghost_core.contracts import Contract, Mat3, StampNs, Text, Vec3
-from ghost_core.linalg import block3
+from ghost_core.geometry import block3
 
 __all__ = ['COVARIANCE_UNKNOWN_SENTINEL', 'BeliefSample', 'Observation',
            'has_no_covariance_information']

@@ -266,6 +266,18 @@ def _report_a_stuck_stop(budget_s: float) -> None:
     faulthandler.dump_traceback_later(budget_s, exit=False)
 
 
+def _drain(executor: Executor, nodes: Sequence[Node]) -> None:
+    """Tell the Ghost nodes to stop, and keep processing for the longest ``DRAIN_S``."""
+    ghost_nodes = [node for node in nodes if isinstance(node, GhostNode)]
+    drain_s = max((node.DRAIN_S for node in ghost_nodes), default=0.0)
+    _report_a_stuck_stop(drain_s + _teardown_s(nodes))
+    for node in ghost_nodes:
+        node.on_shutdown_requested()
+    deadline = time.monotonic() + drain_s
+    while rclpy.ok() and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=min(0.05, drain_s))
+
+
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
     """Run one node until SIGINT/SIGTERM, then drain it and shut down (see ``run_nodes``)."""
     run_nodes([node_factory], args)
@@ -308,14 +320,7 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
             executor.add_node(node)
         while not requested and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
-        ghost_nodes = [node for node in nodes if isinstance(node, GhostNode)]
-        drain_s = max((node.DRAIN_S for node in ghost_nodes), default=0.0)
-        _report_a_stuck_stop(drain_s + _teardown_s(nodes))
-        for node in ghost_nodes:
-            node.on_shutdown_requested()
-        deadline = time.monotonic() + drain_s
-        while rclpy.ok() and time.monotonic() < deadline:
-            executor.spin_once(timeout_sec=min(0.05, drain_s))
+        _drain(executor, nodes)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as err:

@@ -63,6 +63,20 @@ def _parser() -> argparse.ArgumentParser:
                         help='seconds to wait for the loop to complete (default 120, or with '
                              "--input the recording's duration / speed + 60; with --px4 none: "
                              'until Ctrl-C)')
+    _add_source_arguments(parser)
+    parser.add_argument('--gate', choices=GATE_MODES, default=None,
+                        help="the command gate between the mission and the vehicle: 'px4' "
+                             "(default with --px4 / --px4-ulog), 'twist' (cmd_vel_in -> "
+                             "cmd_vel) or 'none' (default otherwise); launch gate:=")
+    parser.add_argument('--signing-key', type=Path, default=None, metavar='PATH',
+                        help="Ed25519 private key (from ghost_keygen) that signs the bag's "
+                             'manifest.json (default: unsigned)')
+    _add_agent_arguments(parser)
+    return parser
+
+
+def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """What feeds the agent instead of a scenario (one at most), and how it is played."""
     sources = parser.add_mutually_exclusive_group()
     sources.add_argument('--input', type=Path, default=None,
                          help='play this input bag (/state/nav + /observations, e.g. from '
@@ -83,13 +97,10 @@ def _parser() -> argparse.ArgumentParser:
                         help='with --input: the belief topic inside the bag')
     parser.add_argument('--observations-topic', default='/observations',
                         help='with --input: the fix topic inside the bag')
-    parser.add_argument('--gate', choices=GATE_MODES, default=None,
-                        help="the command gate between the mission and the vehicle: 'px4' "
-                             "(default with --px4 / --px4-ulog), 'twist' (cmd_vel_in -> "
-                             "cmd_vel) or 'none' (default otherwise); launch gate:=")
-    parser.add_argument('--signing-key', type=Path, default=None, metavar='PATH',
-                        help="Ed25519 private key (from ghost_keygen) that signs the bag's "
-                             'manifest.json (default: unsigned)')
+
+
+def _add_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """The agent settings (``ghost_core.graph.AGENT_SETTINGS``) and how the agent runs."""
     agent = parser.add_argument_group(
         'agent settings', 'the launch file has an argument of the same name and meaning for '
         'each (namespace:=, period_s:=, ...); unset = the configuration files')
@@ -120,7 +131,6 @@ def _parser() -> argparse.ArgumentParser:
     agent.add_argument('--no-monitor', dest='monitor', action='store_false',
                        help='do not start the online monitor (/diagnostics; launch '
                             'monitor:=false)')
-    return parser
 
 
 def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:

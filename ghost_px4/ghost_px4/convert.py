@@ -7,7 +7,8 @@ y right, z down); its quaternions are ``[w, x, y, z]`` and rotate body FRD into 
 about X, rotation about Y, rotation about Z, about the axes of the frame the block is stated in.
 
 Nothing here knows about ULog, rclpy or messages: inputs are plain floats and small frozen
-dataclasses, so that the ULog importer and a live PX4 bridge share the same conventions.
+dataclasses, so that the ULog importer and a live PX4 bridge share the same conventions. The
+matrix algebra is ghost_core.geometry's (3x3 matrices are row-major tuples of 9 floats).
 """
 
 from __future__ import annotations
@@ -16,6 +17,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import enum
 import math
+
+from ghost_core.geometry import (
+    apply,
+    block3,
+    blocks6,
+    congruence,
+    diagonal,
+    Matrix3,
+    mul,
+    normalise_quaternion,
+    quaternion_product,
+    rotation_matrix,
+    solve3,
+    transpose,
+    Vector3,
+    WxyzQuaternion,
+    ZERO3,
+)
 
 __all__ = [
     'EARTH_RADIUS_M',
@@ -67,77 +86,17 @@ INVALID_VARIANCE = math.inf
 #: PX4's CONSTANTS_RADIUS_OF_EARTH (lib/geo): the sphere of its map projection.
 EARTH_RADIUS_M = 6371000.0
 
-Vector3 = tuple[float, float, float]
 #: ROS order (x, y, z, w).
 Quaternion = tuple[float, float, float, float]
-#: Row-major 3x3.
-Matrix3 = tuple[Vector3, Vector3, Vector3]
 
-_ZERO3: Matrix3 = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 # NED -> ENU swaps x and y and negates z; FRD -> FLU negates y and z. Both are proper rotations
 # (determinant +1), so the same matrices map rotation vectors and covariances.
-_NED_TO_ENU: Matrix3 = ((0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, -1.0))
-_FRD_TO_FLU: Matrix3 = ((1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, -1.0))
+_NED_TO_ENU: Matrix3 = (0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, -1.0)
+_FRD_TO_FLU: Matrix3 = (1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, -1.0)
 # The same two rotations as quaternions (w, x, y, z): pi about (1, 1, 0)/sqrt(2), pi about x.
 _Q_NED_TO_ENU = (0.0, math.sqrt(0.5), math.sqrt(0.5), 0.0)
 _Q_FLU_TO_FRD = (0.0, 1.0, 0.0, 0.0)
-
-
-# --- small linear algebra on tuples (no numpy: this module is imported by a live node) ---
-
-def _matrix(rows: Sequence[Sequence[float]]) -> Matrix3:
-    return ((float(rows[0][0]), float(rows[0][1]), float(rows[0][2])),
-            (float(rows[1][0]), float(rows[1][1]), float(rows[1][2])),
-            (float(rows[2][0]), float(rows[2][1]), float(rows[2][2])))
-
-
-def _mul(a: Matrix3, b: Matrix3) -> Matrix3:
-    return _matrix([[sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)]
-                    for i in range(3)])
-
-
-def _transpose(a: Matrix3) -> Matrix3:
-    return _matrix([[a[j][i] for j in range(3)] for i in range(3)])
-
-
-def _apply(a: Matrix3, v: Sequence[float]) -> Vector3:
-    return (a[0][0] * v[0] + a[0][1] * v[1] + a[0][2] * v[2],
-            a[1][0] * v[0] + a[1][1] * v[1] + a[1][2] * v[2],
-            a[2][0] * v[0] + a[2][1] * v[1] + a[2][2] * v[2])
-
-
-def _congruence(a: Matrix3, cov: Matrix3) -> Matrix3:
-    """A cov A^T: a covariance expressed in the frame A maps into."""
-    return _mul(_mul(a, cov), _transpose(a))
-
-
-def _diagonal(values: Sequence[float]) -> Matrix3:
-    return _matrix([[values[i] if i == j else 0.0 for j in range(3)] for i in range(3)])
-
-
-_INVALID_BLOCK: Matrix3 = _diagonal((INVALID_VARIANCE,) * 3)
-
-
-def _quaternion_product(
-    a: tuple[float, float, float, float], b: tuple[float, float, float, float]
-) -> tuple[float, float, float, float]:
-    """Hamilton product of two (w, x, y, z) quaternions."""
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return (aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw)
-
-
-def _unit_wxyz(q: Sequence[float]) -> tuple[float, float, float, float]:
-    if len(q) != 4:
-        raise ValueError(f'a quaternion has 4 components, got {len(q)}')
-    w, x, y, z = (float(value) for value in q)
-    norm = math.sqrt(w * w + x * x + y * y + z * z)
-    if not math.isfinite(norm) or norm < 1e-6:
-        raise ValueError(f'quaternion {tuple(q)!r} is not finite or has (near) zero norm')
-    return (w / norm, x / norm, y / norm, z / norm)
+_INVALID_BLOCK: Matrix3 = diagonal((INVALID_VARIANCE,) * 3)
 
 
 # --- frames ---
@@ -159,19 +118,11 @@ def px4_quaternion_to_ros(q_wxyz: Sequence[float]) -> Quaternion:
     rotation). PX4 yaw 0 (facing north) becomes ROS yaw +90 degrees (facing north in ENU).
     Raises ValueError for a non-finite or zero quaternion.
     """
-    q = _unit_wxyz(q_wxyz)
-    w, x, y, z = _quaternion_product(_quaternion_product(_Q_NED_TO_ENU, q), _Q_FLU_TO_FRD)
+    q = normalise_quaternion(q_wxyz)
+    w, x, y, z = quaternion_product(quaternion_product(_Q_NED_TO_ENU, q), _Q_FLU_TO_FRD)
     if w < 0.0:
         w, x, y, z = -w, -x, -y, -z
     return (x, y, z, w)
-
-
-def rotation_matrix(q_xyzw: Sequence[float]) -> Matrix3:
-    """The rotation matrix R (body -> world: v_world = R v_body) of a ROS (x, y, z, w)."""
-    w, x, y, z = _unit_wxyz((q_xyzw[3], q_xyzw[0], q_xyzw[1], q_xyzw[2]))
-    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
-            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
-            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
 
 
 def world_to_body(
@@ -181,9 +132,9 @@ def world_to_body(
 
     nav_msgs/Odometry states its twist in child_frame_id (REP 105), hence this rotation.
     """
-    r_t = _transpose(rotation_matrix(q_xyzw))
-    cov = _ZERO3 if cov_world is None else cov_world
-    return _apply(r_t, v_world), _congruence(r_t, cov)
+    r_t = transpose(rotation_matrix(q_xyzw))
+    cov = ZERO3 if cov_world is None else cov_world
+    return apply(r_t, v_world), congruence(r_t, cov)
 
 
 # --- covariances ---
@@ -195,23 +146,7 @@ def horizontal_vertical_covariance(horizontal: float, vertical: float) -> Matrix
     eph²; epv (evv) is sigma_down. The matrix is the same in NED and in ENU.
     """
     h, v = float(horizontal), float(vertical)
-    return _diagonal((h * h / 2.0, h * h / 2.0, v * v))
-
-
-def _solve3(a: Matrix3, b: Sequence[float]) -> Vector3:
-    """Solve a x = b (Gaussian elimination with partial pivoting; `a` is non-singular)."""
-    rows = [[*a[i], float(b[i])] for i in range(3)]
-    for col in range(3):
-        pivot = max(range(col, 3), key=lambda r: abs(rows[r][col]))
-        rows[col], rows[pivot] = rows[pivot], rows[col]
-        for r in range(col + 1, 3):
-            factor = rows[r][col] / rows[col][col]
-            for c in range(col, 4):
-                rows[r][c] -= factor * rows[col][c]
-    x = [0.0, 0.0, 0.0]
-    for r in (2, 1, 0):
-        x[r] = (rows[r][3] - sum(rows[r][c] * x[c] for c in range(r + 1, 3))) / rows[r][r]
-    return (x[0], x[1], x[2])
+    return diagonal((h * h / 2.0, h * h / 2.0, v * v))
 
 
 def attitude_covariance_ned(
@@ -243,7 +178,7 @@ def attitude_covariance_ned(
         raise ValueError(f'quaternion variances {var!r} are not all finite and >= 0')
     if not any(var):
         return None
-    w, x, y, z = _unit_wxyz(q_wxyz)
+    w, x, y, z = normalise_quaternion(q_wxyz)
     m = ((-x, w, -z, y), (-y, z, w, -x), (-z, -y, x, w))
     a = [[m[i][k] ** 2 / 4.0 for i in range(3)] for k in range(4)]  # var = a @ s
     scale = max(var)
@@ -254,11 +189,11 @@ def attitude_covariance_ned(
     # are 0): every subset is a small ridge-regularised normal-equation solve.
     for mask in range(1, 8):
         free = [i for i in range(3) if mask >> i & 1]
-        normal = _matrix([[sum(a[k][i] * a[k][j] for k in range(4)) + (ridge if i == j else 0.0)
-                           if i in free and j in free else float(i == j) for j in range(3)]
-                          for i in range(3)])
+        normal = tuple(float(sum(a[k][i] * a[k][j] for k in range(4)) + (ridge if i == j else 0.0)
+                             if i in free and j in free else float(i == j))
+                       for i in range(3) for j in range(3))
         rhs = [sum(a[k][i] * d[k] for k in range(4)) if i in free else 0.0 for i in range(3)]
-        sol = _solve3(normal, rhs)
+        sol = solve3(normal, rhs)
         if any(sol[i] < 0.0 for i in free):
             continue
         cost = (sum((sum(a[k][i] * sol[i] for i in range(3)) - d[k]) ** 2 for k in range(4))
@@ -266,7 +201,7 @@ def attitude_covariance_ned(
         if best is None or cost < best[0]:
             best = (cost, sol)
     assert best is not None  # a single free unknown always has a non-negative solution
-    return _diagonal(tuple(value * scale for value in best[1]))
+    return diagonal(tuple(value * scale for value in best[1]))
 
 
 def _variances(name: str, values: Sequence[float], size: int) -> tuple[float, ...] | None:
@@ -290,7 +225,7 @@ def rotation_error_covariance_ned(variances_ned: Sequence[float]) -> Matrix3 | N
     None when all three are 0 (not initialised); ValueError when not finite or negative.
     """
     var = _variances('rotation-error variances', variances_ned, 3)
-    return None if var is None else _diagonal(var)
+    return None if var is None else diagonal(var)
 
 
 def tilt_heading_covariance_ned(tilt_var: float, heading_var: float) -> Matrix3 | None:
@@ -302,7 +237,7 @@ def tilt_heading_covariance_ned(tilt_var: float, heading_var: float) -> Matrix3 
     finite or negative.
     """
     var = _variances('tilt/heading variances', (tilt_var, heading_var), 2)
-    return None if var is None else _diagonal((var[0] / 2.0, var[0] / 2.0, var[1]))
+    return None if var is None else diagonal((var[0] / 2.0, var[0] / 2.0, var[1]))
 
 
 def body_rotation_covariance_ned(
@@ -319,9 +254,9 @@ def body_rotation_covariance_ned(
     var = _variances('body rotation variances', variances_frd, 3)
     if var is None:
         return None
-    w, x, y, z = _unit_wxyz(q_wxyz)
+    w, x, y, z = normalise_quaternion(q_wxyz)
     r = rotation_matrix((x, y, z, w))
-    return _congruence(r, _diagonal(var))
+    return congruence(r, diagonal(var))
 
 
 def ned_covariance_to_body_diagonal(q_wxyz: Sequence[float], cov_ned: Matrix3) -> Vector3:
@@ -331,10 +266,10 @@ def ned_covariance_to_body_diagonal(q_wxyz: Sequence[float], cov_ned: Matrix3) -
     player composes it this way. The inverse of body_rotation_covariance_ned only up to the
     cross terms the diagonal drops (the trace is kept).
     """
-    w, x, y, z = _unit_wxyz(q_wxyz)
+    w, x, y, z = normalise_quaternion(q_wxyz)
     r = rotation_matrix((x, y, z, w))
-    body = _congruence(_transpose(r), cov_ned)
-    return (body[0][0], body[1][1], body[2][2])
+    body = congruence(transpose(r), cov_ned)
+    return (body[0], body[4], body[8])
 
 
 def covariance_from_upper_triangle(values: Sequence[float]) -> tuple[float, ...]:
@@ -351,19 +286,6 @@ def covariance_from_upper_triangle(values: Sequence[float]) -> tuple[float, ...]
         for j in range(i, 6):
             full[i * 6 + j] = full[j * 6 + i] = float(values[index])
             index += 1
-    return tuple(full)
-
-
-def _block(cov36: Sequence[float], row: int, col: int) -> Matrix3:
-    return _matrix([[cov36[(row + i) * 6 + col + j] for j in range(3)] for i in range(3)])
-
-
-def _cov36(blocks: Mapping[tuple[int, int], Matrix3]) -> tuple[float, ...]:
-    full = [0.0] * 36
-    for (row, col), block in blocks.items():
-        for i in range(3):
-            for j in range(3):
-                full[(row + i) * 6 + col + j] = block[i][j]
     return tuple(full)
 
 
@@ -390,7 +312,7 @@ class Px4Odometry:
     """
 
     position_ned: Vector3
-    q_wxyz: tuple[float, float, float, float]
+    q_wxyz: WxyzQuaternion
     velocity: Vector3
     velocity_frame: Px4Frame
     pose_covariance: tuple[float, ...]
@@ -443,21 +365,20 @@ def odometry_to_ros(sample: Px4Odometry) -> RosOdometry:
         raise ValueError(f'pose frame {sample.pose_frame.value} cannot be mapped to ENU')
     orientation = px4_quaternion_to_ros(sample.q_wxyz)
     pose = sample.pose_covariance
-    blocks = {(row, col): _mul(_mul(_NED_TO_ENU, _block(pose, row, col)),
-                               _transpose(_NED_TO_ENU))
+    blocks = {(row, col): mul(mul(_NED_TO_ENU, block3(pose, row, col)), transpose(_NED_TO_ENU))
               for row in (0, 3) for col in (0, 3)}
     if sample.velocity_frame is Px4Frame.NED:
         velocity, velocity_cov = world_to_body(
             ned_to_enu(sample.velocity), orientation,
-            _congruence(_NED_TO_ENU, sample.velocity_covariance))
+            congruence(_NED_TO_ENU, sample.velocity_covariance))
     elif sample.velocity_frame is Px4Frame.BODY_FRD:
         velocity = frd_to_flu(sample.velocity)
-        velocity_cov = _congruence(_FRD_TO_FLU, sample.velocity_covariance)
+        velocity_cov = congruence(_FRD_TO_FLU, sample.velocity_covariance)
     else:
         raise ValueError(f'velocity frame {sample.velocity_frame.value} cannot be mapped to FLU')
     if not sample.position_valid:
         blocks[(0, 0)] = _INVALID_BLOCK
-        blocks[(0, 3)] = blocks[(3, 0)] = _ZERO3
+        blocks[(0, 3)] = blocks[(3, 0)] = ZERO3
     if not sample.velocity_valid:
         velocity_cov = _INVALID_BLOCK
     return RosOdometry(
@@ -465,8 +386,8 @@ def odometry_to_ros(sample: Px4Odometry) -> RosOdometry:
         orientation_xyzw=orientation,
         linear_velocity=velocity,
         angular_velocity=frd_to_flu(sample.angular_velocity_frd),
-        pose_covariance=_cov36(blocks),
-        twist_covariance=_cov36({(0, 0): velocity_cov}),
+        pose_covariance=blocks6(blocks),
+        twist_covariance=blocks6({(0, 0): velocity_cov}),
     )
 
 
@@ -557,7 +478,7 @@ def fix_covariance(eph: float, epv: float, vertical_measured: bool) -> Matrix3:
     cov = horizontal_vertical_covariance(eph, epv)
     if vertical_measured:
         return cov
-    return (cov[0], cov[1], (0.0, 0.0, UNMEASURED_VARIANCE_M2))
+    return (*cov[:8], UNMEASURED_VARIANCE_M2)
 
 
 def pose_covariance(position: Matrix3, orientation: Matrix3 | None) -> tuple[float, ...]:
@@ -568,12 +489,12 @@ def pose_covariance(position: Matrix3, orientation: Matrix3 | None) -> tuple[flo
     blocks = {(0, 0): position}
     if orientation is not None:
         blocks[(3, 3)] = orientation
-    return _cov36(blocks)
+    return blocks6(blocks)
 
 
 def observation_pose_covariance(position: Matrix3) -> tuple[float, ...]:
     """The 6x6 of a position-only fix: `position`, rotations not measured (1e6 rad²)."""
-    return _cov36({(0, 0): position, (3, 3): _diagonal((UNMEASURED_VARIANCE_RAD2,) * 3)})
+    return blocks6({(0, 0): position, (3, 3): diagonal((UNMEASURED_VARIANCE_RAD2,) * 3)})
 
 
 # --- height reference ---

@@ -1,4 +1,4 @@
-"""Pure 3x3 linear algebra: covariance validity, inverse and Mahalanobis distance."""
+"""Pure 3x3 geometry: covariance validity, Mahalanobis distance, matrices and rotations."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
-from ghost_core.linalg import (
+from ghost_core.geometry import (
     ASYMMETRIC,
     block3,
     cholesky,
