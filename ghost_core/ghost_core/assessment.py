@@ -1,4 +1,7 @@
-"""Reference self-assessor: levels from the belief covariance against configured thresholds."""
+"""Reference self-assessor: levels from the belief covariance against configured thresholds.
+
+One cohesive job, kept in one module: the assessor ASSESSOR_ID names, config to hysteresis.
+"""
 
 from __future__ import annotations
 
@@ -42,8 +45,8 @@ __all__ = [
     'declares_invalid',
 ]
 
-#: assessor_id of the reference self-assessor (v3: v2's no-covariance rule and hysteresis,
-#: with the estimator's own invalid flag, the unconfirmed horizon and bounded hysteresis).
+#: assessor_id of the reference self-assessor: covariance thresholds with the no-covariance
+#: rule, the estimator's own invalid flag, the unconfirmed horizon and bounded hysteresis.
 ASSESSOR_ID = 'covariance_threshold_hysteresis_v3'
 #: The judged blocks of a belief, in message order.
 BLOCK_NAMES = ('position', 'velocity', 'orientation')

@@ -11,17 +11,19 @@ How it fits ``ghost_core.properties``: BAUD-v1 and ERUR-v1 are judged per cycle 
 record, with the recorded actuations of the cycle the record cites and the latest actuation
 its gate cited before (a ``RecordProperty``, the same shape: a version and a judge). Its
 precondition is about the bag, not a cycle: a bag without gate records is "not applicable".
-Records and actuations are seen through the read-only views below (the verifier brings its
-bag events), as the cycle judges do. Times are integer nanoseconds.
+Records and actuations are seen through the read-only protocols below (the verifier brings
+its bag events), as the cycle judges do. Times are integer nanoseconds.
+
+One cohesive job, kept in one module: the GATE-v1 judge (its catalogue, its facts, its rules).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, make_dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 import math
-from typing import Any, get_type_hints, Protocol
+from typing import Protocol
 
 from ghost_core.gate import (
     GateAction,
@@ -43,13 +45,11 @@ __all__ = [
     'CitedLookup',
     'GateJudge',
     'GateRecordFacts',
-    'GateRecordView',
     'GateViolation',
     'GateViolationKind',
     'RecordProperty',
     'is_hold',
     'judge_gate',
-    'judge_gate_records',
     'timeout_ns_of',
 ]
 
@@ -82,7 +82,7 @@ class CitedLookup(StrEnum):
 
     #: ``cited`` holds every actuation recorded with that stamp (none: it is missing).
     RECORDED = 'recorded'
-    #: The caller no longer holds that cycle (it lies too far back): the chain is not checked,
+    #: The caller has dropped that cycle (it lies too far back): the chain is not checked,
     #: which is a violation (``actuation_out_of_reach``), never a pass.
     OUT_OF_REACH = 'out_of_reach'
     #: The cycle precedes the recording (the bag started after the gate received it): the
@@ -223,38 +223,6 @@ class CitedActuationFacts(Protocol):
         ...
 
 
-def _record_of(facts: type, name: str, doc: str, required: int,
-               overrides: Mapping[str, object]) -> type[Any]:
-    """A frozen dataclass with one field per property of the protocol ``facts``, in order.
-
-    The first ``required`` fields have no default; the others default to their type's zero
-    value ('' / False / 0 / 0.0 / three zeros), or to ``overrides``.
-    """
-    zero: dict[object, object] = {str: '', bool: False, int: 0, float: 0.0,
-                                  tuple[float, ...]: (0.0, 0.0, 0.0)}
-    fields: list[tuple[str, object] | tuple[str, object, object]] = []
-    for index, (field_name, member) in enumerate(
-            (n, m) for n, m in vars(facts).items() if isinstance(m, property)):
-        hint = get_type_hints(member.fget)['return']
-        if index < required:
-            fields.append((field_name, hint))
-        else:
-            fields.append((field_name, hint, field(
-                default=overrides.get(field_name, zero[hint]))))
-    record = make_dataclass(name, fields, frozen=True, slots=True)
-    record.__module__, record.__doc__ = __name__, doc
-    return record
-
-
-#: A gate record reduced to what the judge reads: a ``GateRecordFacts`` built from keywords
-#: (gate, stamp_ns and action required; mode 'px4'; every other fact its zero value). Derived
-#: from the protocol, so the judge's facts are spelled once.
-GateRecordView = _record_of(
-    GateRecordFacts, 'GateRecordView',
-    'A gate record reduced to what the judge reads (a ``GateRecordFacts``).',
-    required=3, overrides={'mode': 'px4'})
-
-
 @dataclass(frozen=True, slots=True)
 class CitedActuationView:
     """A recorded actuation reduced to what the gate judge reads (a ``CitedActuationFacts``)."""
@@ -315,26 +283,6 @@ def judge_gate(
     else:
         judged.add(GateViolationKind.UNKNOWN_ACTION, 'G0')
     return tuple(judged.found)
-
-
-def judge_gate_records(
-    records: Iterable[GateRecordFacts],
-    actuations: Mapping[int, Sequence[CitedActuationFacts]],
-) -> tuple[GateViolation, ...]:
-    """Judge a whole recording: every record, in the order its gate sent it.
-
-    `actuations` maps each cycle stamp to its recorded actuations (every cycle is held: the
-    reference the streaming verifier is tested against).
-    """
-    latest: dict[str, int] = {}
-    found: list[GateViolation] = []
-    for record in records:
-        found.extend(judge_gate(record, actuations.get(record.actuation_stamp_ns, ()),
-                                latest_cited_ns=latest.get(record.gate)))
-        if record.has_actuation:
-            latest[record.gate] = max(latest.get(record.gate, record.actuation_stamp_ns),
-                                      record.actuation_stamp_ns)
-    return tuple(found)
 
 
 class GateJudge(Protocol):

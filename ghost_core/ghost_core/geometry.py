@@ -131,8 +131,9 @@ def transpose(a: Sequence[float]) -> Matrix3:
 
 def apply(a: Sequence[float], v: Sequence[float]) -> Vector3:
     """Return the vector a v."""
-    x, y, z = (sum(a[3 * i + k] * v[k] for k in range(3)) for i in range(3))
-    return (x, y, z)
+    return (a[0] * v[0] + a[1] * v[1] + a[2] * v[2],
+            a[3] * v[0] + a[4] * v[1] + a[5] * v[2],
+            a[6] * v[0] + a[7] * v[1] + a[8] * v[2])
 
 
 def congruence(a: Sequence[float], cov: Sequence[float]) -> Matrix3:

@@ -48,7 +48,9 @@ CMD_VEL_IN_TOPIC = '/cmd_vel_in'
 CMD_VEL_TOPIC = '/cmd_vel'
 #: Each node's readiness report (ghost_nodes.readiness), which a source waits for.
 GRAPH_STATUS_TOPIC = '/ghost/graph_status'
-#: The monitor's health and live verdicts (diagnostic_msgs/DiagnosticArray).
+#: The monitor's health and live verdicts (diagnostic_msgs/DiagnosticArray). Absolute, as
+#: ROS tools expect it (rqt_robot_monitor via diagnostic_aggregator, Foxglove): graphs in
+#: different namespaces share it; their status names differ.
 DIAGNOSTICS_TOPIC = '/diagnostics'
 #: PX4's uXRCE-DDS topics (px4_msgs): what px4_bridge reads, and what the gate writes.
 PX4_OUT_TOPICS: Mapping[str, str] = {

@@ -25,7 +25,6 @@ __all__ = [
     'calibrate',
     'calibrate_from_history',
     'closed_loop_step',
-    'cycle_from_history',
     'decide',
     'emit',
 ]
@@ -113,17 +112,6 @@ def emit(rationale: DecisionRationale, rationale_sha256: str | None = None) -> A
     `rationale_sha256` is H(rationale) when the caller already has it (computed when None).
     """
     return emit_reference_action(rationale, rationale_sha256)
-
-
-def cycle_from_history(
-    raw: BeliefSelfAssessment,
-    history: CalibrationHistory,
-    config: LoopConfig = _DEFAULT_CONFIG,
-) -> CycleResult:
-    """Return calibrate, decide and emit for one cycle whose history is already built."""
-    calibrated = calibrate_from_history(raw, history, config)
-    rationale = decide(calibrated)
-    return CycleResult(calibrated, rationale, emit(rationale))
 
 
 def closed_loop_step(

@@ -1,4 +1,7 @@
-"""The whole agent as one pure object over its inputs: assess, predict, evaluate, loop step."""
+"""The whole agent as one pure object over its inputs: assess, predict, evaluate, loop step.
+
+One cohesive job, kept in one module: the agent and the configuration a replay reads back.
+"""
 
 from __future__ import annotations
 
@@ -123,57 +126,71 @@ class PipelineConfig:
         d = _Fields(document, 'run configuration')
         d.keys({'evaluator', 'grace_cycles', 'idle_flush_ns', 'loop', 'period_ns', 'policies',
                 'process_noise_q', 'thresholds'})
-        policies = d.mapping('policies')
-        policies.keys(set(REFERENCE_POLICY_IDS))
-        for name, reference in REFERENCE_POLICY_IDS.items():
-            recorded = policies.text(name)
-            if recorded != reference:
-                raise ConfigError(f'run configuration: policies.{name} is {recorded!r}, which '
-                                  f'has no reference implementation here (this pipeline '
-                                  f'runs {reference!r})')
+        _check_policies(d.mapping('policies'))
         loop = d.mapping('loop')
         loop.keys({'downgrade_threshold', 'max_history', 'min_outcomes'})
         evaluator = d.mapping('evaluator')
         evaluator.keys({'max_observation_lag_ns', 'unmeasured_variance_m2'})
         thresholds = d.mapping('thresholds')
-        thresholds.keys({'hysteresis', 'no_covariance_level', 'orientation', 'position',
-                         'unconfirmed_horizon_ns', 'velocity'})
-        hysteresis = thresholds.mapping('hysteresis')
-        hysteresis.keys({'min_level_interval_ns', 'recovery_bound_ns', 'recovery_dwell_ns',
-                         'recovery_margin'})
-        level = thresholds.text('no_covariance_level')
-        levels = {lvl.name.lower(): lvl for lvl in SelfAssessmentLevel}
-        if level not in levels:
-            raise ConfigError(f'run configuration: thresholds.no_covariance_level {level!r} '
-                              f'is not one of {sorted(levels)}')
-
-        def block(name: str) -> BlockThresholds:
-            entry = thresholds.mapping(name)
-            entry.keys({'known_max_std', 'uncertain_max_std'})
-            return BlockThresholds(entry.number('known_max_std'),
-                                   entry.number('uncertain_max_std'))
-
+        hysteresis, no_covariance_level = _threshold_fields(thresholds)
         return cls(
             period_ns=d.integer('period_ns'),
             process_noise_q=d.number('process_noise_q'),
             loop=LoopConfig(min_outcomes=loop.integer('min_outcomes'),
                             downgrade_threshold=loop.integer('downgrade_threshold'),
                             max_history=loop.integer('max_history')),
-            thresholds=ThresholdsConfig(
-                position=block('position'), velocity=block('velocity'),
-                orientation=block('orientation'), no_covariance_level=levels[level],
-                hysteresis=HysteresisConfig(
-                    recovery_margin=hysteresis.number('recovery_margin'),
-                    recovery_dwell_ns=hysteresis.integer('recovery_dwell_ns'),
-                    min_level_interval_ns=hysteresis.integer('min_level_interval_ns'),
-                    recovery_bound_ns=hysteresis.integer('recovery_bound_ns')),
-                unconfirmed_horizon_ns=thresholds.integer('unconfirmed_horizon_ns')),
+            thresholds=_thresholds_config(thresholds, hysteresis, no_covariance_level),
             evaluator=EvaluatorConfig(
                 unmeasured_variance_m2=evaluator.number('unmeasured_variance_m2'),
                 max_observation_lag_ns=evaluator.integer('max_observation_lag_ns')),
             grace_cycles=d.integer('grace_cycles'),
             idle_flush_ns=d.integer('idle_flush_ns'),
         )
+
+
+def _check_policies(policies: _Fields) -> None:
+    """The recorded ``policies`` must name the implementations this pipeline runs."""
+    policies.keys(set(REFERENCE_POLICY_IDS))
+    for name, reference in REFERENCE_POLICY_IDS.items():
+        recorded = policies.text(name)
+        if recorded != reference:
+            raise ConfigError(f'run configuration: policies.{name} is {recorded!r}, which '
+                              f'has no reference implementation here (this pipeline '
+                              f'runs {reference!r})')
+
+
+def _threshold_fields(thresholds: _Fields) -> tuple[_Fields, SelfAssessmentLevel]:
+    """Check the keys of the recorded thresholds; their hysteresis and no-covariance level."""
+    thresholds.keys({'hysteresis', 'no_covariance_level', 'orientation', 'position',
+                     'unconfirmed_horizon_ns', 'velocity'})
+    hysteresis = thresholds.mapping('hysteresis')
+    hysteresis.keys({'min_level_interval_ns', 'recovery_bound_ns', 'recovery_dwell_ns',
+                     'recovery_margin'})
+    level = thresholds.text('no_covariance_level')
+    levels = {lvl.name.lower(): lvl for lvl in SelfAssessmentLevel}
+    if level not in levels:
+        raise ConfigError(f'run configuration: thresholds.no_covariance_level {level!r} '
+                          f'is not one of {sorted(levels)}')
+    return hysteresis, levels[level]
+
+
+def _thresholds_config(thresholds: _Fields, hysteresis: _Fields,
+                       no_covariance_level: SelfAssessmentLevel) -> ThresholdsConfig:
+    """The recorded thresholds (keys checked by _threshold_fields) as a ThresholdsConfig."""
+    def block(name: str) -> BlockThresholds:
+        entry = thresholds.mapping(name)
+        entry.keys({'known_max_std', 'uncertain_max_std'})
+        return BlockThresholds(entry.number('known_max_std'), entry.number('uncertain_max_std'))
+
+    return ThresholdsConfig(
+        position=block('position'), velocity=block('velocity'),
+        orientation=block('orientation'), no_covariance_level=no_covariance_level,
+        hysteresis=HysteresisConfig(
+            recovery_margin=hysteresis.number('recovery_margin'),
+            recovery_dwell_ns=hysteresis.integer('recovery_dwell_ns'),
+            min_level_interval_ns=hysteresis.integer('min_level_interval_ns'),
+            recovery_bound_ns=hysteresis.integer('recovery_bound_ns')),
+        unconfirmed_horizon_ns=thresholds.integer('unconfirmed_horizon_ns'))
 
 
 class _Fields:

@@ -6,6 +6,8 @@ found (maybe none). The offline verifier (``ghost_verify``) feeds it the cycles 
 live monitor (``ghost_core.monitor``, in the ``monitor`` node) the cycles as they arrive over
 DDS. Both see a cycle through the small read-only views below, so either side can bring its
 own record type (the verifier's bag events, the node's ``CalibratedView``).
+
+One cohesive job, kept in one module: the per-cycle judges, their facts, and their M and K.
 """
 
 from __future__ import annotations

@@ -49,7 +49,9 @@ def body_twist_in_parent(orientation: Any, linear: Any,
     diag(+inf) (rotating it would make NaN of 0 x inf).
     """
     r = _message_rotation(orientation)
-    v_parent = apply(r, (float(linear.x), float(linear.y), float(linear.z)))
+    x, y, z = apply(r, (float(linear.x), float(linear.y), float(linear.z)))
+    # + 0.0: an exact zero is +0.0, never -0.0, as every recorded run was derived with.
+    v_parent = (x + 0.0, y + 0.0, z + 0.0)
     cov = [float(twist_covariance[i * 6 + j]) for i in range(3) for j in range(3)]
     if declares_invalid(cov):
         return v_parent, [math.inf if i == j else 0.0 for i in range(3) for j in range(3)]

@@ -284,21 +284,7 @@ def generate_scenario(
 
     `cycles` and `period_ns` override the recommended values (both integers >= 1).
     """
-    recommended = {
-        'smoke': (10, 32), 'drift_then_recovery': (30, 8), 'nominal': (100, 32),
-        'dropout': (20, 32), 'gnss_outage': (300, 32),
-    }
-    if name not in recommended:
-        raise ConfigError(f'scenario name must be one of {list(SCENARIO_NAMES)}, got {name!r}')
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError(f'scenario seed must be an integer, got {seed!r}')
-    default_cycles, max_history = recommended[name]
-    count = default_cycles if cycles is None else cycles
-    period = 100_000_000 if period_ns is None else period_ns
-    for label, value in (('cycles', count), ('period_ns', period)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f'scenario {label} must be an integer >= 1, got {value!r}')
-    parameters = ScenarioParameters(period, count, max_history, 4, 2, PROCESS_NOISE_Q)
+    parameters = _parameters(name, seed, cycles, period_ns)
     if name == 'smoke':
         return _build(name, seed, parameters, (0.0, 0.0, 10.0), (1.0, 0.0, 0.0),
                       _steady_drift, _always)
@@ -311,7 +297,30 @@ def generate_scenario(
     if name == 'gnss_outage':
         return _build_gnss_outage(name, seed, parameters)
     return _build(name, seed, parameters, (0.0, 0.0, 10.0), (0.0, 0.0, 0.0), _no_drift,
-                  lambda index: index == count or index % 10 not in (4, 7, 8, 9))
+                  lambda index: index == parameters.cycles or index % 10 not in (4, 7, 8, 9))
+
+
+#: Each scenario's recommended cycle count and history window W.
+_RECOMMENDED = {
+    'smoke': (10, 32), 'drift_then_recovery': (30, 8), 'nominal': (100, 32),
+    'dropout': (20, 32), 'gnss_outage': (300, 32),
+}
+
+
+def _parameters(name: str, seed: int, cycles: int | None,
+                period_ns: int | None) -> ScenarioParameters:
+    """The named scenario's parameters, with `cycles` and `period_ns` when given (checked)."""
+    if name not in _RECOMMENDED:
+        raise ConfigError(f'scenario name must be one of {list(SCENARIO_NAMES)}, got {name!r}')
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f'scenario seed must be an integer, got {seed!r}')
+    default_cycles, max_history = _RECOMMENDED[name]
+    count = default_cycles if cycles is None else cycles
+    period = 100_000_000 if period_ns is None else period_ns
+    for label, value in (('cycles', count), ('period_ns', period)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f'scenario {label} must be an integer >= 1, got {value!r}')
+    return ScenarioParameters(period, count, max_history, 4, 2, PROCESS_NOISE_Q)
 
 
 def run_scenario(

@@ -16,6 +16,7 @@ from ghost_core.contracts import (
     STATUS_PAIRED,
 )
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
+from ghost_core.loop import calibrate_from_history, CycleResult, decide, emit, LoopConfig
 
 STAMP_NS = 1_500_000_000
 SHA_A = 'a' * 64
@@ -87,3 +88,11 @@ def emission() -> ActionEmission:
     return ActionEmission(STAMP_NS, 'map', decision(), SHA_C,
                           ActuatorCommand(ActuatorCommandKind.CONTINUE_MISSION),
                           'reference_action_emission_v1')
+
+
+def step_from_history(raw: BeliefSelfAssessment, history: CalibrationHistory,
+                      config: LoopConfig) -> CycleResult:
+    """One loop step (calibrate, decide, emit) on `history` as given, not built from outcomes."""
+    calibrated = calibrate_from_history(raw, history, config)
+    rationale = decide(calibrated)
+    return CycleResult(calibrated, rationale, emit(rationale))

@@ -35,7 +35,7 @@ from ghost_core.gate import (
     VEHICLE_CMD_NAV_LAND,
     VEHICLE_CMD_NAV_RETURN_TO_LAUNCH,
 )
-from ghost_core.gate_property import CitedActuationView, GateRecordView
+from ghost_core.gate_property import CitedActuationView
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
 from ghost_core.properties import ActuationView, CalibratedView
 
@@ -370,6 +370,29 @@ def live_streams(draw: st.DrawFn, max_cycles: int = 12) -> tuple[
         take_calibrated = bool(calibrated) and (not actuations or draw(st.booleans()))
         order.append(calibrated.pop(0) if take_calibrated else actuations.pop(0))
     return cycles, order
+
+
+@dataclass(frozen=True, slots=True)
+class GateRecordView:
+    """A gate record reduced to what the GATE-v1 judge reads (a ``GateRecordFacts``)."""
+
+    gate: str
+    stamp_ns: int
+    action: int
+    reason: str = ''
+    mode: str = 'px4'
+    output_topic: str = ''
+    has_actuation: bool = False
+    actuation_stamp_ns: int = 0
+    rationale_sha256: str = ''
+    decision_kind: int = 0
+    command_kind: int = 0
+    actuation_received_ns: int = 0
+    timeout_s: float = 0.0
+    velocity: tuple[float, ...] = (0.0, 0.0, 0.0)
+    twist_linear: tuple[float, ...] = (0.0, 0.0, 0.0)
+    twist_angular: tuple[float, ...] = (0.0, 0.0, 0.0)
+    vehicle_command: int = 0
 
 
 @dataclass(frozen=True)

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 import math
 
-from ghost_core_test.strategies import gate_runs, GateRun
+from ghost_core_test.strategies import gate_runs, GateRecordView, GateRun
 from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
 from ghost_core.gate import GateAction, GateReason, may_pass
 from ghost_core.gate_property import (
+    CitedActuationFacts,
     CitedActuationView,
     CitedLookup,
     GATE_V1,
-    GateRecordView,
+    GateRecordFacts,
+    GateViolation,
     judge_gate,
-    judge_gate_records,
     timeout_ns_of,
 )
 from ghost_core.gate_property import GateViolationKind as K
@@ -47,6 +49,22 @@ NOTHING_YET = replace(HELD, reason=GateReason.NO_ACTUATION, has_actuation=False,
 LANDING = replace(HELD, action=GateAction.VEHICLE_COMMAND, reason=GateReason.LAND,
                   output_topic='/fmu/in/vehicle_command', decision_kind=D.ENGAGE_LAND,
                   command_kind=C.LAND, vehicle_command=21)
+
+def judge_gate_records(
+    records: Iterable[GateRecordFacts],
+    actuations: Mapping[int, Sequence[CitedActuationFacts]],
+) -> tuple[GateViolation, ...]:
+    """The reference: every record judged in the order its gate sent it, every cycle held."""
+    latest: dict[str, int] = {}
+    found: list[GateViolation] = []
+    for record in records:
+        found.extend(judge_gate(record, actuations.get(record.actuation_stamp_ns, ()),
+                                latest_cited_ns=latest.get(record.gate)))
+        if record.has_actuation:
+            latest[record.gate] = max(latest.get(record.gate, record.actuation_stamp_ns),
+                                      record.actuation_stamp_ns)
+    return tuple(found)
+
 
 # (name, record, cited, lookup, latest cited, the kinds expected)
 CASES = [

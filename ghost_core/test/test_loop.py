@@ -20,7 +20,6 @@ from ghost_core.levels import DecisionKind, NON_CONSERVATIVE_COMMAND_KINDS, Self
 from ghost_core.loop import (
     calibrate,
     closed_loop_step,
-    cycle_from_history,
     CycleResult,
     decide,
     emit,
@@ -79,13 +78,13 @@ def test_step_ignores_outcomes_after_the_cycle() -> None:
 
 
 def test_step_from_history_equals_step_from_outcomes() -> None:
-    """cycle_from_history on the built history gives exactly closed_loop_step's result."""
+    """Calibrating on the built history gives exactly closed_loop_step's result."""
     outcomes = [ex.outcome(d, stamp_ns=ex.STAMP_NS - 9 + i)
                 for i, d in enumerate((0.2, 3.5, 9.0, 0.1, 7.5))]
     config = LoopConfig(4, 2, 3)
     history = build_calibration_history(outcomes, 3)
-    assert cycle_from_history(ex.raw(), history, config) == closed_loop_step(ex.raw(), outcomes,
-                                                                            config)
+    assert ex.step_from_history(ex.raw(), history, config) == closed_loop_step(
+        ex.raw(), outcomes, config)
     assert calibrate(ex.raw(), outcomes, config).calibration_history == history
 
 
@@ -120,7 +119,7 @@ def test_policy_pair_satisfies_baud_and_erur(
 ) -> None:
     """For every history, raw level, M and K: BAUD-v1 and ERUR-v1 postconditions hold."""
     raw = data.draw(belief_self_assessments(stamp_ns=10**15))
-    result = cycle_from_history(raw, history, LoopConfig(m, k, history.window_size))
+    result = ex.step_from_history(raw, history, LoopConfig(m, k, history.window_size))
     calibrated, decision = result.calibrated, result.emission.decision
     assert_chain(result)
     drift = drift_condition(history.outcomes_considered, history.count_beyond_3_std,

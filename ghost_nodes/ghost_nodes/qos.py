@@ -2,10 +2,10 @@
 
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
-from ghost_core.graph import INPUT_QOS_CHOICES
+from ghost_core.graph import INPUT_QOS_CHOICES, QosClass, TOPIC_QOS
 
 __all__ = ['DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos',
-           'PX4_QOS', 'COMMAND_QOS']
+           'PX4_QOS', 'COMMAND_QOS', 'topic_qos']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
 #: subscriber catches up at the benchmarked rates.
@@ -68,3 +68,15 @@ def input_qos(reliability: str) -> QoSProfile:
     return QoSProfile(reliability=policies[reliability],
                       durability=QoSDurabilityPolicy.VOLATILE,
                       history=QoSHistoryPolicy.KEEP_LAST, depth=GHOST_QOS_DEPTH)
+
+
+def topic_qos(topic: str, input_reliability: str = 'best_effort') -> QoSProfile:
+    """The profile of a graph topic (``ghost_core.graph.TOPIC_QOS``, by its default name).
+
+    The inputs take ``input_reliability`` (the ``input_qos`` parameter, ``input_qos``).
+    """
+    qos_class = TOPIC_QOS[topic]
+    if qos_class == QosClass.INPUT:
+        return input_qos(input_reliability)
+    return {QosClass.GHOST: GHOST_QOS, QosClass.PX4: PX4_QOS, QosClass.COMMAND: COMMAND_QOS,
+            QosClass.DIAGNOSTICS: DIAGNOSTICS_QOS}[qos_class]

@@ -90,7 +90,7 @@ def _parser(prog: str, description: str) -> _Parser:
                              f'(default {DEFAULT_CYCLE_WINDOW}); raise it if messages of one '
                              'cycle lie far apart in the bag')
     parser.add_argument('--strict', action='store_true',
-                        help='judge as the first verifier did: cycles cut at the start or end '
+                        help='judge strictly: cycles cut at the start or end '
                              'of the recording, and histories counting outcomes recorded '
                              'before the bag, are failures (not unverifiable), and every cycle '
                              'is judged with the first recorded M and K')
@@ -236,6 +236,35 @@ def verify_all_main(argv: Sequence[str] | None = None) -> int:
     prog = Path(sys.argv[0]).name if argv is None and sys.argv[0] else 'verify_all'
     if prog not in ('verify_all', 'ghost_verify'):
         prog = 'verify_all'
+    parser = _verify_all_parser(prog)
+    args = parser.parse_args(argv)
+    if args.scheduler is not None and args.jobs > 1:
+        parser.error('--jobs and --scheduler: give one (the cluster has its own workers)')
+    if args.public_key is not None:
+        try:
+            load_public_key(args.public_key)
+        except ManifestError as err:
+            return _fail(prog, f'--public-key {err}', EXIT_USAGE)
+    options = VerifyOptions(
+        min_outcomes=args.min_outcomes, downgrade_threshold=args.downgrade_threshold,
+        cycle_window=args.cycle_window, strict=args.strict, replay=args.replay,
+        require_coverage=args.require_coverage, public_key=args.public_key, jobs=args.jobs,
+        prog=prog)
+    out: TextIO = sys.stderr if args.json == '-' else sys.stdout
+    try:
+        if len(args.bag) > 1:
+            return _verify_fleet(prog, args, options, out)
+        if args.scheduler is not None:
+            verdict = verify_fleet(args.bag, options, scheduler=args.scheduler).verdicts[0]
+        else:
+            verdict = verify_bag(args.bag[0], options)
+    except SchedulerError as err:
+        return _fail(prog, f'--scheduler: {err}', EXIT_USAGE)
+    return _print_verdict(prog, verdict, args.json, out)
+
+
+def _verify_all_parser(prog: str) -> _Parser:
+    """verify_all's arguments: the property options, several bags, and its own options."""
     parser = _parser(
         prog,
         'Check BAUD-v1, ERUR-v1, the SHA-256 chain, the completeness of every cycle and the '
@@ -260,35 +289,17 @@ def verify_all_main(argv: Sequence[str] | None = None) -> int:
                         help='verify the bags on the Dask distributed cluster whose scheduler '
                              'is at ADDRESS (e.g. tcp://host:8786; its workers must see the '
                              'bags at the same paths; needs dask[distributed])')
-    args = parser.parse_args(argv)
-    if args.scheduler is not None and args.jobs > 1:
-        parser.error('--jobs and --scheduler: give one (the cluster has its own workers)')
-    if args.public_key is not None:
-        try:
-            load_public_key(args.public_key)
-        except ManifestError as err:
-            return _fail(prog, f'--public-key {err}', EXIT_USAGE)
-    options = VerifyOptions(
-        min_outcomes=args.min_outcomes, downgrade_threshold=args.downgrade_threshold,
-        cycle_window=args.cycle_window, strict=args.strict, replay=args.replay,
-        require_coverage=args.require_coverage, public_key=args.public_key, jobs=args.jobs,
-        prog=prog)
-    out: TextIO = sys.stderr if args.json == '-' else sys.stdout
-    try:
-        if len(args.bag) > 1:
-            return _verify_fleet(prog, args, options, out)
-        if args.scheduler is not None:
-            verdict = verify_fleet(args.bag, options, scheduler=args.scheduler).verdicts[0]
-        else:
-            verdict = verify_bag(args.bag[0], options)
-    except SchedulerError as err:
-        return _fail(prog, f'--scheduler: {err}', EXIT_USAGE)
+    return parser
+
+
+def _print_verdict(prog: str, verdict: BagVerdict, json_path: str | None, out: TextIO) -> int:
+    """Print one bag's lines (its errors on stderr), write its --json report; the exit code."""
     for line in verdict.lines:
         print(line, file=out)
     for line in verdict.errors:
         print(line, file=sys.stderr)
-    if args.json is not None and verdict.document is not None:
-        failed = _write_json(prog, args.json, verdict.document)
+    if json_path is not None and verdict.document is not None:
+        failed = _write_json(prog, json_path, verdict.document)
         if failed is not None:
             return failed
     return verdict.code

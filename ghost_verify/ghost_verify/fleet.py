@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 import time
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from ghost_bag.errors import BagError
 from ghost_bag.manifest import load_public_key, ManifestError
@@ -25,6 +25,9 @@ from ghost_core.properties import JsonValue
 
 from .exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 from .manifest import check_manifest
+
+if TYPE_CHECKING:
+    from .single_pass import VerificationResult
 
 __all__ = [
     'BagVerdict',
@@ -159,9 +162,17 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
     lines.extend(result.summary_lines())
     if public_key is None:
         lines.extend(manifest.summary_lines())
+    code, line = _verdict(bag, result, manifest.ok, options.require_coverage, lines)
+    return BagVerdict(bag, code, tuple(lines), (), result.to_json(),
+                      result.completeness.cycles_seen, line, time.perf_counter() - started)
+
+
+def _verdict(bag: str, result: VerificationResult, manifest_ok: bool, require_coverage: bool,
+             lines: list[str]) -> tuple[int, str]:
+    """The exit code of a verified bag and its one line (a coverage failure adds to `lines`)."""
     code = EXIT_OK
     reasons = [line.split(':', 1)[0] for line in result.summary_lines() if 'VIOLATED' in line]
-    if not manifest.ok:
+    if not manifest_ok:
         reasons.append('manifest')
     if result.incomplete_input:
         reasons.append('input incomplete')
@@ -169,22 +180,18 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
         code = EXIT_VIOLATED
     else:
         uncovered = result.uncovered()
-        if options.require_coverage and uncovered:
+        if require_coverage and uncovered:
             lines.append(f'precondition never held: {", ".join(uncovered)} '
                          '(--require-coverage)')
             reasons.append('coverage')
             code = EXIT_VIOLATED
-    cycles = result.completeness.cycles_seen
-    seen = f'{cycles} cycles'
+    seen = f'{result.completeness.cycles_seen} cycles'
     if result.cycles_unverifiable:
         seen += f', {result.cycles_unverifiable} unverifiable'
     if code == EXIT_OK:
-        line = f'{bag}: holds ({seen})'
-    else:
-        line = (f'{bag}: fails, exit {code} ({seen}): '
-                f'{", ".join(reasons) or "see its report"}')
-    return BagVerdict(bag, code, tuple(lines), (), result.to_json(), cycles, line,
-                      time.perf_counter() - started)
+        return code, f'{bag}: holds ({seen})'
+    return code, (f'{bag}: fails, exit {code} ({seen}): '
+                  f'{", ".join(reasons) or "see its report"}')
 
 
 def verify_fleet(

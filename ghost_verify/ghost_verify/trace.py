@@ -1,4 +1,7 @@
-"""The decision trace of ADR-0022, extended to the whole SHA-256 chain of SPEC section 4."""
+"""The decision trace of ADR-0022, extended to the whole SHA-256 chain of SPEC section 4.
+
+One cohesive job, kept in one module: the chain check, its report and its streaming tracer.
+"""
 
 from __future__ import annotations
 

@@ -41,8 +41,8 @@ def verify_all(
 
     Each cycle is judged with the M and K it records. Cycles cut by the recording (a bag
     started after Ghost, or stopped before it) and histories whose evidence window starts
-    before the bag are unverifiable: listed, not failures. `strict` restores the first
-    verifier's behaviour: the first recorded M and K for every cycle, and those cycles fail.
+    before the bag are unverifiable: listed, not failures. `strict` judges every cycle with the
+    first recorded M and K, and those cycles fail.
 
     `replay` re-runs the agent from the bag's inputs with its recorded configuration and
     compares every recorded Ghost message with the re-derived one (``ghost_verify.rederive``;

@@ -16,16 +16,16 @@ from ghost_core.actions import emit_reference_action
 from ghost_core.contracts import (
     AxisAssessment,
     BeliefSelfAssessment,
+    CalibrationHistory,
     Decision,
     DecisionRationale,
     ForwardPrediction,
     PredictionOutcome,
 )
 from ghost_core.gate import gate_verdict, GateAction, LatestActuation
-from ghost_core.gate_property import GateRecordView
 from ghost_core.hashing import content_address
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
-from ghost_core.loop import CycleResult
+from ghost_core.loop import calibrate_from_history, CycleResult, decide, emit, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import message_address, ns_to_stamp, to_msg_dict
@@ -107,6 +107,14 @@ def cycle_entries(
         items.append((PREDICTION, to_msg_dict(prediction)))
     return [Entry(topic, type_name, msg, stamp_ns + 1000 * index, stamp_ns)
             for index, ((topic, type_name), msg) in enumerate(items)]
+
+
+def step_from_history(raw: BeliefSelfAssessment, history: CalibrationHistory,
+                      config: LoopConfig) -> CycleResult:
+    """One loop step (calibrate, decide, emit) on `history` as given, not built from outcomes."""
+    calibrated = calibrate_from_history(raw, history, config)
+    rationale = decide(calibrated)
+    return CycleResult(calibrated, rationale, emit(rationale))
 
 
 def trace_entries(traces: Iterable[CycleTrace], *, with_state: bool = True) -> list[Entry]:
@@ -282,6 +290,29 @@ SETPOINT_TOPIC = '/fmu/in/trajectory_setpoint'
 VEHICLE_COMMAND_TOPIC = '/fmu/in/vehicle_command'
 #: The mission velocity a passed setpoint carries in the gate bags (NED, m/s).
 MISSION_VELOCITY = (2.0, 0.0, -0.5)
+
+
+@dataclass(frozen=True, slots=True)
+class GateRecordView:
+    """A gate record reduced to what the GATE-v1 judge reads (a ``GateRecordFacts``)."""
+
+    gate: str
+    stamp_ns: int
+    action: int
+    reason: str = ''
+    mode: str = 'px4'
+    output_topic: str = ''
+    has_actuation: bool = False
+    actuation_stamp_ns: int = 0
+    rationale_sha256: str = ''
+    decision_kind: int = 0
+    command_kind: int = 0
+    actuation_received_ns: int = 0
+    timeout_s: float = 0.0
+    velocity: tuple[float, ...] = (0.0, 0.0, 0.0)
+    twist_linear: tuple[float, ...] = (0.0, 0.0, 0.0)
+    twist_angular: tuple[float, ...] = (0.0, 0.0, 0.0)
+    vehicle_command: int = 0
 
 
 def gate_msg(record: GateRecordView) -> dict[str, Any]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ghost_verify_test.bags import GateRecordView
 from hypothesis import strategies as st
 
 from ghost_core.assessment import BlockThresholds, HysteresisConfig, ThresholdsConfig
 from ghost_core.contracts import ActionEmission, CalibrationHistory, PredictionOutcome
-from ghost_core.gate_property import GateRecordView
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import LoopConfig
 from ghost_core.pipeline import PipelineConfig

@@ -22,6 +22,7 @@ from ghost_verify_test.bags import (
     RAW,
     raw_assessment,
     scenario_traces,
+    step_from_history,
     trace_entries,
     write_bag,
 )
@@ -39,7 +40,6 @@ from ghost_core.conformance import (
 from ghost_core.contracts import BeliefSelfAssessment
 from ghost_core.hashing import content_address
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
-from ghost_core.loop import cycle_from_history
 from ghost_verify import cli
 from ghost_verify.conformance import verify_conformance
 from ghost_verify.exit_codes import EXIT_VIOLATED
@@ -273,7 +273,7 @@ def test_the_reference_loop_always_conforms_and_any_change_of_output_is_caught(
 ) -> None:
     """For any M, K, W, history and raw level: the loop's output conforms; another does not."""
     raw: BeliefSelfAssessment = raw_assessment(case.stamp_ns, case.raw_level)
-    result = cycle_from_history(raw, case.history, case.config)
+    result = step_from_history(raw, case.history, case.config)
     assert check_adjustment(result.calibrated) == ()
     assert check_decision(result.calibrated, result.rationale) == ()
     emission = result.emission

@@ -11,6 +11,7 @@ from ghost_verify_test.bags import (
     OUTCOME,
     raw_assessment,
     scenario_traces,
+    step_from_history,
     trace_entries,
     write_bag,
 )
@@ -21,7 +22,7 @@ from ghost_core.calibration import distance_bin
 from ghost_core.contracts import CalibrationHistory, PredictionOutcome
 from ghost_core.hashing import content_address
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
-from ghost_core.loop import closed_loop_step, cycle_from_history, CycleResult, LoopConfig
+from ghost_core.loop import closed_loop_step, CycleResult, LoopConfig
 from ghost_core.scenarios import generate_scenario
 from ghost_core.wire import to_msg_dict
 from ghost_verify import cli
@@ -126,7 +127,7 @@ def test_a_forged_history_that_hides_drift_is_caught_only_by_recomputation(
         worst_orientation_mahalanobis=0.0,
         most_recent_observed_stamp_ns=real.most_recent_observed_stamp_ns,
         window_size=real.window_size)
-    forged = cycle_from_history(trace.raw, clean, CONFIG)
+    forged = step_from_history(trace.raw, clean, CONFIG)
     assert forged.rationale.decision.kind is DecisionKind.PROCEED
     traces = [replace(t, result=forged) if t is trace else t for t in SMOKE]
     result = _verify(tmp_path, trace_entries(traces))

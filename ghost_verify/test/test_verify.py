@@ -9,6 +9,7 @@ from ghost_verify_test.bags import (
     cycle_entries,
     raw_assessment,
     scenario_traces,
+    step_from_history,
     trace_entries,
     write_bag,
 )
@@ -23,7 +24,7 @@ from hypothesis import given, settings
 
 from ghost_core.calibration import drift_condition
 from ghost_core.levels import SelfAssessmentLevel
-from ghost_core.loop import closed_loop_step, cycle_from_history, LoopConfig
+from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.properties import judge_baud, judge_erur
 from ghost_verify.bag import GhostBag
 from ghost_verify.single_pass import VerificationResult
@@ -90,7 +91,7 @@ def test_same_scenario_same_reports_apart_from_file_hashes(tmp_path: Path) -> No
 
 def _verify_cycle(case: CycleCase) -> VerificationResult:
     raw = raw_assessment(case.stamp_ns, case.raw_level)
-    result = cycle_from_history(raw, case.history, case.config)
+    result = step_from_history(raw, case.history, case.config)
     with tempfile.TemporaryDirectory() as directory:
         bag = write_bag(Path(directory) / 'bag',
                         cycle_entries(case.stamp_ns, raw=raw, result=result))

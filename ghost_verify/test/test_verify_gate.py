@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 import json
 import math
@@ -14,6 +14,7 @@ from ghost_verify_test.bags import (
     Entry,
     gate_entry,
     gate_records,
+    GateRecordView,
     merged,
     MISSION_VELOCITY,
     scenario_traces,
@@ -28,9 +29,11 @@ import pytest
 
 from ghost_core.gate import GateAction, GateReason
 from ghost_core.gate_property import (
+    CitedActuationFacts,
     CitedActuationView,
-    GateRecordView,
-    judge_gate_records,
+    GateRecordFacts,
+    GateViolation,
+    judge_gate,
 )
 from ghost_core.gate_property import GateViolationKind as K
 from ghost_core.levels import DecisionKind
@@ -320,6 +323,22 @@ def test_a_gate_schema_without_a_field_the_verifier_reads_is_refused(
                     typestore=ghost_typestore(msg_dir))
     assert cli.verify_all_main([str(bag)]) == EXIT_BAD_BAG
     assert "'velocity' is float32, expected a float[3] array" in capsys.readouterr().err
+
+
+def judge_gate_records(
+    records: Iterable[GateRecordFacts],
+    actuations: Mapping[int, Sequence[CitedActuationFacts]],
+) -> tuple[GateViolation, ...]:
+    """The reference: every record judged in the order its gate sent it, every cycle held."""
+    latest: dict[str, int] = {}
+    found: list[GateViolation] = []
+    for record in records:
+        found.extend(judge_gate(record, actuations.get(record.actuation_stamp_ns, ()),
+                                latest_cited_ns=latest.get(record.gate)))
+        if record.has_actuation:
+            latest[record.gate] = max(latest.get(record.gate, record.actuation_stamp_ns),
+                                      record.actuation_stamp_ns)
+    return tuple(found)
 
 
 def _reference(records: Sequence[GateRecordView]) -> Counter[tuple[int, str, K]]:

@@ -15,6 +15,7 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_core.calibration import drift_condition
+from ghost_core.graph import DIAGNOSTICS_TOPIC
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
 from ghost_core.monitor import OnlineMonitor
 from ghost_core.properties import ActuationView, CalibratedView, kind_name, Violation
@@ -36,14 +37,9 @@ from ghost_nodes.diagnostics import (
 )
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.node_parameters import PARAMETERS
-from ghost_nodes.qos import DIAGNOSTICS_QOS, GHOST_QOS, input_qos
+from ghost_nodes.qos import topic_qos
 
-__all__ = ['DIAGNOSTICS_TOPIC', 'MonitorNode', 'main']
-
-#: Absolute, as ROS tools expect it (rqt_robot_monitor via diagnostic_aggregator, Foxglove):
-#: graphs in different namespaces share it, their status names differ.
-DIAGNOSTICS_TOPIC = '/diagnostics'
-
+__all__ = ['MonitorNode', 'main']
 
 def _level(value: int) -> str:
     return kind_name(SelfAssessmentLevel, value)
@@ -148,11 +144,12 @@ class MonitorNode(GhostNode):
         namespace = self.get_namespace()
         self._namespace = namespace
         self._hardware_id = self.param('hardware_id') or default_hardware_id(namespace)
-        self._pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC, DIAGNOSTICS_QOS)
-        inputs = input_qos('best_effort')
+        self._pub = self.create_publisher(DiagnosticArray, DIAGNOSTICS_TOPIC,
+                                          topic_qos(DIAGNOSTICS_TOPIC))
         for topic, msg_type in zip(INPUT_TOPICS, (Odometry, PoseWithCovarianceStamped),
                                    strict=True):
-            self.create_graph_subscription(msg_type, topic, self._on_input(topic), inputs)
+            self.create_graph_subscription(msg_type, topic, self._on_input(topic),
+                                           topic_qos('/' + topic))
         for topic, msg_type, facts in (
                 ('self_assessment', BeliefSelfAssessment, _raw_facts),
                 ('predictions', ForwardPrediction, _prediction_facts),
@@ -161,7 +158,7 @@ class MonitorNode(GhostNode):
                 ('decisions', DecisionRationale, _decision_facts),
                 ('actuations', ActionEmission, _actuation_facts)):
             self.create_graph_subscription(msg_type, topic, self._on_output(topic, facts),
-                                           GHOST_QOS)
+                                           topic_qos('/' + topic))
         self.create_timer(self.param('publish_period_s'), self._on_timer)
 
     def _on_input(self, topic: str) -> Any:
