@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from ghost_nodes.isolation import ClaimedDomain
+    from ghost.isolation import ClaimedDomain
 
 _domains = itertools.count()
 
@@ -51,7 +51,7 @@ def clean_dead_shared_memory() -> None:
 
 
 #: The ROS domains tests claim: valid with the default port mapping, and outside 1..100, where
-#: ghost_run claims a free domain for runs that set none (ghost_nodes.isolation).
+#: ghost_run claims a free domain for runs that set none (ghost.isolation).
 TEST_DOMAINS = range(101, 201)
 
 
@@ -65,7 +65,7 @@ def _refuse_in_fast_tier() -> None:
 def claim_test_domain() -> 'ClaimedDomain':
     """Claim a free domain of ``TEST_DOMAINS`` with ghost_run's own claimer; release() it.
 
-    ``ghost_nodes.isolation.claim_free_domain``: an flock on the domain's file in the per-user
+    ``ghost.isolation.claim_free_domain``: an flock on the domain's file in the per-user
     lock folder ghost_run uses, held until ``release()`` (or until this process ends), so two
     pytest workers, or two suites, never hold one domain at once; a domain whose port block
     has a bound UDP port (someone is on it) is skipped. No DDS discovery probe: every
@@ -75,7 +75,7 @@ def claim_test_domain() -> 'ClaimedDomain':
     rarely gets the domain the previous test's killed processes were on.
     """
     _refuse_in_fast_tier()
-    from ghost_nodes.isolation import claim_free_domain
+    from ghost.isolation import claim_free_domain
 
     start = (os.getpid() * 13 + next(_domains)) % len(TEST_DOMAINS)
     order = [*TEST_DOMAINS[start:], *TEST_DOMAINS[:start]]
@@ -258,7 +258,7 @@ class ProcessGroup:
 
     def stop_all(self) -> None:
         """SIGINT every process group, then SIGKILL whatever is left (children included)."""
-        from ghost_nodes.launcher import stop_groups
+        from ghost.launcher import stop_groups
 
         stop_groups(self.procs, signal.SIGINT, 10.0)
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 from typing import Any, IO
 
-from ghost_nodes.launcher import stop_groups
+from ghost.launcher import stop_groups
 
 __all__ = [
     'BENCH_DIR',
@@ -65,7 +65,7 @@ def bench_ros_env(domain_id: int | None = None) -> dict[str, str]:
 class ProcessSet:
     """Processes started by a benchmark, each in its own session; stop() ends every group.
 
-    The same shutdown as ghost_nodes.launcher.GraphProcesses (SIGINT, then SIGKILL of the
+    The same shutdown as ghost.launcher.GraphProcesses (SIGINT, then SIGKILL of the
     whole process group for what hangs), for processes that are not installed executables.
     """
 

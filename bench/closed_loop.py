@@ -1,7 +1,7 @@
 """Closed-loop benchmark: the real ghost node graph vs a bare rclpy relay floor, per cycle rate.
 
 For each rate, the floor graph (bench/floor_relay.py, one process per hop) and then the ghost
-graph (ghost_nodes.bringup.closed_loop_graph without scenario and recorder, started with
+graph (ghost.bringup.closed_loop_graph without scenario and recorder, started with
 GraphProcesses) are fed the same consistent-estimator inputs by the driver process
 (bench/loop_driver.py) for a fixed number of cycles. Per graph: cycles lost (a belief without
 actuation), belief-publication -> actuation-reception latency (p50, p99, max), CPU per
@@ -35,9 +35,9 @@ from benchlib import (
 )
 import psutil
 
+from ghost.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
+from ghost.launcher import GraphProcesses, stop_groups
 from ghost_core.graph import INPUT_TOPICS
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
-from ghost_nodes.launcher import GraphProcesses, stop_groups
 
 __all__ = ['DEFAULT_CYCLES', 'DEFAULT_RATES', 'run_closed_loop', 'main']
 

@@ -26,7 +26,6 @@ setup(
     entry_points={
         'console_scripts': [
             f'{node} = ghost_nodes.nodes.{node}:main' for node in NODES
-        ] + ['ghost_agent = ghost_nodes.agent_process:main', 'ghost_run = ghost_nodes.run:main',
-             'ghost_replay = ghost_nodes.replay:main'],
+        ] + ['ghost_agent = ghost_nodes.agent_process:main'],
     },
 )

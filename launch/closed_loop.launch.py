@@ -1,4 +1,4 @@
-"""Launch Ghost's closed loop: the node graph of ghost_nodes.bringup, optionally recorded.
+"""Launch Ghost's closed loop: the node graph of ghost.bringup, optionally recorded.
 
     ros2 launch ghost closed_loop.launch.py scenario:=drift_then_recovery record:=true bag:=/tmp/b
     ros2 launch ghost closed_loop.launch.py use_scenario:=false state_topic:=/ekf/odom \
@@ -12,8 +12,8 @@
     ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
 
 The graph (nodes, parameter files, parameter overrides, remaps) comes from
-ghost_nodes.bringup.closed_loop_graph, the same function ghost_run uses, and each node gets the
-same parameter files in the same order (ghost_nodes.bringup.parameter_files): config/ghost.yaml,
+ghost.bringup.closed_loop_graph, the same function ghost_run uses, and each node gets the
+same parameter files in the same order (ghost.bringup.parameter_files): config/ghost.yaml,
 the scenario's file (only when the scenario runs), the overrides of the launch arguments (a
 file scoped /**/<node>, so they beat config/ghost.yaml's sections), then params_file.
 """
@@ -29,6 +29,15 @@ from launch.event_handlers import OnShutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from ghost.bringup import (
+    closed_loop_graph,
+    GraphOptions,
+    overrides_yaml,
+    parameter_files,
+    remap_rules,
+    ros_arguments,
+    Source,
+)
 from ghost_core.graph import (
     AGENT_PROCESS,
     AGENT_SETTINGS,
@@ -40,15 +49,6 @@ from ghost_core.graph import (
     SCENARIOS,
 )
 from ghost_nodes.agent_process import EXECUTORS, graph_document
-from ghost_nodes.bringup import (
-    closed_loop_graph,
-    GraphOptions,
-    overrides_yaml,
-    parameter_files,
-    remap_rules,
-    ros_arguments,
-    Source,
-)
 
 _TRUE = ('true', '1', 'yes', 'on')
 _FALSE = ('false', '0', 'no', 'off')

@@ -72,7 +72,7 @@ fi
 
 # 4. The user-facing commands on the venv's PATH, usable without sourcing anything.
 for tool in ghost_verify/verify_baud ghost_verify/verify_erur ghost_verify/trace_decisions \
-            ghost_verify/verify_all ghost_nodes/ghost_run ghost_nodes/ghost_replay \
+            ghost_verify/verify_all ghost/ghost_run ghost/ghost_replay \
             ghost_px4/ghost_import_ulog ghost_verify/ghost_keygen; do
   pkg=${tool%%/*}; exe=${tool##*/}
   target="$root/install/$pkg/lib/$pkg/$exe"

@@ -3,7 +3,7 @@
 # install space's path on stdout. Test dependencies, not part of Ghost:
 #   ros2-jazzy  the unmodified Jazzy sources of ros2 launch/run/pkg/topic and what they import:
 #               the tests run the launch file and the console scripts through them
-#               (ghost_nodes/test/test_ros2_tools.py, fixture `ros2_tools`);
+#               (ghost/test/test_ros2_tools.py, fixture `ros2_tools`);
 #   px4_msgs    a subset of PX4's message package (a rosidl CMake package, built like
 #               ghost_interfaces): the px4_bridge tests need its types (fixture `px4_msgs_env`);
 #               a PX4 user builds the whole package in their own workspace.

@@ -1,6 +1,6 @@
 """The Ghost graph, declared once, as data: topics, who publishes and reads them, the nodes.
 
-Pure (no rclpy). The launch file and ``ghost_run`` (through ``ghost_nodes.bringup``), the
+Pure (no rclpy). The launch file and ``ghost_run`` (through ``ghost.bringup``), the
 monitor's diagnostics, the recorder's default topics and docs/architecture.md all derive
 from these tables; a test checks the launch file's graph against them through the real
 ``launch_ros``.
@@ -98,7 +98,7 @@ TOPIC_QOS: Mapping[str, str] = {
 
 #: Which node subscribes to / publishes which default topic, for the agent and its source
 #: (the runner's waits, the launch file's readiness and the monitor's diagnostics derive
-#: from it; ``ghost_nodes.bringup`` adds the optional nodes: bridge, gate, monitor, recorder).
+#: from it; ``ghost.bringup`` adds the optional nodes: bridge, gate, monitor, recorder).
 WIRING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ('scenario', (), ('/state/nav', '/observations')),
     ('self_assessor', ('/state/nav', '/observations'), ('/self_assessment',)),

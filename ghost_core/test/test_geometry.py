@@ -9,17 +9,29 @@ from hypothesis import strategies as st
 import pytest
 
 from ghost_core.geometry import (
+    apply,
     ASYMMETRIC,
     block3,
+    blocks6,
     cholesky,
+    congruence,
     covariance_defect,
+    diagonal,
+    finite,
     identity3,
     mahalanobis,
+    mul,
     NEGATIVE_VARIANCE,
     NON_FINITE,
+    normalise_quaternion,
     NOT_PSD,
+    quaternion_product,
+    rotation_matrix,
+    solve3,
     squared_mahalanobis,
     sub_block,
+    transpose,
+    unit_quaternion_matrix,
 )
 
 I3 = identity3()
@@ -159,3 +171,60 @@ def test_a_subnormal_variance_is_zero_for_the_definiteness_check() -> None:
     assert covariance_defect(outer(v)) is None
     # A zero variance still cannot carry a covariance.
     assert covariance_defect((0.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 1.0)) == NOT_PSD
+
+
+# --- matrices and rotations (one row-major layout: 9 floats) ---
+
+def test_matrix_product_transpose_apply_and_congruence() -> None:
+    """Row-major 3x3: a b, aᵀ, a v and a c aᵀ on hand-computed cases."""
+    a = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)
+    assert mul(a, I3) == a == mul(I3, a)
+    assert transpose(a) == (1.0, 4.0, 7.0, 2.0, 5.0, 8.0, 3.0, 6.0, 10.0)
+    assert mul(a, transpose(a))[:3] == (14.0, 32.0, 53.0)
+    assert apply(a, (1.0, 0.0, -1.0)) == (-2.0, -2.0, -3.0)
+    swap = (0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, -1.0)  # NED <-> ENU
+    assert congruence(swap, diagonal((1.0, 4.0, 9.0))) == diagonal((4.0, 1.0, 9.0))
+    assert diagonal((1, 2, 3)) == (1.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 3.0)
+    assert solve3(a, apply(a, (1.0, -2.0, 0.5))) == pytest.approx((1.0, -2.0, 0.5))
+
+
+def test_blocks6_is_the_inverse_of_block3() -> None:
+    matrix = tuple(float(i) for i in range(36))
+    blocks = {(r, c): block3(matrix, r, c) for r in (0, 3) for c in (0, 3)}
+    assert blocks6(blocks) == matrix
+    assert blocks6({(3, 3): I3}) == tuple(1.0 if i == j and i >= 3 else 0.0
+                                         for i in range(6) for j in range(6))
+
+
+def test_rotation_matrix_of_a_quaternion() -> None:
+    """(x, y, z, w): 90 degrees about z maps x to y; normalised; a zero quaternion is refused."""
+    s = math.sqrt(0.5)
+    r = rotation_matrix((0.0, 0.0, s, s))
+    assert apply(r, (1.0, 0.0, 0.0)) == pytest.approx((0.0, 1.0, 0.0), abs=1e-15)
+    assert rotation_matrix((0.0, 0.0, 2.0, 2.0)) == pytest.approx(r)
+    assert unit_quaternion_matrix(0.0, 0.0, 0.0, 1.0) == I3
+    with pytest.raises(ValueError, match='not finite or has'):
+        rotation_matrix((0.0, 0.0, 0.0, 0.0))
+    with pytest.raises(ValueError):
+        normalise_quaternion((1.0, math.nan, 0.0, 0.0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.tuples(*[st.floats(-1.0, 1.0)] * 4).filter(lambda q: sum(v * v for v in q) > 1e-3),
+       st.tuples(*[st.floats(-1.0, 1.0)] * 4).filter(lambda q: sum(v * v for v in q) > 1e-3))
+def test_quaternion_product_composes_rotations(a: tuple[float, float, float, float],
+                                               b: tuple[float, float, float, float]) -> None:
+    """R(a b) = R(a) R(b), with (w, x, y, z) quaternions."""
+    qa, qb = normalise_quaternion(a), normalise_quaternion(b)
+    w, x, y, z = quaternion_product(qa, qb)
+
+    def matrix(q: tuple[float, float, float, float]) -> tuple[float, ...]:
+        return unit_quaternion_matrix(q[1], q[2], q[3], q[0])
+
+    assert unit_quaternion_matrix(x, y, z, w) == pytest.approx(
+        mul(matrix(qa), matrix(qb)), abs=1e-12)
+
+
+def test_finite() -> None:
+    assert finite(1.0, -2.0, 0.0) and finite()
+    assert not finite(1.0, math.nan) and not finite(math.inf)

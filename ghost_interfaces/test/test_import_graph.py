@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ('ghost_core', 'ghost_bag', 'ghost_verify', 'ghost_nodes', 'ghost_px4')
+PACKAGES = ('ghost', 'ghost_core', 'ghost_bag', 'ghost_verify', 'ghost_nodes', 'ghost_px4')
 
 
 def _module_name(path: Path) -> str:
@@ -93,10 +93,10 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_scan_sees_imports_inside_functions() -> None:
     graph = import_graph()
-    assert 'ghost_core.graph' in graph['ghost_nodes.bringup']
+    assert 'ghost_core.graph' in graph['ghost.bringup']
     assert 'ghost_bag.write' in graph['ghost_nodes.nodes.recorder']
     # ghost_run imports the ULog reader inside a function (--px4-ulog only).
-    assert 'ghost_px4.ulog_topics' in graph['ghost_nodes.run']
+    assert 'ghost_px4.ulog_topics' in graph['ghost.run']
 
 
 def test_circles_are_found() -> None:

@@ -22,7 +22,7 @@ PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_bag', 'ghost_nodes
             'ghost_verify')
 #: Where each package's run-time Python lives (``ghost`` installs the root launch/ folder).
 RUNTIME_SOURCES = {
-    'ghost': (ROOT / 'launch',),
+    'ghost': (ROOT / 'launch', ROOT / 'ghost' / 'ghost'),
     'ghost_interfaces': (),
     'ghost_core': (ROOT / 'ghost_core' / 'ghost_core',),
     'ghost_bag': (ROOT / 'ghost_bag' / 'ghost_bag',),
@@ -53,14 +53,12 @@ PYPI_ONLY = {
 #: setup.py's setuptools comes with the ament_python build type.
 IMPLIED = frozenset({'setuptools'})
 #: (package, import) pairs that cannot be declared, with the reason (checked below).
-UNDECLARABLE: dict[tuple[str, str], str] = {
-    ('ghost_nodes', 'ghost_px4'): 'ghost_run --px4-ulog reads the log with ghost_px4, which '
-                                  'depends on ghost_nodes',
-}
+UNDECLARABLE: dict[tuple[str, str], str] = {}
 #: (package, import) pairs imported only in an optional mode, deliberately not declared so that
 #: a user without PX4 installs none of PX4; the package.xml names the module in a comment.
 OPTIONAL = {
     ('ghost_nodes', 'px4_msgs'): "the command gate's px4 mode (ghost_px4 declares px4_msgs)",
+    ('ghost', 'ghost_px4'): 'ghost_run --px4-ulog reads the log with ghost_px4',
 }
 #: What a user without PX4 must not be made to install with the agent.
 PX4_ONLY = ('px4_msgs', 'pyulog')
@@ -68,7 +66,7 @@ PX4_ONLY = ('px4_msgs', 'pyulog')
 #: dependencies of the packages that write (declared there), not of ghost_bag, so that an
 #: auditor's install (ghost_verify, ghost_bag) needs none of them.
 WRITER = ROOT / 'ghost_bag' / 'ghost_bag' / 'write.py'
-WRITERS = ('ghost_nodes', 'ghost_px4')
+WRITERS = ('ghost', 'ghost_nodes', 'ghost_px4')
 RUN_TAGS = ('depend', 'exec_depend')
 TEST_TAGS = ('depend', 'exec_depend', 'test_depend')
 
@@ -266,11 +264,12 @@ def test_optional_imports_are_named_in_the_package_xml() -> None:
         assert module in _manifest(package)[1], f'{package}/package.xml must say why ({reason})'
 
 
-@pytest.mark.parametrize('package', ('ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_verify'))
+@pytest.mark.parametrize('package', ('ghost', 'ghost_core', 'ghost_bag', 'ghost_nodes',
+                                     'ghost_verify'))
 def test_only_ghost_px4_needs_px4(package: str) -> None:
     """The agent, the bag library and the auditor neither declare nor import PX4's packages."""
     declared, _ = _manifest(package)
-    assert not set(PX4_ONLY) & set().union(*declared.values())
+    assert not set(PX4_ONLY) & set().union(*(declared.get(tag, set()) for tag in RUN_TAGS))
     imports = third_party_imports(package, RUNTIME_SOURCES[package])
     assert {module for module in PX4_ONLY if module in imports} <= {
         module for (owner, module) in OPTIONAL if owner == package}

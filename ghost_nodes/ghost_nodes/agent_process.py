@@ -3,10 +3,10 @@
     ghost_agent --graph GRAPH.json [--executor single|events] [--delivery in_process|dds]
                 [--ros-args ...]
 
-``GRAPH.json`` (written by ``ghost_nodes.launcher`` for ``ghost_run --single-process`` and by
+``GRAPH.json`` (written by ``ghost.launcher`` for ``ghost_run --single-process`` and by
 the launch file for ``single_process:=true``) lists the nodes: ``{"nodes": [{"name": ...,
 "executable": ..., "ros_arguments": [...]}]}``, each node's ``ros_arguments`` exactly what
-its own process would get (``ghost_nodes.bringup.ros_arguments``: name, namespace, parameter
+its own process would get (``ghost.bringup.ros_arguments``: name, namespace, parameter
 files, remaps). Each node is the same class as in its own process, built with those
 arguments as its own command line (``use_global_arguments=False``), so it has the same name,
 parameters and topics: the graph publishes the same messages, and records and verifies the

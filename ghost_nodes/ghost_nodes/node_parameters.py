@@ -2,7 +2,7 @@
 
 The nodes declare these (``GhostNode``), ``ghost_nodes.agent_config`` reads their defaults to
 build the agent's configuration offline (``ghost_replay``, the run manifest), and
-``ghost_nodes.param_docs`` renders docs/parameters.md from them. One cohesive job, so one
+``ghost.param_docs`` renders docs/parameters.md from them. One cohesive job, so one
 module: each node's table below is what ``ros2 param describe`` shows for it.
 """
 

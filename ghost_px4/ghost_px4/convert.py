@@ -9,6 +9,8 @@ about X, rotation about Y, rotation about Z, about the axes of the frame the blo
 Nothing here knows about ULog, rclpy or messages: inputs are plain floats and small frozen
 dataclasses, so that the ULog importer and a live PX4 bridge share the same conventions. The
 matrix algebra is ghost_core.geometry's (3x3 matrices are row-major tuples of 9 floats).
+
+One cohesive job, hence one module: PX4's conventions stated in ROS's.
 """
 
 from __future__ import annotations

@@ -1,51 +1,71 @@
-"""Pure per-message rules of the live PX4 bridge (px4_bridge): one PX4 sample in, ROS content out.
+"""Pure per-sample rules of PX4 estimator and GNSS samples: one PX4 sample in, ROS content out.
 
-The conventions themselves (NED/ENU, FRD/FLU, the quaternion, covariance rotations, PX4's map
-projection, eph/epv, the height reference) are ``ghost_px4.convert``'s, shared with the
-ULog importer; this module only applies the importer's per-sample rules to the fields of one
+One home for the rules the live bridge (px4_bridge) and the ULog importer (ghost_px4.ulog_import)
+both apply to one PX4 sample, so that a bridge's log and an import summary of the same flight
+count the same things: what makes a sample a belief or a fix, PX4's validity flags (a block
+marked invalid: +inf variances), and the rejection reasons. The bridge gives the fields of one
 live message (px4_msgs release/1.17 layouts: ``VehicleOdometry``, ``VehicleLocalPosition``,
-``SensorGps``), given as plain numbers.
+``SensorGps``) as plain numbers; the importer those of one logged sample. The conventions
+themselves (NED/ENU, FRD/FLU, the quaternion, covariance rotations, PX4's map projection,
+eph/epv, the height reference) are ``ghost_px4.convert``'s.
 
 SPEC §5: a belief its estimator flags invalid is published, its block marked invalid (+inf
 variances, judged UNKNOWN), never dropped; only a sample that carries no belief at all (no
 position, no attitude, an unmappable frame), or a fix that cannot be one, raises
 :class:`~ghost_px4.errors.Px4SampleRejected` with a stable reason (the node counts them).
 
-Nothing here imports rclpy or px4_msgs.
+Nothing here imports rclpy, px4_msgs or numpy. One cohesive job, hence one module: the rules
+of one sample, in one home for both callers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-import math
 
+from ghost_core.geometry import diagonal, finite, Matrix3, Vector3, WxyzQuaternion, ZERO3
 from ghost_px4 import convert as px4
 from ghost_px4.errors import Px4SampleRejected
 
 __all__ = [
     'Attitude',
+    'BEFORE_BOOT',
     'Belief',
     'CHILD_FRAME_ID',
     'FRAME_ID',
     'Fix',
+    'NAN_ATTITUDE',
     'NAN_POSITION',
+    'NO_ORIGIN',
     'ORIENTATION_FROM_ODOMETRY',
     'ORIENTATION_FROM_TILT_HEADING',
     'POSE_FRAMES',
+    'POSITION_ACCURACY_UNKNOWN',
     'POSITION_FLAGGED_INVALID',
+    'POSITION_VARIANCE_UNKNOWN',
+    'Px4Sample',
+    'VELOCITY_ACCURACY_UNKNOWN',
     'VELOCITY_FLAGGED_INVALID',
     'VELOCITY_FRAMES',
+    'VELOCITY_VARIANCE_UNKNOWN',
     'Validity',
     'belief_time_ns',
+    'body_orientation',
+    'carried_rates',
     'fix_observation',
     'fix_sample_time_ns',
+    'invalid_reasons',
     'local_position_odometry',
+    'local_position_sample',
+    'odometry_sample',
     'origin_of',
+    'require_belief',
+    'ros_odometry',
+    'usable_variances',
     'vehicle_odometry_sample',
 ]
 
-#: The frames the bridge publishes in, the importer's (REP 105: ENU world, FLU body).
+#: The frames beliefs and fixes are stated in (REP 105: ENU world, FLU body).
 FRAME_ID = 'odom'
 CHILD_FRAME_ID = 'base_link'
 
@@ -54,32 +74,65 @@ POSE_FRAMES = {1: px4.Px4Frame.NED, 2: px4.Px4Frame.FRD_WORLD}
 #: VehicleOdometry.velocity_frame codes (VELOCITY_FRAME_*); 0 is unknown.
 VELOCITY_FRAMES = {1: px4.Px4Frame.NED, 2: px4.Px4Frame.FRD_WORLD, 3: px4.Px4Frame.BODY_FRD}
 
-# The reasons below are the importer's (ghost_px4.ulog_import), word for word, so that a
-# bridge's log and an import summary of the same flight count the same things.
-#: The one reason a sample with an attitude carries no belief: PX4 states no position.
+# The reasons, stable strings counted per reason by the bridge and the importer alike.
+#: Why a sample carries no belief: PX4 states no position, or no attitude.
 NAN_POSITION = 'position not finite (NaN: PX4 states no position)'
-#: Why a published belief has its position / velocity block marked invalid (+inf variances).
+NAN_ATTITUDE = 'attitude quaternion not finite'
+#: Why a published belief has its position / velocity block marked invalid (+inf variances):
+#: PX4 flags it so, else (vehicle_odometry) its variances or (vehicle_local_position) its
+#: accuracies are not usable.
 POSITION_FLAGGED_INVALID = 'position flagged invalid by PX4 (xy_valid or z_valid false)'
 VELOCITY_FLAGGED_INVALID = 'velocity flagged invalid by PX4 (v_xy_valid or v_z_valid false)'
-_POSITION_VARIANCE_UNKNOWN = 'position variance not finite (PX4: unknown)'
-_VELOCITY_VARIANCE_UNKNOWN = 'velocity or its variance not finite (PX4: unknown)'
-_POSITION_ACCURACY_UNKNOWN = 'position accuracy (eph/epv) not finite or negative'
-_VELOCITY_ACCURACY_UNKNOWN = 'velocity or its accuracy (evh/evv) not finite or negative'
+POSITION_VARIANCE_UNKNOWN = 'position variance not finite (PX4: unknown)'
+VELOCITY_VARIANCE_UNKNOWN = 'velocity or its variance not finite (PX4: unknown)'
+POSITION_ACCURACY_UNKNOWN = 'position accuracy (eph/epv) not finite or negative'
+VELOCITY_ACCURACY_UNKNOWN = 'velocity or its accuracy (evh/evv) not finite or negative'
+#: Why a GNSS fix is not an observation, besides convert.fix_problem's reasons.
+BEFORE_BOOT = 'measurement time before boot (timestamp < GNSS delay)'
+NO_ORIGIN = ('no EKF origin (vehicle_local_position.xy_global false, invalid ref, '
+             'or none received)')
 
 #: Where a belief's orientation uncertainty came from (Belief.orientation_source).
 ORIENTATION_FROM_ODOMETRY = 'vehicle_odometry.orientation_variance (body axes)'
 ORIENTATION_FROM_TILT_HEADING = 'vehicle_local_position.tilt_var/heading_var'
 
-_ZERO3: px4.Matrix3 = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 
-
-def _finite(*values: float) -> bool:
-    return all(math.isfinite(value) for value in values)
-
-
-def _usable_variances(values: Sequence[float]) -> bool:
+def usable_variances(values: Sequence[float]) -> bool:
     """Finite and non-negative: anything else is PX4's "invalid/unknown"."""
-    return _finite(*values) and min(values) >= 0.0
+    return finite(*values) and min(values) >= 0.0
+
+
+def carried_rates(values: Sequence[float]) -> Vector3:
+    """Body rates as PX4 states them; (0, 0, 0) when one is not finite (rates are not judged)."""
+    rates = (float(values[0]), float(values[1]), float(values[2]))
+    return rates if finite(*rates) else (0.0, 0.0, 0.0)
+
+
+def require_belief(position: Sequence[float], q_wxyz: Sequence[float] = ()) -> None:
+    """Raise Px4SampleRejected when a sample carries no belief: no finite position, attitude."""
+    if not finite(*position):
+        raise Px4SampleRejected(NAN_POSITION)
+    if not finite(*q_wxyz):
+        raise Px4SampleRejected(NAN_ATTITUDE)
+
+
+def invalid_reasons(position_valid: bool, position_usable: bool, velocity_valid: bool,
+                    velocity_usable: bool, *, position_unusable: str,
+                    velocity_unusable: str) -> tuple[str, ...]:
+    """Why each block is marked invalid: at most one reason per block, position first.
+
+    PX4's own flag first (``*_valid`` false: POSITION_/VELOCITY_FLAGGED_INVALID), then what
+    PX4 left unstated (``*_usable`` false: the ``*_unusable`` reason).
+    """
+    reasons = []
+    for valid, usable, flagged, unusable in (
+            (position_valid, position_usable, POSITION_FLAGGED_INVALID, position_unusable),
+            (velocity_valid, velocity_usable, VELOCITY_FLAGGED_INVALID, velocity_unusable)):
+        if not valid:
+            reasons.append(flagged)
+        elif not usable:
+            reasons.append(unusable)
+    return tuple(reasons)
 
 
 def _us_to_ns(value_us: int) -> int:
@@ -105,19 +158,14 @@ def fix_sample_time_ns(timestamp_us: int, timestamp_sample_us: int) -> int:
     return _us_to_ns(timestamp_us)
 
 
-def _diag(values: Sequence[float]) -> px4.Matrix3:
-    return ((float(values[0]), 0.0, 0.0), (0.0, float(values[1]), 0.0),
-            (0.0, 0.0, float(values[2])))
-
-
-def _body_orientation(q_wxyz: Sequence[float],
-                      variance: Sequence[float] | None) -> px4.Matrix3 | None:
+def body_orientation(q_wxyz: Sequence[float],
+                     variance: Sequence[float] | None) -> Matrix3 | None:
     """The NED rotation covariance of vehicle_odometry's body-axis variances, or None.
 
     None (the block stays all zeros: UNKNOWN) when PX4 does not state them: NaN ("unknown"),
     negative (not a variance) or all zeros.
     """
-    if variance is None or not _usable_variances(variance):
+    if variance is None or not usable_variances(variance):
         return None
     try:
         return px4.body_rotation_covariance_ned(q_wxyz, variance)
@@ -125,7 +173,7 @@ def _body_orientation(q_wxyz: Sequence[float],
         return None
 
 
-def _tilt_heading(tilt_var: float | None, heading_var: float | None) -> px4.Matrix3 | None:
+def _tilt_heading(tilt_var: float | None, heading_var: float | None) -> Matrix3 | None:
     """The NED rotation covariance of tilt_var/heading_var, or None when not stated."""
     if tilt_var is None or heading_var is None:
         return None
@@ -133,6 +181,109 @@ def _tilt_heading(tilt_var: float | None, heading_var: float | None) -> px4.Matr
         return px4.tilt_heading_covariance_ned(float(tilt_var), float(heading_var))
     except ValueError:  # NaN or negative: not stated
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Px4Sample:
+    """One belief in PX4 conventions, before the frame conversion, and what is counted about it.
+
+    ``orientation_stated``: a source states the orientation uncertainty (else its block is
+    all zeros, which Ghost judges UNKNOWN). ``invalid`` lists why a block is marked invalid:
+    at most one reason per block, position first.
+    """
+
+    sample: px4.Px4Odometry
+    orientation_stated: bool
+    invalid: tuple[str, ...]
+
+
+#: One block of a belief: (PX4's flag, whether PX4 states a usable covariance, the reason when
+#: it does not).
+_Block = tuple[bool, bool, str]
+
+
+def _flagged(*, position_ned: Vector3, q_wxyz: WxyzQuaternion, velocity: Vector3,
+             velocity_frame: px4.Px4Frame, position_cov: Matrix3, velocity_cov: Matrix3,
+             rotation: Matrix3 | None, angular_velocity_frd: Vector3,
+             pose_frame: px4.Px4Frame = px4.Px4Frame.NED, position_block: _Block,
+             velocity_block: _Block) -> Px4Sample:
+    """A belief as PX4 states it, its blocks marked as PX4 marks them.
+
+    A block is valid when PX4 flags it so and states a usable covariance
+    (convert.odometry_to_ros publishes an invalid one with +inf variances); an unusable one
+    keeps a zero covariance, and an unusable velocity is published as 0, 0, 0. ``rotation``:
+    the orientation covariance, None when no source states one.
+    """
+    position_valid, position_ok, position_unusable = position_block
+    velocity_valid, velocity_ok, velocity_unusable = velocity_block
+    sample = px4.Px4Odometry(
+        position_ned=position_ned, q_wxyz=q_wxyz,
+        velocity=velocity if velocity_ok else (0.0, 0.0, 0.0), velocity_frame=velocity_frame,
+        pose_covariance=px4.pose_covariance(position_cov if position_ok else ZERO3, rotation),
+        velocity_covariance=velocity_cov if velocity_ok else ZERO3,
+        angular_velocity_frd=angular_velocity_frd, pose_frame=pose_frame,
+        position_valid=position_valid and position_ok,
+        velocity_valid=velocity_valid and velocity_ok)
+    return Px4Sample(sample, rotation is not None, invalid_reasons(
+        position_valid, position_ok, velocity_valid, velocity_ok,
+        position_unusable=position_unusable, velocity_unusable=velocity_unusable))
+
+
+def odometry_sample(
+    *, position: Sequence[float], q: Sequence[float], velocity: Sequence[float],
+    angular_velocity: Sequence[float], position_variance: Sequence[float],
+    orientation_variance: Sequence[float], velocity_variance: Sequence[float],
+    pose_frame: px4.Px4Frame, velocity_frame: px4.Px4Frame, position_valid: bool = True,
+    velocity_valid: bool = True,
+) -> Px4Sample:
+    """A vehicle_odometry (PX4 1.14+ layout) as a belief, marked as PX4 marks it.
+
+    Rejected (Px4SampleRejected) only when it carries no belief (require_belief): a position
+    or an attitude that is not finite. Otherwise kept: a NaN or negative position variance
+    marks the position invalid; a NaN velocity or a NaN or negative velocity variance marks
+    the velocity invalid (published as 0, 0, 0); ``position_valid``/``velocity_valid`` (PX4's
+    flags of the same cycle's vehicle_local_position) mark them too. The orientation variance
+    is about the body FRD axes (body_orientation). A NaN body rate becomes 0 (not judged).
+    """
+    q_wxyz = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+    require_belief(position, q_wxyz)
+    rotation = body_orientation(q_wxyz, orientation_variance)
+    position_ok = usable_variances(position_variance)
+    velocity_ok = usable_variances(velocity_variance) and finite(*velocity)
+    return _flagged(
+        position_ned=(float(position[0]), float(position[1]), float(position[2])),
+        q_wxyz=q_wxyz, velocity=(float(velocity[0]), float(velocity[1]), float(velocity[2])),
+        velocity_frame=velocity_frame, pose_frame=pose_frame,
+        position_cov=diagonal(position_variance), velocity_cov=diagonal(velocity_variance),
+        rotation=rotation, angular_velocity_frd=carried_rates(angular_velocity),
+        position_block=(position_valid, position_ok, POSITION_VARIANCE_UNKNOWN),
+        velocity_block=(velocity_valid, velocity_ok, VELOCITY_VARIANCE_UNKNOWN))
+
+
+def local_position_sample(
+    *, x: float, y: float, z: float, vx: float, vy: float, vz: float, eph: float, epv: float,
+    evh: float, evv: float, xy_valid: bool, z_valid: bool, v_xy_valid: bool, v_z_valid: bool,
+    q_wxyz: WxyzQuaternion, angular_velocity_frd: Vector3, rotation: Matrix3 | None,
+) -> Px4Sample:
+    """A vehicle_local_position with its attitude as a belief, marked as PX4 marks it.
+
+    The caller has checked the position (require_belief) and found the attitude (``q_wxyz``,
+    body rates) and the orientation covariance (``rotation``, None: not stated). A block is
+    marked invalid where PX4 flags it (xy_valid/z_valid, v_xy_valid/v_z_valid false) or
+    states no usable accuracy (eph/epv, or the velocity or evh/evv, not finite or negative;
+    an invalid velocity is published as 0, 0, 0). Position covariance diag(eph²/2, eph²/2,
+    epv²), velocity diag(evh²/2, evh²/2, evv²) (convert.horizontal_vertical_covariance).
+    """
+    position_ok = usable_variances((eph, epv))
+    velocity_ok = finite(vx, vy, vz) and usable_variances((evh, evv))
+    return _flagged(
+        position_ned=(float(x), float(y), float(z)), q_wxyz=q_wxyz,
+        velocity=(float(vx), float(vy), float(vz)), velocity_frame=px4.Px4Frame.NED,
+        position_cov=px4.horizontal_vertical_covariance(eph, epv),
+        velocity_cov=px4.horizontal_vertical_covariance(evh, evv), rotation=rotation,
+        angular_velocity_frd=angular_velocity_frd,
+        position_block=(bool(xy_valid and z_valid), position_ok, POSITION_ACCURACY_UNKNOWN),
+        velocity_block=(bool(v_xy_valid and v_z_valid), velocity_ok, VELOCITY_ACCURACY_UNKNOWN))
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,22 +302,21 @@ class Belief:
     invalid: tuple[str, ...] = ()
 
 
-def _belief(sample: px4.Px4Odometry, orientation_source: str | None,
-            invalid: Sequence[str | None]) -> Belief:
+def ros_odometry(sample: px4.Px4Odometry) -> px4.RosOdometry:
+    """The ROS content of a PX4 sample (convert.odometry_to_ros).
+
+    Px4SampleRejected ('frame not convertible (...)') for a frame that cannot be mapped to
+    ENU/FLU or a bad quaternion.
+    """
     try:
-        odometry = px4.odometry_to_ros(sample)
+        return px4.odometry_to_ros(sample)
     except ValueError as err:
         raise Px4SampleRejected(f'frame not convertible ({err})') from err
-    return Belief(odometry, orientation_source,
-                  tuple(reason for reason in invalid if reason is not None))
 
 
-def _why_invalid(flagged_valid: bool, flagged_reason: str, usable: bool,
-                 unusable_reason: str) -> str | None:
-    """PX4's own flag first, then what PX4 left unstated (the importer's order)."""
-    if not flagged_valid:
-        return flagged_reason
-    return None if usable else unusable_reason
+def _belief(found: Px4Sample, orientation_source: str) -> Belief:
+    return Belief(ros_odometry(found.sample),
+                  orientation_source if found.orientation_stated else None, found.invalid)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +335,7 @@ class Validity:
 
         EKF2 publishes vehicle_local_position and vehicle_odometry in the same cycle, in
         either arrival order: flags at most ``max_age_ns`` away (before or after) are that
-        cycle's; farther away they say nothing, (True, True) (the importer's rule).
+        cycle's; farther away they say nothing, (True, True).
         """
         if abs(stamp_ns - self.stamp_ns) > max_age_ns:
             return True, True
@@ -199,47 +349,21 @@ def vehicle_odometry_sample(
     pose_frame: int, velocity_frame: int, position_valid: bool = True,
     velocity_valid: bool = True,
 ) -> Belief:
-    """A VehicleOdometry's fields as a belief, marked as PX4 marks it (the importer's rules).
+    """A VehicleOdometry's fields as a belief, marked as PX4 marks it (odometry_sample).
 
-    Rejected (Px4SampleRejected) only when it carries no belief: a position that is not
-    finite (NaN: PX4 states no position) or an attitude that is not, and when a frame cannot
-    be mapped (an FRD world frame of arbitrary heading, an unknown frame). Otherwise kept:
-    a NaN or negative position variance marks the position invalid; a NaN velocity or a NaN
-    or negative velocity variance marks the velocity invalid (published as 0, 0, 0);
-    ``position_valid``/``velocity_valid`` (PX4's flags of the same cycle's
-    vehicle_local_position) mark them too. The orientation variance is about the body FRD
-    axes (EKF2's getRotVarBody) and rotated into the world by the attitude; NaN, negative or
-    all zeros leave the orientation block all zeros (Ghost judges it UNKNOWN, never KNOWN).
-    A NaN body rate becomes 0 (not judged).
+    Rejected (Px4SampleRejected) when it carries no belief, and when a frame cannot be mapped
+    (an FRD world frame of arbitrary heading, an unknown frame: POSE_FRAMES, VELOCITY_FRAMES).
+    NaN, negative or all-zero orientation variances leave the orientation block all zeros
+    (Ghost judges it UNKNOWN, never KNOWN).
     """
-    q_wxyz = (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
-    if not _finite(*position):
-        raise Px4SampleRejected(NAN_POSITION)
-    if not _finite(*q_wxyz):
-        raise Px4SampleRejected('attitude quaternion not finite')
-    rotation = _body_orientation(q_wxyz, orientation_variance)
-    position_ok = _usable_variances(position_variance)
-    velocity_ok = _usable_variances(velocity_variance) and _finite(*velocity)
-    rates = tuple(float(v) for v in angular_velocity)
-    sample = px4.Px4Odometry(
-        position_ned=(float(position[0]), float(position[1]), float(position[2])),
-        q_wxyz=q_wxyz,
-        velocity=((float(velocity[0]), float(velocity[1]), float(velocity[2])) if velocity_ok
-                  else (0.0, 0.0, 0.0)),
-        velocity_frame=VELOCITY_FRAMES.get(int(velocity_frame), px4.Px4Frame.OTHER),
-        pose_covariance=px4.pose_covariance(
-            _diag(position_variance) if position_ok else _ZERO3, rotation),
-        velocity_covariance=_diag(velocity_variance) if velocity_ok else _ZERO3,
-        angular_velocity_frd=((rates[0], rates[1], rates[2]) if _finite(*rates)
-                              else (0.0, 0.0, 0.0)),
+    found = odometry_sample(
+        position=position, q=q, velocity=velocity, angular_velocity=angular_velocity,
+        position_variance=position_variance, orientation_variance=orientation_variance,
+        velocity_variance=velocity_variance,
         pose_frame=POSE_FRAMES.get(int(pose_frame), px4.Px4Frame.OTHER),
-        position_valid=position_valid and position_ok,
-        velocity_valid=velocity_valid and velocity_ok)
-    return _belief(sample, None if rotation is None else ORIENTATION_FROM_ODOMETRY, (
-        _why_invalid(position_valid, POSITION_FLAGGED_INVALID, position_ok,
-                     _POSITION_VARIANCE_UNKNOWN),
-        _why_invalid(velocity_valid, VELOCITY_FLAGGED_INVALID, velocity_ok,
-                     _VELOCITY_VARIANCE_UNKNOWN)))
+        velocity_frame=VELOCITY_FRAMES.get(int(velocity_frame), px4.Px4Frame.OTHER),
+        position_valid=position_valid, velocity_valid=velocity_valid)
+    return _belief(found, ORIENTATION_FROM_ODOMETRY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,9 +375,9 @@ class Attitude:
     """
 
     stamp_ns: int
-    q_wxyz: tuple[float, float, float, float]
-    angular_velocity_frd: px4.Vector3
-    orientation_variance: px4.Vector3 | None
+    q_wxyz: WxyzQuaternion
+    angular_velocity_frd: Vector3
+    orientation_variance: Vector3 | None
 
 
 def local_position_odometry(
@@ -262,49 +386,30 @@ def local_position_odometry(
     stamp_ns: int, attitude: Attitude | None, max_attitude_age_ns: int,
     tilt_var: float | None = None, heading_var: float | None = None,
 ) -> Belief:
-    """A VehicleLocalPosition with the latest attitude as a belief (the importer's rules).
+    """A VehicleLocalPosition with the latest attitude as a belief (local_position_sample).
 
     Rejected (Px4SampleRejected) only when it carries no belief: a position that is not
     finite, or no attitude at or before ``stamp_ns`` and at most ``max_attitude_age_ns``
-    older. Otherwise kept, and a block marked invalid where PX4 flags it (xy_valid/z_valid,
-    v_xy_valid/v_z_valid false) or states no usable accuracy (eph/epv, or the velocity or
-    evh/evv, not finite or negative; an invalid velocity is published as 0, 0, 0).
-    Position covariance diag(eph²/2, eph²/2, epv²), velocity diag(evh²/2, evh²/2, evv²)
-    (``px4_convert.horizontal_vertical_covariance``). The orientation uncertainty is the
-    sample's own ``tilt_var``/``heading_var`` when given and stated (PX4 1.15+; not both 0,
-    finite, non-negative), else the attitude's vehicle_odometry orientation variance (body
-    axes), else none (block all zeros: UNKNOWN).
+    older. Otherwise kept, its blocks marked as local_position_sample marks them. The
+    orientation uncertainty is the sample's own ``tilt_var``/``heading_var`` when given and
+    stated (PX4 1.15+; not both 0, finite, non-negative), else the attitude's vehicle_odometry
+    orientation variance (body axes), else none (block all zeros: UNKNOWN).
     """
-    if not _finite(x, y, z):
-        raise Px4SampleRejected(NAN_POSITION)
+    require_belief((x, y, z))
     if attitude is None or not 0 <= stamp_ns - attitude.stamp_ns <= max_attitude_age_ns:
         raise Px4SampleRejected(
             f'no vehicle_odometry attitude within {max_attitude_age_ns / 1e6:g} ms before')
-    position_valid = bool(xy_valid and z_valid)
-    velocity_valid = bool(v_xy_valid and v_z_valid)
-    position_ok = _usable_variances((eph, epv))
-    velocity_ok = _finite(vx, vy, vz) and _usable_variances((evh, evv))
     rotation = _tilt_heading(tilt_var, heading_var)
     source = ORIENTATION_FROM_TILT_HEADING
     if rotation is None:
-        rotation = _body_orientation(attitude.q_wxyz, attitude.orientation_variance)
+        rotation = body_orientation(attitude.q_wxyz, attitude.orientation_variance)
         source = ORIENTATION_FROM_ODOMETRY
-    sample = px4.Px4Odometry(
-        position_ned=(float(x), float(y), float(z)), q_wxyz=attitude.q_wxyz,
-        velocity=(float(vx), float(vy), float(vz)) if velocity_ok else (0.0, 0.0, 0.0),
-        velocity_frame=px4.Px4Frame.NED,
-        pose_covariance=px4.pose_covariance(
-            px4.horizontal_vertical_covariance(eph, epv) if position_ok else _ZERO3, rotation),
-        velocity_covariance=(px4.horizontal_vertical_covariance(evh, evv) if velocity_ok
-                             else _ZERO3),
-        angular_velocity_frd=attitude.angular_velocity_frd,
-        position_valid=position_valid and position_ok,
-        velocity_valid=velocity_valid and velocity_ok)
-    return _belief(sample, None if rotation is None else source, (
-        _why_invalid(position_valid, POSITION_FLAGGED_INVALID, position_ok,
-                     _POSITION_ACCURACY_UNKNOWN),
-        _why_invalid(velocity_valid, VELOCITY_FLAGGED_INVALID, velocity_ok,
-                     _VELOCITY_ACCURACY_UNKNOWN)))
+    found = local_position_sample(
+        x=x, y=y, z=z, vx=vx, vy=vy, vz=vz, eph=eph, epv=epv, evh=evh, evv=evv,
+        xy_valid=xy_valid, z_valid=z_valid, v_xy_valid=v_xy_valid, v_z_valid=v_z_valid,
+        q_wxyz=attitude.q_wxyz, angular_velocity_frd=attitude.angular_velocity_frd,
+        rotation=rotation)
+    return _belief(found, source)
 
 
 def origin_of(xy_global: bool, z_global: bool, ref_lat: float, ref_lon: float,
@@ -327,21 +432,22 @@ class Fix:
     """A GNSS fix as an observation: stamp (ns since PX4 boot), ENU position, 6x6 covariance."""
 
     stamp_ns: int
-    position: px4.Vector3
+    position: Vector3
     covariance: tuple[float, ...]
 
 
 def fix_observation(
     *, fix_type: int, lat_deg: float, lon_deg: float, alt_m: float, eph: float, epv: float,
     sample_ns: int, delay_ns: int, origin: tuple[px4.GeoOrigin, bool] | None,
-    height: px4.HeightReference,
+    height: px4.HeightReference, no_origin: str = NO_ORIGIN,
 ) -> Fix:
-    """A SensorGps fix in the EKF's local ENU frame (the importer's rules).
+    """A GNSS fix (SensorGps, or a logged GNSS sample) in the EKF's local ENU frame.
 
-    Rejected without a 3-D fix, with non-finite or non-positive eph/epv, a position off the
-    globe (``px4_convert.fix_problem``), a measurement time (sample time − ``delay_ns``) before
-    boot, or no EKF origin. The vertical axis is marked unmeasured (1e6 m²) unless the EKF's
-    height follows GNSS and the origin has ``z_global``.
+    Rejected, in this order, without a 3-D fix, with non-finite or non-positive eph/epv, a
+    position off the globe (``convert.fix_problem``), a measurement time (sample time −
+    ``delay_ns``) before boot (BEFORE_BOOT), or no EKF origin (``no_origin``: the reason, which
+    says where the origin comes from). The vertical axis is marked unmeasured (1e6 m²)
+    unless the EKF's height follows GNSS and the origin has ``z_global``.
     """
     problem = px4.fix_problem(int(fix_type), float(lat_deg), float(lon_deg), float(alt_m),
                               float(eph), float(epv))
@@ -349,10 +455,9 @@ def fix_observation(
         raise Px4SampleRejected(problem)
     stamp = sample_ns - delay_ns
     if stamp < 0:
-        raise Px4SampleRejected('measurement time before boot (timestamp < GNSS delay)')
+        raise Px4SampleRejected(BEFORE_BOOT)
     if origin is None:
-        raise Px4SampleRejected('no EKF origin (vehicle_local_position.xy_global false, '
-                                'invalid ref, or none received)')
+        raise Px4SampleRejected(no_origin)
     geo, z_global = origin
     position = px4.gnss_to_enu(geo, float(lat_deg), float(lon_deg), float(alt_m))
     covariance = px4.fix_covariance(float(eph), float(epv),

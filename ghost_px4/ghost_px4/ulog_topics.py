@@ -1,471 +1,66 @@
-"""Reading PX4 ULog flight logs: what the importer (ghost_import_ulog) and the log player share.
+"""The log player's messages from a PX4 ULog, and the px4_bridge parameters a log sets.
 
-Pure (no rclpy, no px4_msgs): the log is read with pyulog, and a message type is known only by
-its field names and rosidl types (``Msg.get_fields_and_field_types()``), given by the caller.
+Pure (no rclpy, no px4_msgs): a message type is known only by its field names and rosidl types
+(``Msg.get_fields_and_field_types()``), given by the caller.
 
-- ``load_ulog``: read a log, refusing what is not one, and say how it is damaged;
-- ``dataset``, ``stamps_ns``, ``Orientation``...: the importer's lookups (timestamps, the
-  attitude and its uncertainty at a stamp);
-- ``bridge_parameters``: the px4_bridge parameters a log's vehicle parameters set;
 - ``playback``: the messages the ``px4_log_player`` node publishes, as px4_msgs field values,
-  in log order; ``ulog_duration_s``: how much log time that is.
+  in log order; ``ulog_duration_s``: how much log time that is;
+- ``bridge_parameters``: the px4_bridge parameters a log's vehicle parameters set.
+
+Reading the log is ghost_px4.ulog_read's (``load_ulog``, ``dataset``...), the attitude and its
+uncertainty at a stamp ghost_px4.ulog_orientation's. ``UlogReadError``, ``load_ulog``,
+``dataset``, ``ns`` and ``px4_version_label`` are re-exported here for the callers that still
+import them from this module (the player node, ghost_run, ghost_px4.events, bench). One
+cohesive job, hence one module: what a played log gives the PX4 graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-import contextlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import heapq
-import io
 import math
 from pathlib import Path
 import re
-import struct
-from typing import Any, Self
+from typing import Any
 
 import numpy
 
 from ghost_px4 import convert as px4
+from ghost_px4.ulog_orientation import Orientation, ORIENTATION_TOPICS
+from ghost_px4.ulog_read import (
+    column,
+    dataset,
+    has,
+    load_ulog,
+    log_times_us,
+    ns,
+    px4_version_label,
+    stamps_ns,
+    UlogReadError,
+    validity_flags,
+)
 
 __all__ = [
-    'ATTITUDE_MAX_AGE_NS',
     'DERIVED_ODOMETRY',
-    'Damage',
-    'ESTIMATOR_STATUS_MAX_AGE_NS',
     'FieldValue',
     'LOG_SOURCES',
-    'ORIENTATION_TOPICS',
-    'MAX_TIME_NS',
-    'MAX_TIME_US',
-    'Orientation',
     'PLAYED_TOPICS',
     'PLAYER_LOADED_TOPICS',
     'Playback',
     'RENAMED_FIELDS',
-    'SOURCE_ODOMETRY_BODY',
-    'SOURCE_ODOMETRY_URT',
-    'SOURCE_STATES_QUATERNION',
-    'SOURCE_STATES_ROTATION',
-    'SOURCE_STATUS_QUATERNION',
-    'SOURCE_TILT_HEADING',
     'TopicPlay',
     'UlogReadError',
     'bridge_parameters',
     'bridge_parameters_of',
-    'column',
     'dataset',
     'describe_topic',
-    'finite',
-    'has',
-    'latest_at_or_before',
     'load_ulog',
-    'log_times_ns',
-    'log_times_us',
-    'nearest_within',
     'ns',
     'playback',
-    'px4_version',
     'px4_version_label',
-    'stamps_ns',
     'ulog_duration_s',
 ]
-
-_ULOG_MAGIC = b'ULog\x01\x12\x35'
-# ULog message types of the definitions section, and those that start the data section.
-_DEFINITION_TYPES = frozenset(b'BFIMPQ')
-_DATA_START_TYPES = frozenset(b'ALC')
-
-#: The attitude used for a belief is the latest vehicle_attitude at or before its stamp, at most
-#: this old (vehicle_attitude is logged at 25-100 Hz).
-ATTITUDE_MAX_AGE_NS = 100_000_000
-#: The attitude uncertainty is the estimator_status / estimator_states sample nearest the stamp,
-#: at most this far from it (``nearest_within``): they are logged at 1-5 Hz, the FMUv3 log has
-#: logger gaps of up to 1.4 s, and the variances change over seconds, so a sample 2 s away is
-#: still the EKF's claim.
-ESTIMATOR_STATUS_MAX_AGE_NS = 2_000_000_000
-
-
-class UlogReadError(ValueError):
-    """The log cannot be used; the message names the file and the problem."""
-
-
-# --- reading the log ---
-
-@dataclass(frozen=True, slots=True)
-class Damage:
-    """What is wrong with a log that pyulog still read."""
-
-    truncated_at_byte: int | None
-    file_size: int
-    corrupt: bool
-    pyulog_said: str
-
-
-def _incomplete_tail(data: bytes) -> int | None:
-    """Byte offset of a last message cut short by the end of the file, or None.
-
-    pyulog stops silently at a message longer than what is left of the file; it does not flag
-    it. Walking the message framing (16-byte file header, then uint16 size + uint8 type +
-    payload per message) finds it. A log cut exactly between two messages cannot be told from
-    a log that ended there.
-    """
-    offset = 16
-    size = len(data)
-    while offset < size:
-        if offset + 3 > size:
-            return offset
-        msg_size, = struct.unpack_from('<H', data, offset)
-        if offset + 3 + msg_size > size:
-            return offset
-        offset += 3 + msg_size
-    return None
-
-
-def _definitions_problem(data: bytes) -> str | None:
-    """Where the definitions section is corrupt in a way pyulog 1.3 cannot survive, or None.
-
-    pyulog's definitions reader steps back over a message it judges corrupt (unknown type with
-    type 0, size 0 or size > 10000) to resynchronise byte by byte; near the end of the file
-    that step goes backwards and never ends (random bytes after a valid header hang it).
-    Such a message before the data section means the definitions cannot be trusted anyway.
-    """
-    offset = 16
-    while offset + 3 <= len(data):
-        size, kind = struct.unpack_from('<HB', data, offset)
-        if kind in _DATA_START_TYPES:
-            return None
-        if kind not in _DEFINITION_TYPES and (kind == 0 or size == 0 or size > 10000):
-            return f'byte {offset}: unknown message type {kind} of {size} bytes'
-        offset += 3 + size
-    return None
-
-
-def load_ulog(path: Path, topics: Iterable[str]) -> tuple[Any, Damage]:
-    """Read the log at ``path``, with the data of ``topics`` only (none: parameters only).
-
-    ``UlogReadError`` (naming the file) for what cannot be read: missing, a directory, empty, not
-    a ULog, corrupt definitions, or a parse failure.
-    """
-    try:
-        if path.is_dir():
-            raise UlogReadError(f'{path}: is a directory, not a ULog file')
-        data = path.read_bytes()
-    except FileNotFoundError as err:
-        raise UlogReadError(f'{path}: no such file') from err
-    except OSError as err:
-        raise UlogReadError(f'{path}: cannot be read: {err.strerror or err}') from err
-    if not data:
-        raise UlogReadError(f'{path}: empty file, not a ULog log')
-    if len(data) < 16 or not data.startswith(_ULOG_MAGIC):
-        raise UlogReadError(f'{path}: not a ULog file (no ULog header: the file starts '
-                        f'with {data[:8]!r})')
-    problem = _definitions_problem(data)
-    if problem is not None:
-        raise UlogReadError(f'{path}: corrupt ULog definitions section ({problem}): the log '
-                        'cannot be read')
-    from pyulog import ULog  # type: ignore[import-untyped]
-    from pyulog.exceptions import ULogException  # type: ignore[import-untyped]
-
-    chatter = io.StringIO()
-    try:
-        # pyulog prints its findings on stdout; they are kept and reported as one warning.
-        with contextlib.redirect_stdout(chatter):
-            ulog = ULog(io.BytesIO(data), list(topics))
-    except ULogException as err:
-        raise UlogReadError(f'{path}: not a readable ULog file: {err}') from err
-    except (struct.error, ValueError, IndexError, KeyError, OverflowError, UnicodeError,
-            TypeError, MemoryError) as err:
-        raise UlogReadError(f'{path}: the ULog file cannot be parsed (corrupt): '
-                        f'{type(err).__name__}: {err}') from err
-    truncated = None if ulog.has_data_appended else _incomplete_tail(data)
-    said = ' '.join(chatter.getvalue().split())
-    return ulog, Damage(truncated, len(data), bool(ulog.file_corruption), said)
-
-
-def dataset(ulog: Any, name: str) -> dict[str, numpy.ndarray] | None:
-    """The columns of topic ``name`` (its first instance), or None when it is not logged."""
-    for item in ulog.data_list:
-        if item.name == name and item.multi_id == 0:
-            return dict(item.data)
-    return None
-
-
-# builtin_interfaces/Time has an int32 sec: a later PX4 time (us) can only be a corrupt one.
-MAX_TIME_US = (2**31 - 1) * 10**6
-MAX_TIME_NS = MAX_TIME_US * 1000
-
-
-def ns(values: numpy.ndarray) -> numpy.ndarray:
-    """PX4 microseconds (uint64) as int64 nanoseconds, capped at MAX_TIME_NS."""
-    micros = numpy.minimum(numpy.asarray(values, dtype=numpy.uint64), numpy.uint64(MAX_TIME_US))
-    return micros.astype(numpy.int64) * 1000
-
-
-def log_times_ns(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
-    """When PX4 logged each sample (its timestamp), in nanoseconds."""
-    return ns(data['timestamp'])
-
-
-def stamps_ns(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
-    """timestamp_sample when logged (the time the estimate refers to), else timestamp (ns)."""
-    sample = data.get('timestamp_sample')
-    if sample is not None and numpy.all(sample > 0):
-        return ns(sample)
-    return log_times_ns(data)
-
-
-def column(data: Mapping[str, numpy.ndarray], name: str) -> numpy.ndarray:
-    """A column as float64."""
-    return numpy.asarray(data[name], dtype=numpy.float64)
-
-
-def has(data: Mapping[str, numpy.ndarray], *names: str) -> bool:
-    """Whether every one of ``names`` is a column of ``data``."""
-    return all(name in data for name in names)
-
-
-def finite(*values: float) -> bool:
-    """Whether every value is finite."""
-    return all(math.isfinite(value) for value in values)
-
-
-def latest_at_or_before(times: numpy.ndarray, stamp: int, max_age: int) -> int | None:
-    """Index of the latest of the sorted ``times`` at or before ``stamp``, or None.
-
-    None also when that one is more than ``max_age`` older than ``stamp``.
-    """
-    index = int(numpy.searchsorted(times, stamp, side='right')) - 1
-    if index < 0 or stamp - int(times[index]) > max_age:
-        return None
-    return index
-
-
-#: The log topics the orientation uncertainty may come from (and the primary EKF instance).
-ORIENTATION_TOPICS = ('vehicle_attitude', 'estimator_status', 'estimator_states',
-                      'estimator_selector_status')
-#: Where a belief's orientation uncertainty was read (the importer's summary counts them).
-SOURCE_TILT_HEADING = 'vehicle_local_position.tilt_var/heading_var'
-SOURCE_STATES_ROTATION = 'estimator_states.covariances[0..2] (rotation error, PX4 1.15+)'
-SOURCE_STATES_QUATERNION = 'estimator_states.covariances[0..3] (quaternion, PX4 1.12-1.14)'
-SOURCE_STATUS_QUATERNION = 'estimator_status.covariances[0..3] (quaternion, PX4 up to 1.11)'
-SOURCE_ODOMETRY_BODY = 'vehicle_odometry.orientation_variance (body axes, PX4 1.14+)'
-SOURCE_ODOMETRY_URT = 'vehicle_odometry.pose_covariance (PX4 1.10-1.13)'
-
-
-def px4_version(ulog: Any) -> tuple[int, int, int] | None:
-    """(major, minor, patch) of the log's PX4 (``ver_sw_release``), or None when not stated.
-
-    ``ver_sw_release`` is 0xMMmmppTT (TT: 0 dev, 64 alpha, 128 beta, 192 rc, 255 release);
-    0 (or absent) means a build that does not say.
-    """
-    value = ulog.msg_info_dict.get('ver_sw_release')
-    if not isinstance(value, int) or value <= 0:
-        return None
-    major, minor, patch = value >> 24 & 0xFF, value >> 16 & 0xFF, value >> 8 & 0xFF
-    if major == 0 and minor == 0:
-        return None
-    return major, minor, patch
-
-
-_RELEASE_TYPES = {0: '-dev', 64: '-alpha', 128: '-beta', 192: '-rc', 255: ''}
-
-
-def px4_version_label(ulog: Any) -> str:
-    """'v1.14.0', 'v1.16.1-rc' (the type byte of ``ver_sw_release``), or 'version not stated'."""
-    version = px4_version(ulog)
-    if version is None:
-        return 'version not stated'
-    kind = int(ulog.msg_info_dict['ver_sw_release']) & 0xFF
-    return 'v{}.{}.{}'.format(*version) + _RELEASE_TYPES.get(kind, f'-type{kind}')
-
-
-def _instances(ulog: Any, name: str) -> dict[int, dict[str, numpy.ndarray]]:
-    return {item.multi_id: dict(item.data) for item in ulog.data_list if item.name == name}
-
-
-def nearest_within(times: numpy.ndarray, stamp: int, max_age: int) -> int | None:
-    """Index of the one of the sorted ``times`` nearest ``stamp``, if within ``max_age``.
-
-    For the estimator's variances: the logger samples estimator_status/estimator_states at
-    1-5 Hz (a logging profile, not the EKF's rate), and the variances they carry change over
-    seconds, so the nearest logged sample is the best estimate of the EKF's own at ``stamp``,
-    before or after it (the first beliefs of a log otherwise precede every sample).
-    """
-    index = int(numpy.searchsorted(times, stamp))
-    candidates = [i for i in (index - 1, index) if 0 <= i < len(times)]
-    if not candidates:
-        return None
-    best = min(candidates, key=lambda i: abs(int(times[i]) - stamp))
-    return best if abs(int(times[best]) - stamp) <= max_age else None
-
-
-@dataclass(slots=True)
-class _Instances:
-    """A multi-instance estimator topic (one dataset per EKF2 instance) and its stamps."""
-
-    data: dict[int, dict[str, numpy.ndarray]]
-    times: dict[int, numpy.ndarray]
-
-    @classmethod
-    def of(cls, ulog: Any, name: str, *columns: str) -> _Instances | None:
-        data = {k: v for k, v in _instances(ulog, name).items() if has(v, 'timestamp', *columns)}
-        if not data:
-            return None
-        return cls(data, {k: stamps_ns(v) for k, v in data.items()})
-
-
-@dataclass(slots=True)
-class Orientation:
-    """Attitude and its uncertainty, looked up per belief stamp, from every PX4 generation.
-
-    The uncertainty comes from the first of these that states it at the stamp (docs/real-data.md):
-    the local-position sample's own ``tilt_var``/``heading_var`` (PX4 1.15+; given by the
-    caller), ``estimator_states.covariances`` of the primary EKF2 instance (rotation-error
-    states from PX4 1.15, quaternion states before, chosen by the log's version, else by
-    ``n_states``), ``estimator_status.covariances`` (quaternion states, PX4 up to 1.11).
-    Every result is a rotation covariance about the NED axes.
-    """
-
-    attitude: dict[str, numpy.ndarray] | None
-    attitude_times: numpy.ndarray
-    status: _Instances | None
-    states: _Instances | None
-    states_rotation_error: bool
-    primary_times: numpy.ndarray
-    primary: numpy.ndarray
-
-    @classmethod
-    def of(cls, ulog: Any) -> Self:
-        """The log's attitude and uncertainty topics (read with ORIENTATION_TOPICS loaded)."""
-        attitude = dataset(ulog, 'vehicle_attitude')
-        status = _Instances.of(ulog, 'estimator_status', *(f'covariances[{i}]' for i in range(4)))
-        states = _Instances.of(ulog, 'estimator_states', *(f'covariances[{i}]' for i in range(4)))
-        version = px4_version(ulog)
-        if version is not None:
-            rotation_error = version >= (1, 15, 0)
-        else:  # no version: PX4 1.16+ logs 25 states (nominal quaternion + 21 + terrain)
-            rotation_error = states is not None and any(
-                int(numpy.max(d['n_states'])) >= 25 for d in states.data.values()
-                if 'n_states' in d and len(d['n_states']))
-        selector = dataset(ulog, 'estimator_selector_status')
-        empty = numpy.zeros(0, dtype=numpy.int64)
-        if selector is not None and has(selector, 'timestamp', 'primary_instance'):
-            primary_times = log_times_ns(selector)
-            primary = numpy.asarray(selector['primary_instance'], dtype=numpy.int64)
-        else:
-            primary_times, primary = empty, empty
-        return cls(attitude, stamps_ns(attitude) if attitude else empty, status, states,
-                   rotation_error, primary_times, primary)
-
-    def primary_instance(self, stamp_ns: int) -> int:
-        """The EKF2 instance PX4 had selected at ``stamp_ns`` (estimator_selector_status).
-
-        The latest selection at or before the stamp, else the first one logged; 0 without the
-        topic (a single EKF).
-        """
-        if len(self.primary) == 0:
-            return 0
-        index = int(numpy.searchsorted(self.primary_times, stamp_ns, side='right')) - 1
-        return int(self.primary[max(index, 0)])
-
-    def quaternion(self, stamp_ns: int) -> tuple[tuple[float, ...], px4.Vector3] | None:
-        """PX4 q [w, x, y, z] and body rates (FRD) of the latest attitude, or None."""
-        if self.attitude is None:
-            return None
-        index = latest_at_or_before(self.attitude_times, stamp_ns, ATTITUDE_MAX_AGE_NS)
-        if index is None:
-            return None
-        a = self.attitude
-        q = tuple(float(a[f'q[{i}]'][index]) for i in range(4))
-        rates: px4.Vector3 = (0.0, 0.0, 0.0)
-        if has(a, 'rollspeed', 'pitchspeed', 'yawspeed'):
-            logged = (float(a['rollspeed'][index]), float(a['pitchspeed'][index]),
-                      float(a['yawspeed'][index]))
-            if finite(*logged):  # the rates are not judged: a NaN one is simply not carried
-                rates = logged
-        return q, rates
-
-    def covariance(self, stamp_ns: int, q_wxyz: Sequence[float],
-                   tilt_heading: tuple[float, float] | None = None
-                   ) -> tuple[px4.Matrix3, str] | str:
-        """(rotation covariance about NED, its source), or why no source states one.
-
-        ``tilt_heading``: the belief sample's own ``tilt_var``/``heading_var`` when its topic
-        logs them (tried first).
-        """
-        why: list[str] = []
-        if tilt_heading is not None:
-            try:
-                cov = px4.tilt_heading_covariance_ned(*tilt_heading)
-            except ValueError:
-                cov, reason = None, 'tilt_var/heading_var not finite or negative'
-            else:
-                reason = 'tilt_var/heading_var both 0 (EKF not initialised)'
-            if cov is not None:
-                return cov, SOURCE_TILT_HEADING
-            why.append(reason)
-        for found in (self._from_states(stamp_ns, q_wxyz), self._from_status(stamp_ns, q_wxyz)):
-            if isinstance(found, tuple):
-                return found
-            if found:
-                why.append(found)
-        if not why:
-            return 'no orientation uncertainty is logged (estimator_status.covariances, '\
-                   'estimator_states, tilt_var/heading_var)'
-        return '; '.join(why)
-
-    def _lookup(self, topic: _Instances | None, stamp_ns: int
-                ) -> tuple[dict[str, numpy.ndarray], int] | str:
-        assert topic is not None
-        instance = self.primary_instance(stamp_ns)
-        data = topic.data.get(instance)
-        if data is None:
-            return f'primary EKF2 instance {instance} not logged'
-        index = nearest_within(topic.times[instance], stamp_ns, ESTIMATOR_STATUS_MAX_AGE_NS)
-        if index is None:
-            return f'none within {ESTIMATOR_STATUS_MAX_AGE_NS // 10**9} s'
-        return data, index
-
-    def _from_states(self, stamp_ns: int, q_wxyz: Sequence[float]
-                     ) -> tuple[px4.Matrix3, str] | str:
-        if self.states is None:
-            return ''
-        found = self._lookup(self.states, stamp_ns)
-        if isinstance(found, str):
-            return f'estimator_states: {found}'
-        data, index = found
-        try:
-            if self.states_rotation_error:
-                cov = px4.rotation_error_covariance_ned(
-                    [float(data[f'covariances[{i}]'][index]) for i in range(3)])
-                source = SOURCE_STATES_ROTATION
-            else:
-                cov = px4.attitude_covariance_ned(
-                    q_wxyz, [float(data[f'covariances[{i}]'][index]) for i in range(4)])
-                source = SOURCE_STATES_QUATERNION
-        except ValueError:
-            return 'estimator_states: variances not finite or negative'
-        if cov is None:
-            return 'estimator_states: variances all zero (EKF not initialised)'
-        return cov, source
-
-    def _from_status(self, stamp_ns: int, q_wxyz: Sequence[float]
-                     ) -> tuple[px4.Matrix3, str] | str:
-        if self.status is None:
-            return ''
-        found = self._lookup(self.status, stamp_ns)
-        if isinstance(found, str):
-            return f'estimator_status: {found}'
-        data, index = found
-        try:
-            cov = px4.attitude_covariance_ned(
-                q_wxyz, [float(data[f'covariances[{i}]'][index]) for i in range(4)])
-        except ValueError:
-            return 'estimator_status: quaternion variances not finite or negative'
-        if cov is None:
-            return 'estimator_status: quaternion variances all zero (EKF not initialised)'
-        return cov, SOURCE_STATUS_QUATERNION
 
 
 # --- the px4_bridge parameters a log states ---
@@ -671,11 +266,6 @@ def _topic_columns(topic: str, data: Mapping[str, numpy.ndarray],
                      tuple(refused))
 
 
-def log_times_us(data: Mapping[str, numpy.ndarray]) -> numpy.ndarray:
-    """The ``timestamp`` column (us since PX4 boot) as uint64."""
-    return numpy.asarray(data['timestamp'], dtype=numpy.uint64)
-
-
 def _old_odometry(data: Mapping[str, numpy.ndarray]) -> dict[str, list[numpy.ndarray]]:
     """A PX4 1.10-1.13 vehicle_odometry's columns in the px4_msgs release/1.17 layout.
 
@@ -717,9 +307,7 @@ def _derived_odometry(local: Mapping[str, numpy.ndarray],
     """A vehicle_odometry per vehicle_local_position sample, as log columns (see ``playback``)."""
     n = len(local['timestamp'])
     nan = numpy.full(n, numpy.nan)
-    ones = numpy.ones(n, dtype=bool)
-    flag = {name: (local[name] != 0) if name in local else ones
-            for name in ('xy_valid', 'z_valid', 'v_xy_valid', 'v_z_valid')}
+    flag = validity_flags(local)
     invalid = {'position_variance': ~(flag['xy_valid'] & flag['z_valid']),
                'velocity_variance': ~(flag['v_xy_valid'] & flag['v_z_valid'])}
     out: dict[str, numpy.ndarray] = {'timestamp': local['timestamp'],
@@ -762,6 +350,69 @@ def _derived_odometry(local: Mapping[str, numpy.ndarray],
     return out
 
 
+def _topic_play(ulog: Any, topic: str, message_fields: Mapping[str, str],
+                orientation: Orientation, derive_odometry: bool, name: str) -> TopicPlay | None:
+    """One played topic from its log source, or derived (see ``playback``); None without."""
+    source = next((s for s in LOG_SOURCES[topic] if dataset(ulog, s) is not None), None)
+    data = dataset(ulog, source) if source is not None else None
+    special: dict[str, list[numpy.ndarray]] = {}
+    if data is None and topic == 'vehicle_odometry' and derive_odometry:
+        local = dataset(ulog, 'vehicle_local_position')
+        if local is not None and has(local, 'x', 'y', 'z', 'vx', 'vy', 'vz'):
+            data, source = _derived_odometry(local, orientation), DERIVED_ODOMETRY
+    elif (data is not None and topic == 'vehicle_odometry' and 'x' in data
+          and 'position[0]' not in data):
+        special = _old_odometry(data)
+    if data is None or source is None:
+        return None
+    if 'timestamp' not in data:
+        raise UlogReadError(f'{name}: {source} has no timestamp field')
+    play = _topic_columns(topic, data, message_fields, special)
+    play.source = source
+    return play
+
+
+def _played_topics(ulog: Any, message_fields: Mapping[str, Mapping[str, str]],
+                   derive_odometry: bool, name: str
+                   ) -> tuple[dict[str, TopicPlay], tuple[str, ...]]:
+    """The played topics the log has (PLAYED_TOPICS order), and those it has not.
+
+    ``UlogReadError`` when it has no position topic.
+    """
+    topics: dict[str, TopicPlay] = {}
+    absent = []
+    orientation = Orientation.of(ulog)
+    for topic in PLAYED_TOPICS:
+        play = _topic_play(ulog, topic, message_fields[topic], orientation, derive_odometry,
+                           name)
+        if play is None:
+            absent.append(topic)
+        else:
+            topics[topic] = play
+    if 'vehicle_odometry' not in topics and 'vehicle_local_position' not in topics:
+        raise UlogReadError(f'{name}: neither vehicle_odometry nor vehicle_local_position is '
+                            'logged: there is no position to play')
+    return topics, tuple(absent)
+
+
+def _log_order(topics: Mapping[str, TopicPlay], start_us: int,
+               end_us: int | None) -> list[tuple[int, str, int]]:
+    """(timestamp_us, topic, row) of every message in the window [start_us, end_us).
+
+    Each topic in its own logged order; across topics by timestamp, then PLAYED_TOPICS
+    order (a derived odometry before the local position it comes from).
+    """
+    ranks = {topic: rank for rank, topic in enumerate(PLAYED_TOPICS)}
+
+    def rows(topic: str) -> list[tuple[int, int, str, int]]:
+        times = topics[topic].timestamps_us.tolist()
+        return [(t, ranks[topic], topic, row) for row, t in enumerate(times)
+                if t >= start_us and (end_us is None or t < end_us)]
+
+    return [(t, topic, row) for t, _, topic, row in heapq.merge(
+        *(rows(topic) for topic in topics), key=lambda item: (item[0], item[1]))]
+
+
 def playback(ulog: Any, message_fields: Mapping[str, Mapping[str, str]], *,
              start_s: float = 0.0, duration_s: float = 0.0,
              derive_odometry: bool = True,
@@ -789,53 +440,18 @@ def playback(ulog: Any, message_fields: Mapping[str, Mapping[str, str]], *,
     has no position topic (neither vehicle_odometry nor vehicle_local_position) or the window
     holds no message; ``name`` names the log in that message.
     """
-    topics: dict[str, TopicPlay] = {}
-    absent = []
-    orientation = Orientation.of(ulog)
-    for topic in PLAYED_TOPICS:
-        source = next((s for s in LOG_SOURCES[topic] if dataset(ulog, s) is not None), None)
-        data = dataset(ulog, source) if source is not None else None
-        special: dict[str, list[numpy.ndarray]] = {}
-        if data is None and topic == 'vehicle_odometry' and derive_odometry:
-            local = dataset(ulog, 'vehicle_local_position')
-            if local is not None and has(local, 'x', 'y', 'z', 'vx', 'vy', 'vz'):
-                data, source = _derived_odometry(local, orientation), DERIVED_ODOMETRY
-        elif (data is not None and topic == 'vehicle_odometry' and 'x' in data
-              and 'position[0]' not in data):
-            special = _old_odometry(data)
-        if data is None or source is None:
-            absent.append(topic)
-            continue
-        if 'timestamp' not in data:
-            raise UlogReadError(f'{name}: {source} has no timestamp field')
-        play = _topic_columns(topic, data, message_fields[topic], special)
-        play.source = source
-        topics[topic] = play
-    if 'vehicle_odometry' not in topics and 'vehicle_local_position' not in topics:
-        raise UlogReadError(f'{name}: neither vehicle_odometry nor vehicle_local_position is '
-                        'logged: there is no position to play')
+    topics, absent = _played_topics(ulog, message_fields, derive_odometry, name)
     log_start = int(ulog.start_timestamp)
     start_us = log_start + int(round(start_s * 1e6))
     end_us = start_us + int(round(duration_s * 1e6)) if duration_s > 0 else None
-
-    # Each topic in its own logged order; across topics by timestamp, then PLAYED_TOPICS
-    # order (a derived odometry before the local position it comes from).
-    ranks = {topic: rank for rank, topic in enumerate(PLAYED_TOPICS)}
-
-    def rows(topic: str) -> list[tuple[int, int, str, int]]:
-        times = topics[topic].timestamps_us.tolist()
-        return [(t, ranks[topic], topic, row) for row, t in enumerate(times)
-                if t >= start_us and (end_us is None or t < end_us)]
-
-    order = [(t, topic, row) for t, _, topic, row in heapq.merge(
-        *(rows(topic) for topic in topics), key=lambda item: (item[0], item[1]))]
+    order = _log_order(topics, start_us, end_us)
     last = int(ulog.last_timestamp)
     if not order:
         window = f'{start_s:g} .. {"end" if end_us is None else f"{start_s + duration_s:g}"} s'
         raise UlogReadError(f'{name}: no message of {", ".join(topics)} in the window {window} '
-                        f'of the log (it spans {(last - log_start) / 1e6:.1f} s)')
+                            f'of the log (it spans {(last - log_start) / 1e6:.1f} s)')
     return Playback(topics, order, log_start, last, start_us,
-                    end_us if end_us is not None else last, tuple(absent))
+                    end_us if end_us is not None else last, absent)
 
 
 def ulog_duration_s(log: Path | str) -> float:

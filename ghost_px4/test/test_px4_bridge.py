@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from ghost_nodes.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
+from ghost.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
 from ghost_px4 import convert as px4
 from ghost_px4 import live
 from ghost_px4.errors import Px4SampleRejected
@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 CONFIG = HERE.parents[1] / 'config'
 BRIDGE = HERE.parents[1] / 'install' / 'ghost_px4' / 'lib' / 'ghost_px4' / 'px4_bridge'
 GHOST_RUN = [sys.executable, '-c',
-             'import sys; from ghost_nodes.run import main; sys.exit(main())']
+             'import sys; from ghost.run import main; sys.exit(main())']
 FEED = HERE / 'px4_feed.py'
 NAN = float('nan')
 S45 = math.sqrt(0.5)

@@ -20,10 +20,10 @@ from test_ulog_import import (
     write,
 )
 
+from ghost.replay import main as replay_main
 from ghost_core.assessment import assess_belief_sample
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.samples import BeliefSample
-from ghost_nodes.replay import main as replay_main
 from ghost_px4 import convert as px4
 
 KNOWN, UNKNOWN = SelfAssessmentLevel.KNOWN, SelfAssessmentLevel.UNKNOWN
@@ -32,7 +32,7 @@ EAST = px4_q_from_euler(0.0, 0.0, 90 * DEG)
 
 
 def _diagonal(m: px4.Matrix3) -> list[float]:
-    return [m[0][0], m[1][1], m[2][2]]
+    return [m[0], m[4], m[8]]
 
 
 # --- the conversions, against hand-computed cases ---
@@ -40,7 +40,7 @@ def _diagonal(m: px4.Matrix3) -> list[float]:
 def test_rotation_error_states_are_ned_variances() -> None:
     """PX4 1.15+: covariances[0..2] are variances about N, E, D: the diagonal as it is."""
     cov = px4.rotation_error_covariance_ned((1e-4, 2e-4, 3e-4))
-    assert cov == ((1e-4, 0.0, 0.0), (0.0, 2e-4, 0.0), (0.0, 0.0, 3e-4))
+    assert cov == (1e-4, 0.0, 0.0, 0.0, 2e-4, 0.0, 0.0, 0.0, 3e-4)
     assert px4.rotation_error_covariance_ned((0.0, 0.0, 0.0)) is None
     with pytest.raises(ValueError):
         px4.rotation_error_covariance_ned((1e-4, math.nan, 0.0))
@@ -191,7 +191,7 @@ def test_v1_14_quaternion_states(tmp_path: Path) -> None:
     assert 'estimator_states.covariances[0..3] (quaternion' in out
     expected = px4.attitude_covariance_ned(EAST, variances)
     assert expected is not None
-    assert enu == pytest.approx([expected[1][1], expected[0][0], expected[2][2]], rel=1e-4)
+    assert enu == pytest.approx([expected[4], expected[0], expected[8]], rel=1e-4)
 
 
 def test_the_primary_ekf_instance_is_used(tmp_path: Path) -> None:

@@ -407,7 +407,7 @@ def test_player_into_px4_bridge_makes_the_importers_beliefs(tmp_path, processes,
             assert list(body_velocity.flat) == [math.inf, 0, 0, 0, math.inf, 0, 0, 0, math.inf]
             continue
         # The bridge's twist is in the body (REP 105); the importer's sample is in the world.
-        rotation = numpy.array(px4.rotation_matrix(nav['orientation']))
+        rotation = numpy.array(px4.rotation_matrix(nav['orientation'])).reshape(3, 3)
         velocity = rotation @ numpy.array(nav['linear'])
         assert velocity.tolist() == pytest.approx(list(want.velocity), rel=1e-5, abs=1e-6)
         world = rotation @ body_velocity @ rotation.T

@@ -69,7 +69,7 @@ def approx3(a: Sequence[float], b: Sequence[float], tol: float = 1e-9) -> bool:
 
 
 def diag(values: Sequence[float]) -> px4.Matrix3:
-    return ((values[0], 0.0, 0.0), (0.0, values[1], 0.0), (0.0, 0.0, values[2]))
+    return (values[0], 0.0, 0.0, 0.0, values[1], 0.0, 0.0, 0.0, values[2])
 
 
 def pose36(position: Sequence[float], rotation: Sequence[float]) -> tuple[float, ...]:
@@ -120,7 +120,7 @@ def test_quaternion_conversion_is_p_r_f(q: list[float]) -> None:
                  for j in range(3)] for i in range(3)]
     got = px4.rotation_matrix(px4.px4_quaternion_to_ros(q))
     for i in range(3):
-        assert approx3(got[i], expected[i], 1e-9)
+        assert approx3(got[3 * i:3 * i + 3], expected[i], 1e-9)
 
 
 def test_bad_quaternion_is_refused() -> None:
@@ -140,7 +140,7 @@ def test_twist_is_in_the_child_frame() -> None:
     v_body, cov = px4.world_to_body((5.0, 0.0, 0.0), q_north, diag((1.0, 4.0, 9.0)))
     assert approx3(v_body, (0.0, -5.0, 0.0))
     # The body x axis points north (ENU y): the covariance follows, R^T cov R.
-    assert approx3([cov[0][0], cov[1][1], cov[2][2]], (4.0, 1.0, 9.0))
+    assert approx3([cov[0], cov[4], cov[8]], (4.0, 1.0, 9.0))
 
 
 # --- covariances ---
@@ -148,13 +148,13 @@ def test_twist_is_in_the_child_frame() -> None:
 def test_eph_epv_become_per_axis_variances() -> None:
     """PX4's eph = sqrt(sn² + se²) splits in half per horizontal axis; epv is sigma down."""
     cov = px4.horizontal_vertical_covariance(0.5, 0.3)
-    assert approx3([cov[0][0], cov[1][1], cov[2][2]], (0.125, 0.125, 0.09))
-    assert cov[0][1] == cov[0][2] == cov[1][2] == 0.0
+    assert approx3([cov[0], cov[4], cov[8]], (0.125, 0.125, 0.09))
+    assert cov[1] == cov[2] == cov[5] == 0.0
     measured = px4.fix_covariance(0.5, 0.3, vertical_measured=True)
     unmeasured = px4.fix_covariance(0.5, 0.3, vertical_measured=False)
-    assert measured[2][2] == pytest.approx(0.09)
-    assert unmeasured[2][2] == px4.UNMEASURED_VARIANCE_M2 == 1e6
-    assert unmeasured[0][0] == pytest.approx(0.125)
+    assert measured[8] == pytest.approx(0.09)
+    assert unmeasured[8] == px4.UNMEASURED_VARIANCE_M2 == 1e6
+    assert unmeasured[0] == pytest.approx(0.125)
     obs = px4.observation_pose_covariance(unmeasured)
     assert [obs[k] for k in (0, 7, 14, 21, 28, 35)] == pytest.approx(
         [0.125, 0.125, 1e6, 1e6, 1e6, 1e6])
@@ -172,8 +172,8 @@ def test_attitude_variances_near_identity_are_four_times_the_vector_part() -> No
     """Level, facing north: var(theta_i) = 4 var(q_i) (the EKF2 small-angle relation)."""
     cov = px4.attitude_covariance_ned((1.0, 0.0, 0.0, 0.0), (0.0, 1e-5, 2e-5, 5e-5))
     assert cov is not None
-    assert [cov[0][0], cov[1][1], cov[2][2]] == pytest.approx([4e-5, 8e-5, 2e-4], rel=1e-9)
-    assert cov[0][1] == cov[0][2] == cov[1][2] == 0.0
+    assert [cov[0], cov[4], cov[8]] == pytest.approx([4e-5, 8e-5, 2e-4], rel=1e-9)
+    assert cov[1] == cov[2] == cov[5] == 0.0
 
 
 def quaternion_variances(q_wxyz: Sequence[float], sigma2: Sequence[float]) -> list[float]:
@@ -193,7 +193,7 @@ def test_attitude_variances_recover_a_diagonal_covariance(
     variances = quaternion_variances(q, sigma2)
     cov = px4.attitude_covariance_ned(q, variances)
     assert cov is not None
-    got = [cov[0][0], cov[1][1], cov[2][2]]
+    got = [cov[0], cov[4], cov[8]]
     assert min(got) >= 0.0
     assert sum(got) == pytest.approx(sum(sigma2), rel=1e-6)
     # Yaw is always identifiable; roll and pitch swap places with the heading.
@@ -205,7 +205,7 @@ def test_attitude_variances_at_an_undetermined_heading_split_evenly() -> None:
     q = px4_q_from_euler(0.0, 0.0, 90 * DEG)
     cov = px4.attitude_covariance_ned(q, quaternion_variances(q, (1e-4, 3e-4, 5e-4)))
     assert cov is not None
-    assert [cov[0][0], cov[1][1], cov[2][2]] == pytest.approx([2e-4, 2e-4, 5e-4], rel=1e-6)
+    assert [cov[0], cov[4], cov[8]] == pytest.approx([2e-4, 2e-4, 5e-4], rel=1e-6)
 
 
 @pytest.mark.parametrize('yaw_deg', [0.0, 37.0, 90.0, 180.0, -135.0])
@@ -217,9 +217,9 @@ def test_a_yaw_error_stays_on_the_yaw_axis_at_any_heading(yaw_deg: float) -> Non
     variances = (math.sin(half) ** 2 * sigma2 / 4, 0.0, 0.0, math.cos(half) ** 2 * sigma2 / 4)
     cov = px4.attitude_covariance_ned(px4_q_from_euler(0.0, 0.0, yaw_deg * DEG), variances)
     assert cov is not None
-    assert cov[2][2] == pytest.approx(sigma2, rel=1e-9)
-    assert cov[0][0] == pytest.approx(0.0, abs=1e-15)
-    assert cov[1][1] == pytest.approx(0.0, abs=1e-15)
+    assert cov[8] == pytest.approx(sigma2, rel=1e-9)
+    assert cov[0] == pytest.approx(0.0, abs=1e-15)
+    assert cov[4] == pytest.approx(0.0, abs=1e-15)
 
 
 def test_attitude_variances_without_information() -> None:

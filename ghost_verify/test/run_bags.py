@@ -173,7 +173,7 @@ def write_run_bag(path: Path, written: Iterable[Written], config: dict[str, Any]
 
 
 def run_config(config: PipelineConfig, topic_prefix: str = '') -> dict[str, Any]:
-    """The run configuration the recorder writes (ghost_nodes.bringup's run_config)."""
+    """The run configuration the recorder writes (ghost.bringup's run_config)."""
     document: dict[str, Any] = json.loads(json.dumps(config.to_dict()))
     document['input_topics'] = {'state': topic_prefix + STATE[0],
                                 'observations': topic_prefix + OBSERVATIONS[0]}

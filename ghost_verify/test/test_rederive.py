@@ -4,7 +4,7 @@ The bags are runs of the real pure pipeline (ghost_core.rederive.Replay), record
 recorder records them (inputs, Ghost messages, manifest.json with the run configuration);
 the lying ones substitute one component and keep every hash, history and policy consistent,
 so that only the re-derivation can tell. The real-DDS runs are in
-ghost_nodes/test/test_replay_live.py.
+ghost/test/test_replay_live.py.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ client maps them onto its boot-time clock with its time synchronisation. A missi
 non-zero ``timestamp`` is kept.
 
 px4_msgs is imported when a px4-mode node starts, not with this module, so the parameter page
-(``ghost_nodes.param_docs``) renders and twist mode runs without a PX4 workspace.
+(``ghost.param_docs``) renders and twist mode runs without a PX4 workspace.
 """
 
 from dataclasses import dataclass

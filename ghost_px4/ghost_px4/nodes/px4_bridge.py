@@ -14,7 +14,7 @@ and a default: with an older px4_msgs that lacks them the orientation uncertaint
 vehicle_odometry's ``orientation_variance`` instead.
 
 px4_msgs is imported when the node starts, not with this module, so that the parameter page
-(``ghost_nodes.param_docs``) renders without a PX4 workspace.
+(``ghost.param_docs``) renders without a PX4 workspace.
 """
 
 from collections import Counter

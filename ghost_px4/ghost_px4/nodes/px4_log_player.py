@@ -24,7 +24,7 @@ The px4_bridge parameters the log's vehicle parameters set (EKF2_HGT_REF / EKF2_
 EKF2_GPS_DELAY) are logged at start-up; ``ghost_px4.ulog_topics.bridge_parameters`` returns them.
 
 px4_msgs is imported when the node starts, not with this module, so that the parameter page
-(``ghost_nodes.param_docs``) renders without a PX4 workspace.
+(``ghost.param_docs``) renders without a PX4 workspace.
 """
 
 from pathlib import Path

@@ -15,8 +15,8 @@ from graph_runs import GHOST_RUN
 import pytest
 import yaml
 
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions
-from ghost_nodes.isolation import (
+from ghost.bringup import closed_loop_graph, GraphOptions
+from ghost.isolation import (
     bound_udp_ports,
     candidate_domains,
     claim_free_domain,

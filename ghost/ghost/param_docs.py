@@ -3,7 +3,7 @@
 The tables are data (``ghost_nodes.node_parameters``, ``ghost_px4.node_parameters``): no
 node module, and so no rclpy, is imported.
 
-python -m ghost_nodes.param_docs > docs/parameters.md
+python -m ghost.param_docs > docs/parameters.md
 """
 
 import math
@@ -22,7 +22,7 @@ NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 
 _HEADER = """\
 # Node parameters
 
-Generated from the nodes' declarations by `python -m ghost_nodes.param_docs`
+Generated from the nodes' declarations by `python -m ghost.param_docs`
 (a test checks this page is current). Defaults below are the declared ones; `config/ghost.yaml`
 sets the values the graph runs with, and `config/scenarios/<name>.yaml` overrides them per
 scenario. Every value is validated at start-up (the node exits with one line naming the

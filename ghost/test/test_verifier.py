@@ -5,9 +5,9 @@ import sys
 
 from input_bags import write_input_bag
 
+from ghost import verifier
+from ghost.replay import main as replay_main
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes import verifier
-from ghost_nodes.replay import main as replay_main
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 

@@ -26,11 +26,11 @@ from ghost_core.scenarios import generate_scenario
 from ghost_verify.bag import GhostBag
 
 if TYPE_CHECKING:
-    from ghost_nodes.launcher import GraphProcesses
+    from ghost.launcher import GraphProcesses
 
 FEED = str(Path(__file__).with_name('feed.py'))
 GHOST_RUN = [sys.executable, '-c',
-             'import sys; from ghost_nodes.run import main; sys.exit(main())']
+             'import sys; from ghost.run import main; sys.exit(main())']
 
 
 def run_main_job(scenario: str, run_dir: Path, env: dict[str, str],
@@ -203,10 +203,16 @@ def wait_recorded(bag: Path, want: Mapping[str, int], timeout: float = 30.0,
     return counts
 
 
-def every_cycle(cycles: int, namespace: str = '') -> dict[str, int]:
-    """``cycles`` messages on each Ghost topic (one per cycle each), in ``namespace``."""
+#: The Ghost topics with exactly one message per cycle, whatever the belief: /predictions has
+#: none for a belief without a usable position (non-finite, or flagged invalid by PX4).
+PER_CYCLE_TOPICS = tuple(topic for topic in GHOST_TOPICS if topic != '/predictions')
+
+
+def every_cycle(cycles: int, namespace: str = '',
+                topics: Sequence[str] = tuple(GHOST_TOPICS)) -> dict[str, int]:
+    """``cycles`` messages on each of ``topics`` (one per cycle each), in ``namespace``."""
     prefix = f'/{namespace.strip("/")}' if namespace.strip('/') else ''
-    return {f'{prefix}{topic}': cycles for topic in GHOST_TOPICS}
+    return {f'{prefix}{topic}': cycles for topic in topics}
 
 
 def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],
@@ -217,8 +223,8 @@ def run_fed_graph(tmp_path: Path, env: dict[str, str], cycles: list[dict],
     topics, at 10 Hz once the graph has matched; the graph is then stopped. Returns the bag and
     every process's exit code.
     """
-    from ghost_nodes.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
-    from ghost_nodes.launcher import GraphProcesses
+    from ghost.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
+    from ghost.launcher import GraphProcesses
 
     remaps = remaps or {}
     bag = tmp_path / 'bag'

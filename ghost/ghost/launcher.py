@@ -1,7 +1,7 @@
 """Start the closed-loop graph as separate processes without ROS 2's launch tools.
 
 This is the no-ROS twin of launch/closed_loop.launch.py: both take their processes from
-``ghost_nodes.bringup.closed_loop_graph``. Each node runs as its own process (the executable
+``ghost.bringup.closed_loop_graph``. Each node runs as its own process (the executable
 colcon installed under lib/ghost_nodes), in its own session so the whole graph can be stopped.
 """
 
@@ -14,8 +14,8 @@ import subprocess
 import time
 from typing import Any, IO
 
+from ghost.bringup import NodeSpec, overrides_yaml, ros_arguments
 from ghost_core.graph import AGENT_PROCESS, IN_PROCESS_NODES
-from ghost_nodes.bringup import NodeSpec, overrides_yaml, ros_arguments
 
 __all__ = ['GraphProcesses', 'executable_path', 'signal_group', 'stop_groups']
 

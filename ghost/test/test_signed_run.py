@@ -20,10 +20,10 @@ from graph_runs import GHOST_RUN
 from mcap.reader import make_reader
 import pytest
 
+from ghost.bringup import closed_loop_graph, GraphOptions
+from ghost.launcher import GraphProcesses
 from ghost_bag.manifest import load_private_key, MANIFEST_NAME
 from ghost_core.graph import GHOST_TOPICS, INPUT_TOPICS
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions
-from ghost_nodes.launcher import GraphProcesses
 
 # A module-scoped ghost_run on a domain of its own (module_ros_env); the others: ros_env.
 pytestmark = pytest.mark.dds

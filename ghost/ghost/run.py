@@ -21,6 +21,10 @@ import sys
 import time
 from typing import Any
 
+from ghost.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
+from ghost.isolation import ClaimedDomain, DomainClaimError
+from ghost.launcher import GraphProcesses
+from ghost.verifier import verify_bag
 from ghost_core.graph import (
     AGENT_SETTINGS,
     GATE_MODES,
@@ -30,10 +34,6 @@ from ghost_core.graph import (
     SCENARIOS,
     topic_in_namespace,
 )
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
-from ghost_nodes.isolation import ClaimedDomain, DomainClaimError
-from ghost_nodes.launcher import GraphProcesses
-from ghost_nodes.verifier import verify_bag
 
 __all__ = ['main']
 
@@ -247,7 +247,7 @@ def _isolate(env: dict[str, str], namespace: str) -> ClaimedDomain | None:
     return None, and warn on stderr if Ghost nodes already publish on it. ``ValueError`` for
     an id that is not an integer in 0..232.
     """
-    from ghost_nodes import isolation
+    from ghost import isolation
 
     discovery = env['ROS_AUTOMATIC_DISCOVERY_RANGE']
     chosen = env.get('ROS_DOMAIN_ID', '').strip()

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 import sys
 
+from ghost.verifier import verify_bag
 from ghost_bag.recorded_inputs import InputBagError, OBSERVATION_TYPE, read_inputs, STATE_TYPE
 from ghost_core.errors import GhostError
 from ghost_core.graph import GHOST_TOPICS
@@ -31,7 +32,6 @@ from ghost_core.rederive import Replay, TimedInput, trace_contracts, TYPE_NAMES
 from ghost_core.summary import judgement_of, JudgementSummary, summarize_judgement
 from ghost_core.wire import to_msg_dict
 from ghost_nodes.agent_config import pipeline_config_from_files
-from ghost_nodes.verifier import verify_bag
 
 __all__ = ['ReplayResult', 'default_params_files', 'main', 'replay_bag']
 

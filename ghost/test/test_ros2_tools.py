@@ -21,8 +21,8 @@ from graph_runs import every_cycle, wait_recorded
 import pytest
 import yaml
 
+from ghost.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.bringup import closed_loop_graph, expected_subscribers, GraphOptions, Source
 
 pytestmark = pytest.mark.ros2_tools
 

@@ -15,10 +15,10 @@ import time
 from graph_runs import run_main_job
 import pytest
 
+from ghost.bringup import closed_loop_graph, GraphOptions, ros_arguments
+from ghost.launcher import GraphProcesses
 from ghost_bag.manifest import MANIFEST_NAME
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions, ros_arguments
-from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 
 # A module-scoped ghost_run on a domain of its own (module_ros_env).

@@ -2,13 +2,13 @@
 
 from pathlib import Path
 
-from ghost_nodes.param_docs import render
+from ghost.param_docs import render
 
 DOC = Path(__file__).resolve().parents[2] / 'docs' / 'parameters.md'
 
 
 def test_parameter_page_is_current() -> None:
-    hint = 'run: python -m ghost_nodes.param_docs > docs/parameters.md'
+    hint = 'run: python -m ghost.param_docs > docs/parameters.md'
     assert DOC.read_text() == render(), hint
 
 

@@ -12,12 +12,12 @@ import time
 from graph_runs import cycle_table, payloads_by_topic, reports, run_main_job
 import pytest
 
+from ghost.bringup import closed_loop_graph, GraphOptions
+from ghost.launcher import GraphProcesses
 from ghost_core.levels import DecisionKind
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_core.wire import to_msg_dict
 from ghost_nodes.agent_config import pipeline_config_from_files
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions
-from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all
 from ghost_verify.bag import GhostBag
 
@@ -131,7 +131,7 @@ def test_sigint_mid_run_leaves_a_readable_complete_bag(tmp_path, ros_env) -> Non
 
 def test_invalid_parameter_is_refused_at_start_up(tmp_path, ros_env, processes) -> None:
     """M < 1 at start-up: the node exits at once with one line naming the parameter."""
-    from ghost_nodes.launcher import executable_path
+    from ghost.launcher import executable_path
     spec = next(s for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', record=False))
                 if s.name == 'calibrator')
     proc = processes.start([executable_path(spec), '--ros-args', '-p', 'min_outcomes:=0'],
@@ -150,7 +150,7 @@ def test_invalid_parameter_is_refused_at_start_up(tmp_path, ros_env, processes) 
 def test_invalid_parameter_update_is_refused_with_a_reason(ros_env, processes, node, param,
                                                           value, reason) -> None:
     """set_parameters with a bad value is refused, and the reason says why."""
-    from ghost_nodes.launcher import executable_path
+    from ghost.launcher import executable_path
     spec = next(s for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', record=False))
                 if s.name == node)
     processes.start([executable_path(spec), '--ros-args', '-r', f'__node:={node}'], ros_env)

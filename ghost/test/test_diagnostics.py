@@ -12,9 +12,9 @@ from pathlib import Path
 import sys
 import time
 
+from ghost.bringup import closed_loop_graph, GraphOptions
+from ghost.launcher import GraphProcesses
 from ghost_core.scenarios import generate_scenario
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions
-from ghost_nodes.launcher import GraphProcesses
 from ghost_verify import verify_all, verify_baud
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'

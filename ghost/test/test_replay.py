@@ -10,11 +10,11 @@ from graph_runs import payloads_by_topic
 from input_bags import write_input_bag
 import pytest
 
+from ghost.replay import main as replay_main
+from ghost.replay import replay_bag
 from ghost_core.graph import GHOST_TOPICS
 from ghost_core.scenarios import generate_scenario
 from ghost_nodes.agent_config import pipeline_config_from_files
-from ghost_nodes.replay import main as replay_main
-from ghost_nodes.replay import replay_bag
 from ghost_verify import verify_all
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
@@ -56,7 +56,7 @@ class NoRclpy(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f'No module named {name!r} (blocked by the test)', name=name)
         return None
 sys.meta_path.insert(0, NoRclpy())
-from ghost_nodes.replay import main
+from ghost.replay import main
 code = main(sys.argv[1:])
 assert not any(m == 'rclpy' or m.startswith('rclpy.') for m in sys.modules), 'rclpy was loaded'
 sys.exit(code)
@@ -73,7 +73,7 @@ def test_ghost_replay_runs_without_rclpy(tmp_path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'BAUD-v1: HOLDS' in result.stdout
     blocked = subprocess.run([sys.executable, '-c', _WITHOUT_RCLPY.replace(
-        'from ghost_nodes.replay import main', 'import ghost_nodes.node_base')],
+        'from ghost.replay import main', 'import ghost_nodes.node_base')],
         capture_output=True, text=True, timeout=60, check=False)
     assert 'blocked by the test' in blocked.stderr  # the blocker does block
 
@@ -118,7 +118,7 @@ def _live_and_offline(source: Path, tmp_path: Path, ros_env: dict[str, str], spe
     """
     replayed = replay_bag(source, tmp_path / 'replayed', pipeline_config_from_files([GHOST_YAML]))
     result = subprocess.run(
-        [sys.executable, '-c', 'import sys; from ghost_nodes.run import main; sys.exit(main())',
+        [sys.executable, '-c', 'import sys; from ghost.run import main; sys.exit(main())',
          '--input', str(source), '--speed', str(speed), '--run-dir', str(tmp_path / 'run'),
          '--config-dir', str(CONFIG), '--timeout', '120'],
         env=ros_env, text=True, capture_output=True, timeout=240, check=False)
@@ -176,7 +176,7 @@ def test_real_flights_import_and_replay_with_every_verdict_holding(tmp_path, log
                                '--output', str(bag_in)], capture_output=True, text=True,
                               timeout=120, check=False)
     assert imported.returncode == 0, imported.stderr
-    replayed = subprocess.run([_installed('ghost_nodes', 'ghost_replay'), str(bag_in), '--output',
+    replayed = subprocess.run([_installed('ghost', 'ghost_replay'), str(bag_in), '--output',
                                str(bag_out)], capture_output=True, text=True, timeout=120,
                               check=False)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr

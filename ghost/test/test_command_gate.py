@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
+from ghost.launcher import signal_group
 from ghost_core.gate import GateAction
 from ghost_core.levels import ActuatorCommandKind as C
 from ghost_core.levels import DecisionKind as D
-from ghost_nodes.launcher import signal_group
 
 HERE = Path(__file__).resolve().parent
 GATE = HERE.parents[1] / 'install' / 'ghost_nodes' / 'lib' / 'ghost_nodes' / 'command_gate'

@@ -114,8 +114,8 @@ def test_a_node_reports_only_when_graph_status_is_on(ros_env, monkeypatch) -> No
     import rclpy
     from rclpy.parameter import Parameter
 
+    from ghost.bringup import closed_loop_graph, GraphOptions, Source
     from ghost_core.graph import GRAPH_STATUS_TOPIC
-    from ghost_nodes.bringup import closed_loop_graph, GraphOptions, Source
     from ghost_nodes.nodes.calibrator import CalibratorNode
 
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')

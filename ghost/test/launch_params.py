@@ -13,9 +13,9 @@ to the JSON file ``argv[2]``: launch logs to stdout):
   actions, and each Node action builds its command line (parameter files, the temporary file
   of a ``parameters=[dict]``, remaps, namespace). Only the process spawn
   (``ExecuteLocal.execute``) is replaced, by recording the final command line.
-* runner side (``graph`` not null): ``ghost_nodes.bringup.closed_loop_graph(config_dir,
+* runner side (``graph`` not null): ``ghost.bringup.closed_loop_graph(config_dir,
   GraphOptions(**graph))`` (``source`` by its value) started by
-  ``ghost_nodes.launcher.GraphProcesses`` (what ghost_run does), with
+  ``ghost.launcher.GraphProcesses`` (what ghost_run does), with
   ``subprocess.Popen`` replaced by recording the argv.
 
 Neither side's parameters are modelled: each command line is handed to rclpy, which creates a
@@ -41,8 +41,8 @@ from launch.utilities import visit_all_entities_and_collect_futures
 import rclpy
 from ros2launch.api.api import parse_launch_arguments
 
-from ghost_nodes import launcher
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions, Source
+from ghost import launcher
+from ghost.bringup import closed_loop_graph, GraphOptions, Source
 
 _RECORDED: list[list[str]] = []
 

@@ -20,14 +20,13 @@ import subprocess
 import sys
 import time
 
-from graph_runs import payloads_by_topic, recorded_counts
+from graph_runs import payloads_by_topic, PER_CYCLE_TOPICS, recorded_counts
 import pytest
 
+from ghost.bringup import closed_loop_graph, GraphOptions, Source
+from ghost.launcher import GraphProcesses
 from ghost_bag.manifest import MANIFEST_NAME
-from ghost_core.graph import GHOST_TOPICS
 from ghost_core.levels import DecisionKind
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions, Source
-from ghost_nodes.launcher import GraphProcesses
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -74,7 +73,7 @@ def test_ghost_run_px4_ulog_passes_on_proceed_holds_otherwise_and_verifies(
         tmp_path, px4_env) -> None:
     run = tmp_path / 'run'
     result = subprocess.run(
-        [sys.executable, '-m', 'ghost_nodes.run', '--px4-ulog', str(LOG), '--speed', SPEED,
+        [sys.executable, '-m', 'ghost.run', '--px4-ulog', str(LOG), '--speed', SPEED,
          '--run-dir', str(run)], env=px4_env, text=True, capture_output=True, timeout=240,
         check=False)
     out = result.stdout + result.stderr
@@ -104,9 +103,9 @@ def _wait_until_played(graph: GraphProcesses, bag: Path, timeout_s: float) -> No
     """Wait until the player has played the log and its last cycles are recorded.
 
     The last cycles: a manifest the recorder wrote after the player ended that holds as many
-    messages of every Ghost topic (each has one per cycle): every belief judged, decided,
-    actuated and, idle_flush_s after the last input, resolved. Not a count of the bridge's
-    beliefs: the inputs are best-effort, the recorder may miss one the graph got.
+    messages of every Ghost topic with one per cycle: every belief judged, decided, actuated
+    and, idle_flush_s after the last input, resolved. Not a count of the bridge's beliefs: the
+    inputs are best-effort, the recorder may miss one the graph got.
     """
     deadline = time.monotonic() + timeout_s
     ended_at = None
@@ -119,7 +118,7 @@ def _wait_until_played(graph: GraphProcesses, bag: Path, timeout_s: float) -> No
             ended_at = time.time()
         if ended_at is not None and (bag / MANIFEST_NAME).stat().st_mtime > ended_at:
             counts = recorded_counts(bag)
-            per_topic = {counts.get(topic, 0) for topic in GHOST_TOPICS}
+            per_topic = {counts.get(topic, 0) for topic in PER_CYCLE_TOPICS}
             if len(per_topic) == 1 and per_topic != {0}:
                 return
         time.sleep(0.2)

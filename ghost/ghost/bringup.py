@@ -1,6 +1,6 @@
 """The bringup: graph options -> the processes of the closed loop, with their parameter files.
 
-The launch file (`launch/closed_loop.launch.py`) and ``ghost_run`` (``ghost_nodes.launcher``)
+The launch file (`launch/closed_loop.launch.py`) and ``ghost_run`` (``ghost.launcher``)
 both build their processes with ``closed_loop_graph(config_dir, GraphOptions(...))``, so the
 two start the same nodes with the same parameter files, overrides and remaps. What the graph
 is (topics, wiring, node packages, gate modes, agent settings) is ``ghost_core.graph``; this

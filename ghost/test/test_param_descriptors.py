@@ -5,8 +5,8 @@ import os
 import subprocess
 import sys
 
+from ghost.bringup import closed_loop_graph, GraphOptions
 from ghost_core.parameters import at_least, below, non_negative, one_of, ParamSpec, positive
-from ghost_nodes.bringup import closed_loop_graph, GraphOptions
 from ghost_nodes.node_base import descriptor
 
 CONFIG = os.path.join(os.path.dirname(__file__), '..', '..', 'config')
@@ -34,7 +34,7 @@ def test_bounds_become_inclusive_ranges_and_the_rest_constraint_text() -> None:
 
 def test_a_running_node_describes_its_ranges_over_dds(ros_env, processes) -> None:
     """describe_parameters on a real calibrator and predictor returns the declared ranges."""
-    from ghost_nodes.launcher import executable_path
+    from ghost.launcher import executable_path
     specs = {s.name: s for s in closed_loop_graph(CONFIG, GraphOptions(scenario='smoke',
         record=False))}
     driver = os.path.join(os.path.dirname(__file__), 'describe_param.py')

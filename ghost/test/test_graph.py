@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ghost_nodes.bringup import (
+from ghost.bringup import (
     closed_loop_graph,
     expected_subscribers,
     GraphOptions,
