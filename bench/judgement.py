@@ -490,7 +490,7 @@ def load_flight(import_ulog: Any, log_file: Path, work_dir: Path) -> LogFlight:
     """Import ``log_file`` into ``work_dir`` and read it back; ValueError saying why not."""
     from ghost_bag.recorded_inputs import read_inputs
     from ghost_px4.events import EVENT_TOPICS, px4_events, px4_limits
-    from ghost_px4.ulog_topics import load_ulog, px4_version_label
+    from ghost_px4.ulog_read import load_ulog, px4_version_label
 
     started = time.monotonic()
     bag = work_dir / f'{log_file.stem}_input'

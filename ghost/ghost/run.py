@@ -1,5 +1,7 @@
 """The main job: run the closed loop as separate processes, record it, verify the bag.
 
+One cohesive job (the ghost_run command: plan, run, wait, verify), so one module past 400 lines.
+
     ghost_run --scenario drift_then_recovery        (or: make demo SCENARIO=...)
     ghost_run --input INPUT_BAG [--speed X]         (a recorded flight, played into the graph)
     ghost_run --scenario smoke --namespace uav1     (every node and topic under /uav1)
@@ -303,7 +305,8 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
         overrides={'scenario': {'seed': args.seed}})
     if args.px4_ulog is not None:
         try:
-            from ghost_px4.ulog_topics import bridge_parameters, ulog_duration_s, UlogReadError
+            from ghost_px4.ulog_read import UlogReadError
+            from ghost_px4.ulog_topics import bridge_parameters, ulog_duration_s
         except ImportError as err:
             raise _UsageError(f'--px4-ulog needs the ghost_px4 package ({err})') from None
         try:

@@ -1,5 +1,7 @@
 """Read the .mcap files of a rosbag2 bag in one streaming pass, diagnosing any damage.
 
+One cohesive job (streaming MCAP reading and damage diagnosis), so one module past 400 lines.
+
 :class:`McapBagReader` reads every file once, in the bag's order, hashing the bytes as they
 are read, and yields one item per message record on a channel of interest. Damage does not
 stop the pass: a truncated file, a chunk that fails its CRC, a record that cannot be parsed,

@@ -1,5 +1,7 @@
 """The message-dict layer: every ghost contract to and from the dict of SPEC section 4.
 
+One cohesive job (contract <-> message dict, every message), so one module past 400 lines.
+
 Nothing here is written per message. For each ghost message, its fields (ghost_core.msg_fields,
 generated from the .msg files) and its contract's dataclass fields and annotations give a field
 table, built once at import: a reader per contract field, a writer per message field. A

@@ -8,10 +8,8 @@ Pure (no rclpy, no px4_msgs): a message type is known only by its field names an
 - ``bridge_parameters``: the px4_bridge parameters a log's vehicle parameters set.
 
 Reading the log is ghost_px4.ulog_read's (``load_ulog``, ``dataset``...), the attitude and its
-uncertainty at a stamp ghost_px4.ulog_orientation's. ``UlogReadError``, ``load_ulog``,
-``dataset``, ``ns`` and ``px4_version_label`` are re-exported here for the callers that still
-import them from this module (the player node, ghost_run, ghost_px4.events, bench). One
-cohesive job, hence one module: what a played log gives the PX4 graph.
+uncertainty at a stamp ghost_px4.ulog_orientation's. One cohesive job, hence one module: what
+a played log gives the PX4 graph.
 """
 
 from __future__ import annotations
@@ -34,8 +32,6 @@ from ghost_px4.ulog_read import (
     has,
     load_ulog,
     log_times_us,
-    ns,
-    px4_version_label,
     stamps_ns,
     UlogReadError,
     validity_flags,
@@ -50,15 +46,10 @@ __all__ = [
     'Playback',
     'RENAMED_FIELDS',
     'TopicPlay',
-    'UlogReadError',
     'bridge_parameters',
     'bridge_parameters_of',
-    'dataset',
     'describe_topic',
-    'load_ulog',
-    'ns',
     'playback',
-    'px4_version_label',
     'ulog_duration_s',
 ]
 

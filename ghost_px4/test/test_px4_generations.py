@@ -22,6 +22,7 @@ from test_ulog_import import (
 
 from ghost.replay import main as replay_main
 from ghost_core.assessment import assess_belief_sample
+from ghost_core.geometry import Matrix3
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.samples import BeliefSample
 from ghost_px4 import convert as px4
@@ -31,7 +32,7 @@ KNOWN, UNKNOWN = SelfAssessmentLevel.KNOWN, SelfAssessmentLevel.UNKNOWN
 EAST = px4_q_from_euler(0.0, 0.0, 90 * DEG)
 
 
-def _diagonal(m: px4.Matrix3) -> list[float]:
+def _diagonal(m: Matrix3) -> list[float]:
     return [m[0], m[4], m[8]]
 
 

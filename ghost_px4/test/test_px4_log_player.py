@@ -28,8 +28,8 @@ from test_ulog_import import (
 )
 
 from ghost_bag.recorded_inputs import read_inputs
-from ghost_px4 import convert as px4
-from ghost_px4 import ulog_topics
+from ghost_core import geometry
+from ghost_px4 import ulog_read, ulog_topics
 from ghost_px4.nodes.mission_setpoints import mission_setpoint
 from ghost_px4.ulog_import import main as import_ulog
 
@@ -80,7 +80,7 @@ def _log_start_us(path: Path) -> int:
 
 
 def _playback(path: Path, fields: dict[str, dict[str, str]], **kwargs: Any) -> Any:
-    ulog, _ = ulog_topics.load_ulog(path, ulog_topics.PLAYER_LOADED_TOPICS)
+    ulog, _ = ulog_read.load_ulog(path, ulog_topics.PLAYER_LOADED_TOPICS)
     return ulog_topics.playback(ulog, fields, **kwargs)
 
 
@@ -295,12 +295,12 @@ def test_old_vehicle_odometry_layout_is_converted(tmp_path, message_fields) -> N
 def test_a_log_without_position_or_an_empty_window_is_refused(tmp_path, message_fields) -> None:
     only_attitude = ulog_bytes({'vehicle_attitude': (ATTITUDE_FIELDS, [
         dict(timestamp=1_000_000, q=(1.0, 0.0, 0.0, 0.0))])}, {})
-    with pytest.raises(ulog_topics.UlogReadError, match='neither vehicle_odometry nor '
+    with pytest.raises(ulog_read.UlogReadError, match='neither vehicle_odometry nor '
                        'vehicle_local_position is logged'):
         _playback(_write(tmp_path, only_attitude), message_fields, name='x.ulg')
     positions = ulog_bytes({'vehicle_local_position': (LOCAL_POSITION_FIELDS, [
         local_position(1_000_000 + k * 100_000) for k in range(10)])}, {})
-    with pytest.raises(ulog_topics.UlogReadError,
+    with pytest.raises(ulog_read.UlogReadError,
                        match=r'no message .* in the window 5 \.\. end s'):
         _playback(_write(tmp_path, positions, 'p.ulg'), message_fields, start_s=5.0)
 
@@ -407,7 +407,7 @@ def test_player_into_px4_bridge_makes_the_importers_beliefs(tmp_path, processes,
             assert list(body_velocity.flat) == [math.inf, 0, 0, 0, math.inf, 0, 0, 0, math.inf]
             continue
         # The bridge's twist is in the body (REP 105); the importer's sample is in the world.
-        rotation = numpy.array(px4.rotation_matrix(nav['orientation'])).reshape(3, 3)
+        rotation = numpy.array(geometry.rotation_matrix(nav['orientation'])).reshape(3, 3)
         velocity = rotation @ numpy.array(nav['linear'])
         assert velocity.tolist() == pytest.approx(list(want.velocity), rel=1e-5, abs=1e-6)
         world = rotation @ body_velocity @ rotation.T

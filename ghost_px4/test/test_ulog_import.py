@@ -20,6 +20,7 @@ from mcap_ros2.decoder import DecoderFactory
 import pytest
 
 from ghost_bag.layout import resolve_bag
+from ghost_core.geometry import Matrix3, rotation_matrix
 from ghost_core.hashing import hash_form
 from ghost_px4 import convert as px4
 from ghost_px4.ulog_import import main
@@ -68,7 +69,7 @@ def approx3(a: Sequence[float], b: Sequence[float], tol: float = 1e-9) -> bool:
     return all(abs(x - y) <= tol for x, y in zip(a, b, strict=True))
 
 
-def diag(values: Sequence[float]) -> px4.Matrix3:
+def diag(values: Sequence[float]) -> Matrix3:
     return (values[0], 0.0, 0.0, 0.0, values[1], 0.0, 0.0, 0.0, values[2])
 
 
@@ -118,7 +119,7 @@ def test_quaternion_conversion_is_p_r_f(q: list[float]) -> None:
     f = [[1, 0, 0], [0, -1, 0], [0, 0, -1]]
     expected = [[sum(p[i][k] * r_px4[k][m] * f[m][j] for k in range(3) for m in range(3))
                  for j in range(3)] for i in range(3)]
-    got = px4.rotation_matrix(px4.px4_quaternion_to_ros(q))
+    got = rotation_matrix(px4.px4_quaternion_to_ros(q))
     for i in range(3):
         assert approx3(got[3 * i:3 * i + 3], expected[i], 1e-9)
 

@@ -1,5 +1,7 @@
 """Re-derivation from the inputs (``verify_all --replay``): re-run the agent, compare exactly.
 
+One cohesive job (re-derivation: scan, re-run, compare, report), so one module past 400 lines.
+
 Every other check judges what the agent *recorded*. This one re-runs the agent from the
 inputs the bag holds (``/state/nav`` beliefs and ``/observations`` fixes, in the order the
 recorder received them), with the configuration the run recorded (``manifest.json``'s

@@ -62,7 +62,7 @@ def test_a_recording_cut_at_both_ends_holds_with_unverifiable_cycles(tmp_path: P
 
 
 def test_strict_makes_the_cut_cycles_failures_again(tmp_path: Path) -> None:
-    """--strict restores the first verifier: incomplete edges and history mismatches fail."""
+    """--strict: incomplete edges and history mismatches fail."""
     bag, traces = _cut_bag(tmp_path)
     result = verify_all(bag, strict=True)
     assert not result.holds and result.unverifiable == () and result.strict

@@ -167,8 +167,7 @@ class Px4BridgeNode(GhostNode):
         self._obs_pub.publish(out)
 
     def _on_status(self, msg: Any) -> None:
-        # Logged only: arming and mode changes explain a flight; the gate (issue 12, part 2)
-        # is where they will act.
+        # Logged only: arming and mode changes explain a flight; the agent does not judge them.
         status = (int(msg.arming_state), int(msg.nav_state), bool(msg.failsafe))
         if status != self._status:
             self._status = status

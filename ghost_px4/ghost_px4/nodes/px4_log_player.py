@@ -34,7 +34,7 @@ from typing import Any
 from ghost_nodes.node_base import run
 from ghost_nodes.qos import PX4_QOS
 from ghost_nodes.source import SourceNode
-from ghost_px4 import ulog_topics
+from ghost_px4 import ulog_read, ulog_topics
 from ghost_px4.node_parameters import PARAMETERS
 
 __all__ = ['Px4LogPlayerNode', 'main']
@@ -63,15 +63,15 @@ class Px4LogPlayerNode(SourceNode):
             raise ValueError("parameter 'log' must name the PX4 flight log (ULog) to play")
         log = Path(path)
         try:
-            ulog, damage = ulog_topics.load_ulog(log, ulog_topics.PLAYER_LOADED_TOPICS)
-        except ulog_topics.UlogReadError as err:
+            ulog, damage = ulog_read.load_ulog(log, ulog_topics.PLAYER_LOADED_TOPICS)
+        except ulog_read.UlogReadError as err:
             raise ValueError(f'parameter log: {err}') from err
         try:
             self._playback = ulog_topics.playback(
                 ulog, {topic: kind.get_fields_and_field_types() for topic, kind in types.items()},
                 start_s=self.param('start_s'), duration_s=self.param('duration_s'),
                 derive_odometry=self.param('derive_odometry'), name=str(log))
-        except ulog_topics.UlogReadError as err:
+        except ulog_read.UlogReadError as err:
             cut = ('' if damage.truncated_at_byte is None else
                    f' (the log is truncated at byte {damage.truncated_at_byte} of '
                    f'{damage.file_size})')
