@@ -294,6 +294,9 @@ class _Plan:
     timeout_s: float
     #: The node whose exit (code 0) ends the input (the PX4 log player), if any.
     source_node: str | None = None
+    #: Verify with --require-coverage: the source is a scenario built to cover both
+    #: properties (its catalogue entry says so, ghost_core.scenarios).
+    require_coverage: bool = False
 
 
 def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
@@ -341,8 +344,9 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
                      expected, f'input {args.input}', 'input', duration_s / args.speed + 60.0)
     from ghost_core.scenarios import generate_scenario
 
-    expected = len(generate_scenario(args.scenario, seed=args.seed).cycles)
-    return _Plan(options, expected, args.scenario, args.scenario, 120.0)
+    scenario = generate_scenario(args.scenario, seed=args.seed)
+    return _Plan(options, len(scenario.cycles), args.scenario, args.scenario, 120.0,
+                 require_coverage=scenario.parameters.covers_both_properties)
 
 
 def _prepare(args: argparse.Namespace) -> tuple[_Plan, Path, list[NodeSpec]]:
@@ -416,11 +420,17 @@ def main(argv: list[str] | None = None) -> int:
             claim.release()
     print(f'ghost: {got}/{expected if expected is not None else got} cycles actuated; '
           f'processes exited {codes}', flush=True)
-    return _verify(run_dir, args.signing_key, expected, got)
+    return _verify(run_dir, args.signing_key, expected, got,
+                   require_coverage=plan.require_coverage)
 
 
-def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: int) -> int:
-    """Verify the run's bag with the auditor (its own process); the run's exit code."""
+def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: int, *,
+            require_coverage: bool = False) -> int:
+    """Verify the run's bag with the auditor (its own process); the run's exit code.
+
+    With `require_coverage` (a scenario built to cover both properties) a vacuous BAUD-v1
+    or ERUR-v1 verdict fails the run.
+    """
     bag = run_dir / 'bag'
     if not (bag / 'metadata.yaml').is_file():
         print(f'error: the recorder left no complete bag in {bag} '
@@ -428,6 +438,8 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         return 3
     reports = run_dir / 'reports.json'
     options = ['--json', str(reports)]
+    if require_coverage:
+        options.append('--require-coverage')
     if signing_key is not None:
         # Check the signature too, with the public half of the key that signed (written
         # beside the run; the private key never leaves its file).

@@ -33,3 +33,20 @@ def test_replay_without_the_verifier_says_so_and_how_to_verify_later(
             'is not installed') in captured.err
     assert f'run `ghost_verify_not_installed {tmp_path / "out"}`' in captured.err
     assert 'judgement:' in captured.out
+
+
+def test_ghost_run_requires_coverage_for_the_scenarios_built_for_it(tmp_path, monkeypatch) -> None:
+    """The scenarios built to cover both properties make ghost_run require coverage."""
+    from ghost import run
+
+    for name in ('smoke', 'drift_then_recovery', 'nominal', 'dropout', 'gnss_outage'):
+        plan = run._plan(run._parser().parse_args(['--scenario', name]), '')
+        assert plan.require_coverage == generate_scenario(name).parameters.covers_both_properties
+    assert run._plan(run._parser().parse_args([]), '').require_coverage  # make demo's default
+    seen: list[tuple[str, ...]] = []
+    monkeypatch.setattr(run, 'verify_bag', lambda bag, *options: seen.append(options) or 0)
+    (tmp_path / 'bag').mkdir()
+    (tmp_path / 'bag' / 'metadata.yaml').write_text('x', encoding='utf-8')
+    assert run._verify(tmp_path, None, 1, 1, require_coverage=True) == 0
+    assert run._verify(tmp_path, None, 1, 1) == 0
+    assert '--require-coverage' in seen[0] and '--require-coverage' not in seen[1]

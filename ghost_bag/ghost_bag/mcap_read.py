@@ -276,6 +276,8 @@ class McapBagReader(Generic[H, M]):
         self._digests: list[BagFileDigest] = []
         self._read_errors: list[ReadError] = []
         self._messages_seen = 0
+        #: The greatest log time of any message record read (any channel); None before one.
+        self.last_log_time_ns: int | None = None
         self._started = False
         self._unpack_chunks = True
         self._scans: list[FileScan] = []
@@ -493,6 +495,8 @@ class McapBagReader(Generic[H, M]):
     ) -> M | None:
         """Count one message record; return it decoded when it is on a channel of interest."""
         self._messages_seen += 1
+        if self.last_log_time_ns is None or log_time > self.last_log_time_ns:
+            self.last_log_time_ns = log_time
         state.messages += 1
         per_channel = state.per_channel
         per_channel[channel_id] = per_channel.get(channel_id, 0) + 1

@@ -210,3 +210,21 @@ def test_gnss_outage_holds_within_10_cycles_and_proceeds_again_within_w() -> Non
     assert not any(trace.calibrated.adjustment_reason == 'downgrade_from_calibration'
                    for trace in traces)  # an honest estimator: never a calibration downgrade
     assert_properties_hold(traces)
+
+
+@pytest.mark.parametrize('name', SCENARIO_NAMES)
+def test_a_scenario_built_to_cover_both_properties_covers_them(name: str) -> None:
+    """``covers_both_properties`` (ghost_run then requires coverage) is true of the run."""
+    scenario = generate_scenario(name)
+    parameters = scenario.parameters
+    baud = erur = False
+    for trace in run_scenario(scenario):
+        history = trace.calibrated.calibration_history
+        drift = drift_condition(history.outcomes_considered, history.count_beyond_3_std,
+                                history.count_beyond_5_std, parameters.min_outcomes,
+                                parameters.downgrade_threshold)
+        baud = baud or drift
+        erur = erur or (not drift and trace.raw.overall_level is SelfAssessmentLevel.KNOWN)
+    assert parameters.covers_both_properties == (name in {'smoke', 'drift_then_recovery'})
+    if parameters.covers_both_properties:
+        assert baud and erur

@@ -60,6 +60,8 @@ class BagScan:
     topics: frozenset[tuple[str, str]]
     other_topics: frozenset[tuple[str, str]]
     messages_seen: int
+    #: The greatest log time of the message records outside the chunks (None: none).
+    last_log_time_ns: int | None = None
 
 
 class ChunkReader:
@@ -98,6 +100,11 @@ class ChunkReader:
     def other_topics(self) -> frozenset[tuple[str, str]]:
         """The other (topic, schema name) pairs declared so far."""
         return frozenset(self._bag._other_topics)
+
+    @property
+    def last_log_time_ns(self) -> int | None:
+        """The greatest log time of the message records read so far (any channel)."""
+        return self._bag.last_log_time_ns
 
     def read(self, file_index: int, offset: int, length: int) -> ChunkContent:
         """Read the chunk record at `offset` of file `file_index` (`length` bytes)."""
@@ -236,6 +243,7 @@ class GhostBag(McapBagReader[GhostChannel, GhostMessage]):
             ghost_messages=self._ghost_messages,
             cycles=self._cycles,
             read_errors=tuple(self._read_errors),
+            last_log_time_ns=self.last_log_time_ns,
         )
 
     def _nothing_readable(self) -> str:
@@ -261,7 +269,8 @@ class GhostBag(McapBagReader[GhostChannel, GhostMessage]):
         return BagScan(files=files, digests=tuple(self._digests),
                        read_errors=tuple(self._read_errors), topics=frozenset(self._topics),
                        other_topics=frozenset(self._other_topics),
-                       messages_seen=self._messages_seen)
+                       messages_seen=self._messages_seen,
+                       last_log_time_ns=self.last_log_time_ns)
 
     def _channel(self, state: FileState[GhostChannel], channel: Channel) -> GhostChannel | None:
         """A ghost channel's decoders (its schema checked); None for any other channel."""

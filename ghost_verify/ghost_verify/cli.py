@@ -30,9 +30,10 @@ __all__ = [
 _EXIT_CODES = """\
 exit codes:
   0  everything checked holds over the whole bag (and, with --require-coverage, every
-     precondition held once); cycles the recording cut at its start or end, and histories
-     whose evidence window starts before the bag, are listed as unverifiable, not failures
-     (with --strict they are failures: exit 1)
+     precondition held once: a property that held on 0 cycles prints 'HOLDS vacuously');
+     cycles the recording cut at its start or end (for BAUD-v1/ERUR-v1: only a missing
+     actuation after the bag's last message), and histories whose evidence window starts
+     before the bag, are listed as unverifiable, not failures (--strict: exit 1)
   1  a property is violated, a chain link is broken or missing, (verify_all) a cycle is
      incomplete, a recorded history differs from the recorded outcomes or a cycle does not
      conform to the policies it names (an unknown policy id is not checked: exit 1 too), a
@@ -108,10 +109,12 @@ def _add_property_options(parser: _Parser, *, several: bool = False) -> None:
                                  "largest of the bags'")
     else:
         parser.add_argument('bag', help=_BAG_HELP)
-    parser.add_argument('--min-outcomes', '-m', type=_count, metavar='M',
-                        help='M of the drift condition (default: as recorded in the bag)')
-    parser.add_argument('--downgrade-threshold', '-k', type=_count, metavar='K',
-                        help='K of the drift condition (default: as recorded in the bag)')
+    parser.add_argument('--min-outcomes', '-m', type=_positive, metavar='M',
+                        help='M of the drift condition, at least 1 (default: as recorded in '
+                             'the bag)')
+    parser.add_argument('--downgrade-threshold', '-k', type=_positive, metavar='K',
+                        help='K of the drift condition, at least 1 (default: as recorded in '
+                             'the bag)')
     parser.add_argument('--json', '--output', dest='json', metavar='PATH',
                         help="write the full report as canonical JSON to PATH ('-' for stdout)")
     parser.add_argument('--require-coverage', action='store_true',
@@ -226,7 +229,7 @@ def trace_decisions_main(argv: Sequence[str] | None = None) -> int:
         print(report.summary(), file=out)
         for note in read_error_notes(report.read_errors):
             print(f'note: {note}', file=out)
-        return EXIT_OK if report.chain_intact and not report.incomplete_input else EXIT_VIOLATED
+        return EXIT_OK if report.holds and not report.incomplete_input else EXIT_VIOLATED
 
     return _guarded(prog, run)
 

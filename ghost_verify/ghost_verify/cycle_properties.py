@@ -6,6 +6,8 @@ ERUR-v1, eventual reactivation under recovery: drift-clean and raw KNOWN means P
 The judgement of one cycle is ``ghost_core.properties`` (``BAUD_V1``/``ERUR_V1``: a version
 and a judge, ``judge_baud``/``judge_erur``), the same functions the live ``monitor`` node runs;
 ``PropertyChecker`` runs one of them over a cycle stream, ``verify_property`` over a bag.
+One cohesive job: a cycle property over a bag, from the parameters each cycle is judged with
+to the cycles the recording's end leaves unverifiable and the report.
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ from .checker import run_checker
 from .events import BagFileDigest, BagInfo, CycleEvent, ReadError
 from .report_json import digests_to_json, read_errors_to_json
 from .unverifiable import (
-    absorb_cuts,
-    CycleCuts,
-    resume_cuts,
+    CUT_CYCLE_LIMIT,
+    last_log_time,
     unverifiable_to_json,
     UnverifiableCycle,
+    UnverifiableReason,
 )
 
 __all__ = ['ParameterSource', 'PreconditionRun', 'PropertyChecker', 'PropertyReport',
@@ -91,10 +93,12 @@ class PropertyReport:
 
     `cycles_total` counts the cycles judged that have a calibrated assessment;
     `cycles_precondition_held` those among them where the precondition held (the cycles
-    evaluated). `unverifiable` lists the cycles cut by the recording (not judged, see
-    unverifiable.py; always empty when strict). `holds` is True exactly when there is no
-    violation. `min_outcomes`/`downgrade_threshold` are those the first cycle was judged with;
-    each cycle is judged with the pair it records (see `recorded_parameters`) unless given.
+    evaluated). `unverifiable` lists the cycles whose actuation the recording cannot have
+    held: a calibrated assessment without an actuation, after which the bag holds no message
+    at all (not judged; always empty when strict). `holds` is True exactly when there is no
+    violation; `vacuous` when it holds on no cycle at all. `min_outcomes`/
+    `downgrade_threshold` are those the first cycle was judged with; each cycle is judged
+    with the pair it records (see `recorded_parameters`) unless given.
     """
 
     property_version: str
@@ -133,11 +137,17 @@ class PropertyReport:
         """True when the precondition held on at least one cycle (the verdict is not vacuous)."""
         return self.cycles_precondition_held > 0
 
+    @property
+    def vacuous(self) -> bool:
+        """True when the verdict holds only because the precondition never held."""
+        return self.holds and not self.covered
+
     def to_json(self) -> dict[str, JsonValue]:
         """Return the report as a JSON object (see docs/properties.md for the fields)."""
         return {
             'property_version': self.property_version,
             'holds': self.holds,
+            'vacuous': self.vacuous,
             'bag_files': digests_to_json(self.bag_files),
             'min_outcomes': self.min_outcomes,
             'downgrade_threshold': self.downgrade_threshold,
@@ -165,6 +175,8 @@ class PropertyReport:
         evaluated = _cycles(self.cycles_precondition_held)
         if self.unverifiable:
             evaluated += f', {len(self.unverifiable)} unverifiable'
+        if self.vacuous:
+            return f'{self.property_version}: HOLDS vacuously ({evaluated})'
         if self.holds:
             return f'{self.property_version}: HOLDS ({evaluated} evaluated)'
         counts: dict[str, int] = {}
@@ -223,25 +235,37 @@ def _source(given: int | None, used: int | None) -> ParameterSource:
     return ParameterSource.NONE if used is None else ParameterSource.BAG
 
 
+def _anchor(cycle: CycleEvent) -> int:
+    """When the actuation of a cycle that lacks one was due: after its C_t and rationales."""
+    return max(view.message.log_time_ns for views in (cycle.calibrated, cycle.rationales)
+               for view in views)
+
+
 class PropertyChecker:
     """One cycle property (BAUD-v1 or ERUR-v1) over the cycle stream.
 
     The property is a ``ghost_core.properties.CycleProperty``: a version and a judge. Feed the
     checker with :meth:`update`, read :meth:`result`.
 
-    Each calibrated assessment of a cycle is judged with every actuation of that cycle (on a
-    well-formed bag there is one of each), with the M and K it records (or the given ones).
-    Unless `strict`, the cycles cut by the recording at the bag's start or end are not judged
-    but listed as unverifiable (see unverifiable.py); :meth:`result` then ends the stream.
+    Every cycle that has a calibrated assessment is judged, whatever else it lacks: each
+    calibrated assessment of a cycle with every actuation of that cycle (on a well-formed bag
+    there is one of each), with the M and K it records (or the given ones); a precondition
+    that holds without an actuation is ``actuation_missing`` (SPEC section 6). The one
+    exception, unless `strict`: a cycle without an actuation after whose calibrated
+    assessment and rationale the bag holds no message of any kind (the recording stopped
+    before its actuation could be recorded) is listed as unverifiable, not judged. Such a
+    cycle waits until a later message shows the recording went on (it is then judged), or
+    until :meth:`result` (which ends the stream) knows the bag's last message; at most
+    CUT_CYCLE_LIMIT cycles wait, the oldest is judged beyond.
     """
 
     #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
     #: only checkers whose state is exactly this, so a field added without absorbing it
     #: makes the verifier fall back to one pass instead of losing it.
     ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
-        'cycle_property', 'property_version', '_strict', '_parameters', '_cuts',
-        '_cycles_total', '_held', '_first_held', '_runs', '_run_open', '_violations',
-        '_first_judged'})
+        'cycle_property', 'property_version', '_strict', '_parameters', '_waiting',
+        '_unverifiable', '_last_log_ns', '_cycles_total', '_held', '_first_held', '_runs',
+        '_run_open', '_violations', '_first_judged'})
 
     def __init__(
         self,
@@ -253,8 +277,8 @@ class PropertyChecker:
     ) -> None:
         for name, value in (('min_outcomes', min_outcomes),
                             ('downgrade_threshold', downgrade_threshold)):
-            if value is not None and (isinstance(value, bool) or value < 0):
-                raise ValueError(f'{name} must be a non-negative integer, got {value!r}')
+            if value is not None and (isinstance(value, bool) or value < 1):
+                raise ValueError(f'{name} must be a positive integer, got {value!r}')
         # Strict restores the verifier's first behaviour exactly: the first recorded pair for
         # every cycle, and no cycle spared as cut.
         self.cycle_property = cycle_property
@@ -262,7 +286,12 @@ class PropertyChecker:
         self._strict = strict
         self._parameters = _ParameterTracker(min_outcomes, downgrade_threshold,
                                              per_cycle=not strict)
-        self._cuts = CycleCuts(strict=strict)
+        # Cycles with a calibrated assessment and no actuation, not yet shown to be before
+        # the recording's end, in stream order.
+        self._waiting: list[CycleEvent] = []
+        self._unverifiable: list[UnverifiableCycle] = []
+        # The greatest log time of the ghost messages fed so far.
+        self._last_log_ns: int | None = None
         self._cycles_total = 0
         self._held = 0
         self._first_held: int | None = None
@@ -275,8 +304,25 @@ class PropertyChecker:
 
     def update(self, cycle: CycleEvent) -> None:
         """Judge one cycle; cycles without a calibrated assessment are not evaluated."""
-        for ready in self._cuts.feed(cycle):
-            self._judge_cycle(ready)
+        if self._strict:
+            self._judge_cycle(cycle)
+            return
+        last = last_log_time(cycle)
+        self._release(last)
+        if self._last_log_ns is None or last > self._last_log_ns:
+            self._last_log_ns = last
+        if cycle.calibrated and not cycle.actuations:
+            self._waiting.append(cycle)
+            if len(self._waiting) > CUT_CYCLE_LIMIT:
+                self._judge_cycle(self._waiting.pop(0))
+            return
+        self._judge_cycle(cycle)
+
+    def _release(self, later_than: int | None) -> None:
+        """Judge the waiting cycles a message logged at `later_than` shows were recorded whole."""
+        while self._waiting and (later_than is not None
+                                 and later_than > _anchor(self._waiting[0])):
+            self._judge_cycle(self._waiting.pop(0))
 
     def _judge_cycle(self, cycle: CycleEvent) -> None:
         if not cycle.calibrated:
@@ -307,17 +353,25 @@ class PropertyChecker:
 
     def resume(self) -> None:
         """Start after the cycles of an earlier part of the bag, the last of them complete."""
-        resume_cuts(self._cuts)
 
     def absorb(self, later: PropertyChecker) -> None:
         """Continue with the part of the bag after this one (`later` resumed after it).
 
-        This part ended with a complete cycle (so nothing waits in its cuts): counts add up,
-        lists follow each other, and a precondition run still open here goes on in the
-        first run of `later` when that starts with its first judged cycle.
+        The cycles still waiting here were recorded whole when `later` saw a later message:
+        they are judged first. Then counts add up, lists follow each other, and a
+        precondition run still open here goes on in the first run of `later` when that
+        starts with its first judged cycle.
         """
+        self._release(later._last_log_ns)
+        if self._waiting:
+            # Nothing later was logged after them: they wait on, before later's own.
+            later._waiting[:0] = self._waiting
+            self._waiting = []
         self._parameters.absorb(later._parameters)
-        absorb_cuts(self._cuts, later._cuts)
+        self._unverifiable.extend(later._unverifiable)
+        if later._last_log_ns is not None and (self._last_log_ns is None
+                                               or later._last_log_ns > self._last_log_ns):
+            self._last_log_ns = later._last_log_ns
         self._cycles_total += later._cycles_total
         self._held += later._held
         if self._first_held is None:
@@ -335,11 +389,25 @@ class PropertyChecker:
         if self._first_judged is None:
             self._first_judged = later._first_judged
         self._violations.extend(later._violations)
+        self._waiting = later._waiting
+
+    def _finish(self, info: BagInfo) -> None:
+        """End the stream: a waiting cycle after the bag's last message is unverifiable."""
+        self._release(info.last_log_time_ns)
+        ended = not info.read_errors and info.last_log_time_ns is not None
+        for cycle in self._waiting:
+            if ended:
+                self._unverifiable.append(UnverifiableCycle(
+                    cycle.stamp_ns, UnverifiableReason.CUT_AT_END,
+                    "lacks actuation; the bag holds no message after the cycle's "
+                    'calibrated assessment and rationale (the recording stopped)'))
+            else:
+                self._judge_cycle(cycle)
+        self._waiting = []
 
     def result(self, info: BagInfo) -> PropertyReport:
         """Return the frozen report for everything seen so far (this ends the stream)."""
-        for ready in self._cuts.finish():
-            self._judge_cycle(ready)
+        self._finish(info)
         parameters = self._parameters.resolved()
         return PropertyReport(
             property_version=self.property_version,
@@ -357,7 +425,7 @@ class PropertyChecker:
             precondition_runs=tuple(self._runs),
             violations=tuple(self._violations),
             read_errors=info.read_errors,
-            unverifiable=self._cuts.unverifiable,
+            unverifiable=tuple(self._unverifiable),
             strict=self._strict,
         )
 

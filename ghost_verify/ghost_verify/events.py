@@ -104,6 +104,9 @@ class BagInfo:
     ghost_messages: int
     cycles: int
     read_errors: tuple[ReadError, ...] = ()
+    #: The greatest log time of any message read, on any channel (None: no message): where
+    #: the recording demonstrably ended.
+    last_log_time_ns: int | None = None
 
     @property
     def incomplete_input(self) -> bool:

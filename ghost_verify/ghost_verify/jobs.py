@@ -192,6 +192,9 @@ def _merged_result(results: Sequence[PartResult], scan: BagScan,
         ghost_messages=sum(result.ghost_messages for result in results),
         cycles=sum(result.cycles for result in results),
         read_errors=(),
+        last_log_time_ns=max((time for time in (scan.last_log_time_ns,
+                                                *(r.last_log_time_ns for r in results))
+                              if time is not None), default=None),
     )
     starts = tuple(result.start for result in results[1:] if result.start is not None)
     return merged.result(info, manifest), SplitRun(len(results), starts)

@@ -52,10 +52,17 @@ class VerificationResult:
     def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
         """Every unverifiable cycle, by stamp: cut by the recording, or evidence before it.
 
-        A cycle may appear twice, once per reason.
+        A cycle may appear twice, once per reason. A cycle BAUD-v1 or ERUR-v1 left
+        unverifiable (its actuation after the recording's last message) that completeness
+        did not already list as cut is listed too.
         """
+        listed = {(cycle.cycle_stamp_ns, cycle.reason)
+                  for cycle in self.completeness.unverifiable}
+        spared = {cycle.cycle_stamp_ns: cycle
+                  for cycle in (*self.baud.unverifiable, *self.erur.unverifiable)
+                  if (cycle.cycle_stamp_ns, cycle.reason) not in listed}
         return tuple(sorted(
-            (*self.completeness.unverifiable, *self.history.unverifiable),
+            (*self.completeness.unverifiable, *spared.values(), *self.history.unverifiable),
             key=lambda cycle: (cycle.cycle_stamp_ns, cycle.reason.value)))
 
     @property
@@ -80,7 +87,7 @@ class VerificationResult:
         recorded message equals the one re-derived from the inputs (a replay that was not
         possible does not hold).
         """
-        return (self.baud.holds and self.erur.holds and self.trace.chain_intact
+        return (self.baud.holds and self.erur.holds and self.trace.holds
                 and self.completeness.holds and self.history.holds and self.conformance.holds
                 and (self.gate is None or not self.gate.violated)
                 and (self.replay is None or self.replay.holds)

@@ -94,6 +94,7 @@ class PartResult:
     ghost_messages: int = 0
     cycles: int = 0
     topics: frozenset[tuple[str, str]] = frozenset()
+    last_log_time_ns: int | None = None   # the greatest log time of any record it read
     lead_in: bool = True
 
 
@@ -322,5 +323,6 @@ def _feed(reading: _PartReading, checks: Checks, first: list[GhostMessage]) -> N
     result.problems.extend(reading.reader.problems)
     result.problems.extend(checks.history.unsure)
     result.topics = reading.reader.topics
+    result.last_log_time_ns = reading.reader.last_log_time_ns
     result.lead_in = checks.history.lead_in
     result.checks = checks

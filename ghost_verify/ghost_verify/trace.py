@@ -180,11 +180,29 @@ class DecisionTraceReport:
 
     @property
     def chain_intact(self) -> bool:
-        """True when no link read is `broken` or `assessment_missing`.
+        """ADR-0022: True exactly when no link read is `broken` or `assessment_missing`.
 
+        Links of cycles cut by the recording count too: a missing link is a missing link.
         On an incomplete input (`incomplete_input`) this is the verdict over what was read.
         """
+        return not (self.status_total(ChainStatus.BROKEN)
+                    or self.status_total(ChainStatus.ASSESSMENT_MISSING))
+
+    @property
+    def holds(self) -> bool:
+        """The verdict: no broken or missing link but in the cycles cut by the recording.
+
+        Those (`links_cut_by_recording`, in the `unverifiable` cycles; never when strict) are
+        reported apart and do not fail, but they leave `chain_intact` false.
+        """
         return not self.problems()
+
+    @property
+    def links_cut_by_recording(self) -> int:
+        """How many broken or missing links are in cycles cut by the recording."""
+        cut = {cycle.cycle_stamp_ns for cycle in self.unverifiable}
+        return sum(1 for record in self.links if record.timestamp_ns in cut
+                   and record.chain_status in (ChainStatus.BROKEN, ChainStatus.ASSESSMENT_MISSING))
 
     @property
     def incomplete_input(self) -> bool:
@@ -216,6 +234,8 @@ class DecisionTraceReport:
         return {
             'analysis_version': self.analysis_version,
             'chain_intact': self.chain_intact,
+            'holds': self.holds,
+            'links_cut_by_recording': self.links_cut_by_recording,
             'bag_files': digests_to_json(self.bag_files),
             'source_mcap_sha256': self.source_mcap_sha256,
             'total_decisions': self.total_decisions,
@@ -252,8 +272,11 @@ class DecisionTraceReport:
             for status in ChainStatus
             if status is not ChainStatus.VERIFIED and self.status_total(status)
         ]
-        if not self.chain_intact:
+        if not self.holds:
             return f'chain: VIOLATED ({verified}; links: {", ".join(others)})'
+        if not self.chain_intact:
+            return (f'chain: {verified} (not intact: {self.links_cut_by_recording} links cut '
+                    f'by the recording; links: {", ".join(others)})')
         if self.decisions_end_to_end_verified == self.total_decisions and not others:
             return f'chain: {verified}'
         detail = f'links: {", ".join(others)}' if others else 'not every decision was actuated'

@@ -6,7 +6,14 @@ assessment, the last its rationale or actuation, and the first histories count o
 observed before the bag's first message. Those cycles are ``unverifiable``: counted and listed
 (stamp and reason), never violations, unless the verifier runs ``strict`` (then they fail, as
 any other incomplete cycle). An incomplete cycle between two complete ones is no cut: it
-always fails.
+always fails. So does a cycle whose missing messages the recording cannot have missed: at
+the start, a cycle may only lack the first links of its chain (the recorder started after
+they were published), at the end only the last ones (it stopped before them). A cycle at
+the end that lacks its raw assessment but holds its actuation was recorded past the point
+where the raw assessment was published: that is a lost message, not a cut.
+
+BAUD-v1 and ERUR-v1 do not use these cuts: they judge every cycle that has a calibrated
+assessment (cycle_properties.py).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ __all__ = [
     'UnverifiableCycle',
     'UnverifiableReason',
     'absorb_cuts',
+    'last_log_time',
     'missing_kinds',
     'resume_cuts',
     'unverifiable_to_json',
@@ -91,6 +99,30 @@ def missing_kinds(cycle: CycleEvent) -> tuple[GhostTopicKind, ...]:
     return tuple(kind for kind in REQUIRED_KINDS if not counts[kind])
 
 
+def last_log_time(cycle: CycleEvent) -> int:
+    """The greatest log time of the cycle's messages (0 for none)."""
+    views = (*cycle.raw_assessments, *cycle.calibrated, *cycle.rationales, *cycle.actuations)
+    return max((*(view.message.log_time_ns for view in views),
+                *(message.log_time_ns for message in (*cycle.predictions, *cycle.outcomes))),
+               default=0)
+
+
+def _chain_end(cycle: CycleEvent) -> int:
+    """The log time of the last chain link the cycle has (-1 for none)."""
+    views = (*cycle.raw_assessments, *cycle.calibrated, *cycle.rationales, *cycle.actuations)
+    return max((view.message.log_time_ns for view in views), default=-1)
+
+
+def _fits_start(missing: Sequence[GhostTopicKind]) -> bool:
+    """True when `missing` are the first links of the chain (a recorder started late)."""
+    return tuple(missing) == REQUIRED_KINDS[:len(missing)]
+
+
+def _fits_end(missing: Sequence[GhostTopicKind]) -> bool:
+    """True when `missing` are the last links of the chain (a recorder stopped early)."""
+    return tuple(missing) == REQUIRED_KINDS[len(REQUIRED_KINDS) - len(missing):]
+
+
 def _detail(missing: Sequence[GhostTopicKind]) -> str:
     return 'lacks ' + ', '.join(kind.value for kind in missing)
 
@@ -101,8 +133,9 @@ class CycleCuts:
 
     Feed every cycle, in stream order, to :meth:`feed`; judge the cycles it yields. At the
     end, judge the cycles :meth:`finish` yields. Complete cycles pass at once; incomplete ones
-    wait: before the first complete cycle they become ``cut_at_start``, between complete
-    cycles they pass (in order), after the last one they become ``cut_at_end``. Strict, every
+    wait: before the first complete cycle they become ``cut_at_start`` if they lack only the
+    first links of the chain, between complete cycles they pass (in order), after the last
+    one they become ``cut_at_end`` if they lack only the last links; the others pass. Strict, every
     cycle passes at once. More than `limit` waiting cycles pass too (see CUT_CYCLE_LIMIT), and
     so do the waiting cycles of a bag without any complete cycle: nothing shows that such a
     bag recorded a running agent at all.
@@ -136,10 +169,15 @@ class CycleCuts:
         if self._seen_complete or self._overflowed:
             yield from self._release()
         else:
-            self._cut.extend(UnverifiableCycle(waiting.stamp_ns, UnverifiableReason.CUT_AT_START,
-                                               _detail(lacks))
-                             for waiting, lacks in self._pending)
-            self._pending.clear()
+            pending, self._pending = self._pending, []
+            leading = True
+            for waiting, lacks in pending:
+                leading = leading and _fits_start(lacks)
+                if leading:
+                    self._cut.append(UnverifiableCycle(
+                        waiting.stamp_ns, UnverifiableReason.CUT_AT_START, _detail(lacks)))
+                else:
+                    yield waiting
         self._seen_complete = True
         self._overflowed = False
         yield cycle
@@ -147,10 +185,22 @@ class CycleCuts:
     def finish(self) -> Iterator[CycleEvent]:
         """End the stream: yield the waiting cycles that are no cut; the others are cut."""
         if self._seen_complete:
+            pending, self._pending = self._pending, []
+            # Only a tail of cycles that each lack the last links is cut: a cycle after one
+            # that was recorded past such a link shows the recording went on.
+            # It must also lack them for good: nothing of a later cycle was logged after the
+            # last link it has.
+            cut_from, later = len(pending), -1
+            while cut_from:
+                waiting, lacks = pending[cut_from - 1]
+                if not _fits_end(lacks) or later > _chain_end(waiting):
+                    break
+                later = max(later, last_log_time(waiting))
+                cut_from -= 1
+            yield from (waiting for waiting, _ in pending[:cut_from])
             self._cut.extend(UnverifiableCycle(waiting.stamp_ns, UnverifiableReason.CUT_AT_END,
                                                _detail(lacks))
-                             for waiting, lacks in self._pending)
-            self._pending.clear()
+                             for waiting, lacks in pending[cut_from:])
             return
         yield from self._release()
 
