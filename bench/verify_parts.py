@@ -23,6 +23,7 @@ def parts(bag: Path) -> dict[str, object]:
     """Return {'cycles', 'read_s', 'checkers': {name: s}} for `bag`."""
     from ghost_verify.bag import GhostBag
     from ghost_verify.events import GateRecord
+    from ghost_verify.run_parameters import load_run_parameters
     from ghost_verify.single_pass import Checks
 
     start = time.process_time()
@@ -30,7 +31,7 @@ def parts(bag: Path) -> dict[str, object]:
         pass
     read_s = time.process_time() - start
     events = list(GhostBag(bag).events())
-    checks = Checks.new()
+    checks = Checks.new(load_run_parameters(bag))
     costs: dict[str, float] = {}
     for item in fields(Checks):
         checker = getattr(checks, item.name)

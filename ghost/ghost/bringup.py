@@ -29,10 +29,12 @@ from ghost_core.graph import (
     normalise_namespace,
     PX4_IN_TOPICS,
     PX4_OUT_TOPICS,
+    RECORDED_TOPICS,
     relative_topic,
     SCENARIOS,
     SOURCES,
     topic_in_namespace,
+    VEHICLE_STATUS_TOPIC,
     WIRING,
 )
 from ghost_core.pipeline import PipelineConfig
@@ -194,7 +196,7 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
         remaps=tuple(sorted(options.remaps.items())),
         overrides=_with_settings(options.overrides, options.settings))
     specs = [*_source_nodes(common, options), *_agent_nodes(common)]
-    recorded: dict[str, str] = {**INPUT_TOPICS, **GHOST_TOPICS}
+    recorded: dict[str, str] = dict(RECORDED_TOPICS)
     if options.source is Source.PX4_ULOG:
         specs.append(common.spec('mission_setpoints',
                                  subscribes=('/fmu/out/vehicle_local_position',),
@@ -223,15 +225,19 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
 
 
 def _source_nodes(common: _Common, options: GraphOptions) -> list[NodeSpec]:
-    """The nodes that produce the two inputs (none for an external estimator)."""
+    """The nodes that produce the inputs (none for an external estimator).
+
+    The scenario, the input player and the PX4 bridge also publish the vehicle's status.
+    """
     inputs = tuple(INPUT_TOPICS)
+    with_status = (*inputs, VEHICLE_STATUS_TOPIC)
     # A source waits for the whole graph, so it resolves every topic name.
-    every = frozenset({*INPUT_TOPICS, *GHOST_TOPICS})
+    every = frozenset({*INPUT_TOPICS, VEHICLE_STATUS_TOPIC, *GHOST_TOPICS})
     if options.source is Source.SCENARIO:
-        return [common.spec('scenario', publishes=inputs, remapped=every,
+        return [common.spec('scenario', publishes=with_status, remapped=every,
                             parameters={'scenario': options.scenario})]
     if options.source is Source.INPUT_BAG:
-        return [common.spec('input_player', publishes=inputs, remapped=every,
+        return [common.spec('input_player', publishes=with_status, remapped=every,
                             parameters={'input': options.input_bag})]
     specs = []
     if options.source is Source.PX4_ULOG:
@@ -240,7 +246,8 @@ def _source_nodes(common: _Common, options: GraphOptions) -> list[NodeSpec]:
                                  parameters={'log': str(Path(options.px4_ulog).resolve())}))
     if options.px4:
         specs.append(common.spec('px4_bridge', subscribes=tuple(PX4_OUT_TOPICS),
-                                 publishes=inputs, remapped=frozenset(INPUT_TOPICS)))
+                                 publishes=with_status,
+                                 remapped=frozenset(with_status)))
     return specs
 
 
@@ -269,8 +276,7 @@ def _recorder(common: _Common, bag_path: str, recorded: Mapping[str, str],
               specs: list[NodeSpec]) -> NodeSpec:
     """The recorder of ``recorded``, with the run configuration ``specs`` run with."""
     parameters: dict[str, object] = {'output': bag_path}
-    topics = (*INPUT_TOPICS, *GHOST_TOPICS)
-    if set(recorded) != set(topics):
+    if set(recorded) != set(RECORDED_TOPICS):
         parameters['topics'] = [f'{relative_topic(topic)}={type_name}'
                                 for topic, type_name in recorded.items()]
     overrides = common.overrides.get('recorder', {})
@@ -283,7 +289,8 @@ def _recorder(common: _Common, bag_path: str, recorded: Mapping[str, str],
             'input_topics': {role: _resolved(topic, remaps, common.namespace) for role, topic in
                              (('state', '/state/nav'), ('observations', '/observations'))},
         }, sort_keys=True)
-    return common.spec('recorder', subscribes=tuple(recorded), remapped=frozenset(topics),
+    return common.spec('recorder', subscribes=tuple(recorded),
+                       remapped=frozenset(RECORDED_TOPICS),
                        parameters=parameters)
 
 

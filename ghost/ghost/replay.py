@@ -1,7 +1,7 @@
 """ghost_replay: run the agent offline over a recorded input bag and write a full Ghost bag.
 
     ghost_replay INPUT_BAG --output BAG [--state-topic T] [--observations-topic T]
-                 [--params-file FILE ...]
+                 [--params-file FILE ...] [--no-report]
 
 The pure pipeline (no DDS) takes the bag's /state/nav beliefs and /observations fixes in
 log-time order, exactly as the node graph would receive them, with the configuration the nodes
@@ -9,7 +9,8 @@ load from their parameter files (default: the installed config/ghost.yaml). The 
 the inputs (under the default names) and all six Ghost topics, each Ghost message written at the
 log time of the input that completed its cycle. It is then verified (``python -m ghost_verify``
 in a child process: the runtime does not import the auditor), and the verdicts and a
-judgement summary are printed.
+judgement summary are printed. Unless --no-report, the flight review (``python -m
+ghost_review``, its own process) is written to BAG_review/ and its report's path printed.
 
 Exit codes: 0 the replay completed and every verdict holds; 1 a verdict does not hold, or the
 bag cannot be verified (ghost_verify not installed: said so on stderr); 2 usage error (bad
@@ -18,12 +19,20 @@ arguments, output exists); 3 the input bag cannot be read.
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+import json
 import os
 from pathlib import Path
 import sys
 
+from ghost.reporter import write_report
 from ghost.verifier import verify_bag
+from ghost_bag.manifest import (
+    bag_file_digests,
+    ManifestBuilder,
+    software_versions,
+    write_manifest,
+)
 from ghost_bag.recorded_inputs import InputBagError, OBSERVATION_TYPE, read_inputs, STATE_TYPE
 from ghost_core.errors import GhostError
 from ghost_core.graph import GHOST_TOPICS
@@ -37,7 +46,7 @@ __all__ = ['ReplayResult', 'default_params_files', 'main', 'replay_bag']
 
 _PROG = 'ghost_replay'
 _TOPIC_OF = {kind: topic for topic, kind in GHOST_TOPICS.items()}
-_STATE, _OBSERVATIONS = '/state/nav', '/observations'
+_STATE, _OBSERVATIONS, _STATUS = '/state/nav', '/observations', '/vehicle_status'
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +76,39 @@ def _ghost_messages(trace: CycleTrace) -> list[tuple[str, str, dict[str, object]
             for kind, contract in trace_contracts(trace) if contract is not None]
 
 
+class _Recording:
+    """The output bag and its manifest.json, written as Ghost's recorder writes them.
+
+    The manifest records the configuration the replay ran with (and the input topic names),
+    so that the verifier judges every cycle with it and can re-derive the bag.
+    """
+
+    def __init__(self, output_bag: str | os.PathLike[str], config: PipelineConfig) -> None:
+        from ament_index_python.packages import get_package_share_directory
+
+        from ghost_bag.write import GhostBagWriter
+
+        msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
+        self._path = Path(output_bag)
+        self._writer = GhostBagWriter(output_bag, msg_dir)
+        recorded: dict[str, object] = {
+            **config.to_dict(), 'input_topics': {'state': _STATE, 'observations': _OBSERVATIONS}}
+        self._manifest = ManifestBuilder(json.loads(json.dumps(recorded)),
+                                         software_versions(('ghost_nodes',)))
+        self._writer.open()
+
+    def write(self, topic: str, type_name: str, message: dict[str, object] | bytes,
+              log_time_ns: int) -> None:
+        data = (message if isinstance(message, bytes)
+                else self._writer.serialize(type_name, message))
+        self._writer.write(topic, type_name, data, log_time_ns)
+        self._manifest.add(topic, type_name, log_time_ns, data)
+
+    def close(self) -> None:
+        self._writer.close()
+        write_manifest(self._path, self._manifest.document(bag_file_digests(self._path)))
+
+
 def replay_bag(
     input_bag: str | os.PathLike[str],
     output_bag: str | os.PathLike[str] | None = None,
@@ -81,26 +123,22 @@ def replay_bag(
     wall clock. Raises InputBagError when the input cannot be read, BagWriteError when the
     output cannot be written (e.g. it exists).
     """
-    replay = Replay(PipelineConfig() if config is None else config)
+    # An input bag's log times are not a run's wall clock: no idle flush, and the recorded
+    # configuration says so (so that verify_all --replay re-runs it the same way).
+    config = replace(PipelineConfig() if config is None else config, idle_flush_ns=0)
+    replay = Replay(config)
     pipeline = replay.pipeline
     traces: list[CycleTrace] = []
-    counts = {state_topic: 0, observations_topic: 0}
-    writer = None
-    if output_bag is not None:
-        from ament_index_python.packages import get_package_share_directory
-
-        from ghost_bag.write import GhostBagWriter
-
-        msg_dir = Path(get_package_share_directory('ghost_interfaces')) / 'msg'
-        writer = GhostBagWriter(output_bag, msg_dir)
-        writer.open()
+    counts = {state_topic: 0, observations_topic: 0, _STATUS: 0}
+    writer = None if output_bag is None else _Recording(output_bag, config)
     try:
         last_log_ns = 0
         for message in read_inputs(input_bag, state_topic, observations_topic):
             counts[message.topic] += 1
             last_log_ns = message.log_time_ns
             if writer is not None:
-                name = _STATE if message.topic == state_topic else _OBSERVATIONS
+                name = (_STATE if message.topic == state_topic else _OBSERVATIONS
+                        if message.topic == observations_topic else _STATUS)
                 writer.write(name, message.type_name, message.data, message.log_time_ns)
             done = replay.feed(TimedInput(message.log_time_ns, message.sample))
             traces += done
@@ -140,6 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--params-file', type=Path, action='append', default=None,
                         help='node parameter file(s), in load order (default: the installed '
                              'config/ghost.yaml); e.g. add config/scenarios/<name>.yaml')
+    parser.add_argument('--no-report', dest='report', action='store_false',
+                        help='do not write the flight review (default: OUTPUT_review/, by '
+                             'ghost_review)')
     return parser
 
 
@@ -181,6 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     code = verify_bag(args.output)
     for line in result.summary.lines():
         print(line)
+    if args.report:
+        report = write_report(args.output, args.output.with_name(f'{args.output.name}_review'),
+                              list(files))
+        if report is not None:
+            print(f'report: {report}')
     return 0 if code == 0 else 1
 
 

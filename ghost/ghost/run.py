@@ -26,6 +26,7 @@ from typing import Any
 from ghost.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
 from ghost.isolation import ClaimedDomain, DomainClaimError
 from ghost.launcher import GraphProcesses
+from ghost.reporter import write_report
 from ghost.verifier import verify_bag
 from ghost_core.graph import (
     AGENT_SETTINGS,
@@ -70,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="the command gate between the mission and the vehicle: 'px4' "
                              "(default with --px4 / --px4-ulog), 'twist' (cmd_vel_in -> "
                              "cmd_vel) or 'none' (default otherwise); launch gate:=")
+    parser.add_argument('--no-report', dest='report', action='store_false',
+                        help='do not write the flight review (default: RUN_DIR/review/, by '
+                             'ghost_review)')
     parser.add_argument('--signing-key', type=Path, default=None, metavar='PATH',
                         help="Ed25519 private key (from ghost_keygen) that signs the bag's "
                              'manifest.json (default: unsigned)')
@@ -421,11 +425,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f'ghost: {got}/{expected if expected is not None else got} cycles actuated; '
           f'processes exited {codes}', flush=True)
     return _verify(run_dir, args.signing_key, expected, got,
-                   require_coverage=plan.require_coverage)
+                   require_coverage=plan.require_coverage, report=args.report)
 
 
 def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: int, *,
-            require_coverage: bool = False) -> int:
+            require_coverage: bool = False, report: bool = True) -> int:
     """Verify the run's bag with the auditor (its own process); the run's exit code.
 
     With `require_coverage` (a scenario built to cover both properties) a vacuous BAUD-v1
@@ -446,6 +450,11 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         options += ['--public-key', str(_public_key_file(signing_key, run_dir))]
     verdict = verify_bag(bag, *options)
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
+    if report:
+        # The flight review (ghost_review, its own process) of what was recorded.
+        written = write_report(bag, run_dir / 'review')
+        if written is not None:
+            print(f'report: {written}')
     if expected is not None and got < expected:
         print(f'error: the loop completed {got} of {expected} cycles', file=sys.stderr)
         return 3

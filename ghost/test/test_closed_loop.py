@@ -162,3 +162,27 @@ def test_invalid_parameter_update_is_refused_with_a_reason(ros_env, processes, n
     assert client.returncode == 0, client.stderr
     assert client.stdout.startswith('refused:'), client.stdout
     assert reason in client.stdout
+
+
+def test_the_vehicle_status_travels_into_every_recorded_rationale(tmp_path, ros_env) -> None:
+    """ADR-0021 §2 over DDS: each decision records the vehicle status in force at its cycle.
+
+    The scenario's /vehicle_status reaches the decision policy and is recorded, each
+    rationale records the status in force at its cycle (IN_AIR, ON_MISSION for smoke), and
+    the verifier's re-derivation from the recorded inputs reproduces them.
+    """
+    from ghost_core.levels import FlightStatus, MissionStatus
+
+    _ok(run_main_job('smoke', tmp_path / 'run', ros_env))
+    bag = tmp_path / 'run' / 'bag'
+    payloads = payloads_by_topic(bag)
+    cycles = len(generate_scenario('smoke').cycles)
+    assert len(payloads['/vehicle_status']) == cycles
+    rationales = payloads['/decisions']
+    assert len(rationales) == cycles
+    assert {(r['flight_status'], r['mission_status'], r['perception_mode'], r['schema_version'])
+            for r in rationales} == {(FlightStatus.IN_AIR, MissionStatus.ON_MISSION, '', 2)}
+    replay = verify_all(bag, replay=True).replay
+    assert replay is not None and replay.replayed, replay
+    rationale = next(topic for topic in replay.topics if topic.kind == 'rationale')
+    assert (rationale.compared, rationale.differing) == (cycles, 0), rationale

@@ -171,8 +171,9 @@ def test_px4_replaces_the_scenario_with_the_bridge() -> None:
     names = [s.name for s in specs]
     assert 'scenario' not in names and names[0] == 'px4_bridge'
     bridge = specs[0]
-    # It publishes the inputs, remapped like every other node's; no scenario file.
-    assert bridge.publishes == ('/state/nav', '/observations')
+    # It publishes the inputs and the vehicle status, remapped like every other node's; no
+    # scenario file.
+    assert bridge.publishes == ('/state/nav', '/observations', '/vehicle_status')
     assert bridge.remaps == (('/state/nav', '/ekf/odom'),)
     assert all(spec.param_files == (str(CONFIG / 'ghost.yaml'),) for spec in specs)
     with pytest.raises(ValueError, match="input_bag is the file of source 'input_bag'"):

@@ -186,7 +186,10 @@ def test_real_flights_import_and_replay_with_every_verdict_holding(tmp_path, log
     if log == 'esc_status_log.ulg':
         documented = DOC.read_text(encoding='utf-8')
         for line in lines:
-            assert line.replace(str(bag_in), 'runs/esc_in').replace(
+            # The review folder repeats the bag's name (ghost_review's folder per flight).
+            assert line.replace(f'{bag_out}_review/{bag_out.name}/',
+                                'runs/esc_ghost_review/esc_ghost/').replace(
+                str(bag_in), 'runs/esc_in').replace(
                 str(bag_out), 'runs/esc_ghost') in documented, line
     elif log == 'quadrotor_local.ulg':
         assert 'ABSTAIN_UNCERTAIN 100.0 %' in replayed.stdout

@@ -142,7 +142,11 @@ def _set(env: dict[str, str], *changes: tuple[str, str, object]) -> None:
 
 
 def test_a_mid_run_param_set_of_k_and_q_is_followed(tmp_path, ros_env, processes) -> None:
-    """ros2 param set of K and Q while the graph runs: each cycle re-derived with its own."""
+    """ros2 param set of K and Q while the graph runs: recorded, judged and re-derived with.
+
+    The nodes publish each change on ghost/configuration, the recorder records it, and the
+    verifier judges every cycle with the configuration in force at its stamp.
+    """
     def change(_graph: GraphProcesses) -> None:
         _set(ros_env, ('calibrator', 'downgrade_threshold', 5),
              ('forward_predictor', 'process_noise', 0.5))
@@ -152,6 +156,12 @@ def test_a_mid_run_param_set_of_k_and_q_is_followed(tmp_path, ros_env, processes
     assert result.holds, result.summary_lines()
     replay = result.replay
     assert replay is not None and replay.holds and replay.parameters_changed
-    values = {(run.parameter, run.value) for run in replay.parameters_followed}
-    assert {('downgrade_threshold', 2), ('downgrade_threshold', 5), ('process_noise_q', 0.05),
-            ('process_noise_q', 0.5)} <= values, replay.parameters_followed
+    followed = {(change.parameter, change.previous, change.value)
+                for change in replay.parameters_followed}
+    assert followed == {('downgrade_threshold', 2, 5), ('process_noise_q', 0.05, 0.5)}, followed
+    parameters = result.parameters
+    assert parameters is not None and parameters.holds
+    assert sorted(change.node for change in parameters.changes) == [
+        '/calibrator', '/forward_predictor']
+    # Every cycle before the change carries the first values, every one after the new ones.
+    assert parameters.summary().startswith('parameters: HOLDS (')

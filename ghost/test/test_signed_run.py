@@ -106,7 +106,7 @@ def flip_message_byte(mcap: Path, topic: str, nth: int) -> None:
 def test_signed_smoke_run_verifies_with_its_key(signed_run) -> None:
     done = _verify(signed_run['bag'], signed_run['public'])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[0] == 'manifest: signed, 2 files and 80 messages verified'
+    assert done.stdout.splitlines()[0] == 'manifest: signed, 2 files and 90 messages verified'
     manifest = json.loads((signed_run['bag'] / MANIFEST_NAME).read_text())
     assert manifest['complete'] is True and set(manifest['topics']) == set(TOPICS)
     assert manifest['config']['loop']['min_outcomes'] == 4

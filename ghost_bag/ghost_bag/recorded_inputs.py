@@ -1,4 +1,7 @@
-"""The agent's recorded inputs in a rosbag2 MCAP bag: /state/nav beliefs and /observations fixes.
+"""The agent's recorded inputs in a rosbag2 MCAP bag: beliefs, fixes and the vehicle's status.
+
+/state/nav beliefs, /observations fixes and /vehicle_status statuses (what the decisions'
+context records, ADR-0021 §2).
 
 One home for turning a recorded input stream back into what the agent receives: the offline
 replay (the bringup's ``ghost_replay``), the input player that feeds the node graph over DDS
@@ -19,17 +22,21 @@ from mcap.exceptions import McapError
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
+from ghost_core.contracts import VehicleStatus
+from ghost_core.hashing import hash_form
 from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
+from ghost_core.wire import parse_vehicle_status
 
 from .errors import BagError, InputBagError
 from .layout import resolve_bag
 
-__all__ = ['InputBagError', 'InputMessage', 'OBSERVATION_TYPE', 'STATE_TYPE', 'read_file_inputs',
-           'read_inputs']
+__all__ = ['InputBagError', 'InputMessage', 'OBSERVATION_TYPE', 'STATE_TYPE', 'STATUS_TYPE',
+           'read_file_inputs', 'read_inputs']
 
 STATE_TYPE = 'nav_msgs/msg/Odometry'
 OBSERVATION_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
+STATUS_TYPE = 'ghost_interfaces/msg/VehicleStatus'
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,20 +47,22 @@ class InputMessage:
     topic: str
     type_name: str
     data: bytes
-    sample: BeliefSample | Observation
+    sample: BeliefSample | Observation | VehicleStatus
 
 
 def read_inputs(
     bag: str | os.PathLike[str],
     state_topic: str = '/state/nav',
     observations_topic: str = '/observations',
+    status_topic: str = '/vehicle_status',
 ) -> Iterator[InputMessage]:
-    """Yield the bag's beliefs and fixes in log-time order (files in their rosbag2 order).
+    """Yield the bag's beliefs, fixes and statuses in log-time order (files in rosbag2 order).
 
     Log-time order is the order a live graph received them. Raises InputBagError when the bag
     cannot be opened or read, when the state topic is missing, or when a topic has another
     type than the agent takes. A bag without the observations topic is valid (the agent then
-    runs without fixes).
+    runs without fixes), and so is one without the status topic (the decisions' context is
+    then UNKNOWN).
     """
     try:
         layout = resolve_bag(bag)
@@ -61,7 +70,8 @@ def read_inputs(
         raise InputBagError(str(err)) from err
     seen_state = False
     for path in layout.files:
-        for message in read_file_inputs(path, state_topic, observations_topic):
+        for message in read_file_inputs(path, state_topic, observations_topic,
+                                        status_topic=status_topic):
             seen_state = seen_state or message.topic == state_topic
             yield message
     if not seen_state:
@@ -75,15 +85,17 @@ def read_file_inputs(
     observations_topic: str,
     *,
     log_time_order: bool = True,
+    status_topic: str = '',
 ) -> Iterator[InputMessage]:
-    """Yield the beliefs and fixes of one .mcap file of a bag.
+    """Yield the beliefs, fixes and (with `status_topic`) statuses of one .mcap file of a bag.
 
     In log-time order, or with `log_time_order` False in the order the records are in the
     file (the order the recorder received them). An empty topic name reads nothing. Raises
     InputBagError (with the error behind it as its ``__cause__``, if any) when the file cannot
     be read, a topic has another type than the agent takes, or a message is not usable.
     """
-    wanted = {state_topic: STATE_TYPE, observations_topic: OBSERVATION_TYPE}
+    wanted = {state_topic: STATE_TYPE, observations_topic: OBSERVATION_TYPE,
+              status_topic: STATUS_TYPE}
     wanted.pop('', None)
     try:
         with path.open('rb') as stream:
@@ -96,9 +108,10 @@ def read_file_inputs(
                                         f'{type_name or "(no schema)"}, expected '
                                         f'{wanted[channel.topic]}')
                 try:
-                    sample: BeliefSample | Observation = (
+                    sample: BeliefSample | Observation | VehicleStatus = (
                         belief_sample(decoded) if channel.topic == state_topic
-                        else observation_of(decoded))
+                        else observation_of(decoded) if channel.topic == observations_topic
+                        else parse_vehicle_status(hash_form(decoded)))
                 except (ValueError, TypeError, AttributeError) as err:
                     raise InputBagError(f'{path}: {channel.topic} message at log time '
                                         f'{message.log_time} is not usable: {err}') from err

@@ -29,8 +29,10 @@ __all__ = [
     'integer',
     'integer_in',
     'layout_version',
+    'layout_version_of',
     'member_of',
     'optional_sha256',
+    'optional_taxonomy',
     'schema_version',
     'sha256',
     'stamp',
@@ -139,6 +141,16 @@ def taxonomy(owner: str, name: str, value: object) -> str:
     return value
 
 
+def optional_taxonomy(owner: str, name: str, value: object) -> str | None:
+    """Return `value` when it is None (not stated; '' on the wire) or a taxonomy string."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or TAXONOMY_PATTERN.fullmatch(value) is None:
+        raise failure(owner, name, 'None or a taxonomy string matching ^[a-z][a-z0-9_]*$ (1-64)',
+                      value)
+    return value
+
+
 def sha256(owner: str, name: str, value: object) -> str:
     """Return `value` when it is a content address (64 lowercase hex digits)."""
     if not isinstance(value, str) or SHA256_HEX_PATTERN.fullmatch(value) is None:
@@ -212,3 +224,14 @@ def member_of(enum: type[EnumT]) -> FieldCheck:
 def layout_version(owner: str, _name: str, value: object) -> int:
     """The schema_version field's check (see ``schema_version``)."""
     return schema_version(owner, value)
+
+
+def _layout_version_is(owner: str, _name: str, value: object, version: int) -> int:
+    if _as_int(value) != version:
+        raise failure(owner, 'schema_version', f'{version}', value)
+    return version
+
+
+def layout_version_of(version: int) -> FieldCheck:
+    """The schema_version check of a message whose layout changed (SPEC §5 v1.2: version 2)."""
+    return partial(_layout_version_is, version=version)

@@ -8,8 +8,9 @@ the recorded one:
   ``adjustment_policy_id``, built with the M and K recorded on the same message, on the inline
   raw assessment and the recorded history -> ``adjusted_overall_level`` and
   ``adjustment_reason``;
-- decision: ``decide(DecisionContext.from_calibrated(C_t))`` of the decision policy named by the
-  rationale's ``policy_id`` -> the decision's ``kind`` and ``reason``;
+- decision: ``decide`` of the decision policy named by the rationale's ``policy_id``, on
+  ``C_t`` and the vehicle status the rationale records -> the decision's ``kind`` and
+  ``reason``;
 - emission: ``emit(rationale)`` of the reference emission contract (SPEC section 5, ADR-0023)
   -> the command's ``kind``. The actuation's ``contract_id`` is reported, not used to pick
   the table: the properties are stated over the reference emitter.
@@ -187,7 +188,11 @@ def check_decision(
         return (ConformanceViolation(
             stamp_ns, ConformanceKind.UNKNOWN_DECISION_POLICY, Stage.DECISION, policy_id,
             _known(DECISION_POLICIES), policy_id, inputs),)
-    reference = policy.decide(DecisionContext.from_calibrated(calibrated))
+    # The context the rationale says the policy saw: its vehicle status as recorded.
+    reference = policy.decide(DecisionContext(
+        calibrated.stamp_ns, calibrated.frame_id, rationale.flight_status,
+        rationale.mission_status, calibrated.raw_assessment, calibrated,
+        rationale.perception_mode))
     recorded = rationale.decision
     found = []
     if reference.kind != recorded.kind:

@@ -20,7 +20,14 @@ from ghost_core.gate import (
     VEHICLE_CMD_NAV_LAND,
     VEHICLE_CMD_NAV_RETURN_TO_LAUNCH,
 )
-from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
+from ghost_core.levels import (
+    ActuatorCommandKind,
+    DecisionKind,
+    FlightStatus,
+    MissionStatus,
+    SelfAssessmentLevel,
+    worst_level,
+)
 
 __all__ = [
     'OUTCOME_STATUSES',
@@ -38,6 +45,7 @@ __all__ = [
     'BeliefSelfAssessment',
     'CalibratedSelfAssessment',
     'CalibrationHistory',
+    'ConfigurationChange',
     'Contract',
     'Decision',
     'DecisionContext',
@@ -47,11 +55,16 @@ __all__ = [
     'GateEmission',
     'Mat3',
     'PredictionOutcome',
+    'RATIONALE_SCHEMA_VERSION',
     'SetpointVec3',
     'Vec3',
+    'VehicleStatus',
+    'vehicle_context',
 ]
 
 SCHEMA_VERSION = check.SCHEMA_VERSION
+#: DecisionRationale's layout: 2 since it carries the vehicle status (SPEC §5 v1.2).
+RATIONALE_SCHEMA_VERSION = 2
 
 #: A 3-vector (m, m/s or rad).
 Vec3 = tuple[float, float, float]
@@ -113,6 +126,10 @@ Level = Annotated[SelfAssessmentLevel, check.member_of(SelfAssessmentLevel)]
 LayoutVersion = Annotated[int, check.layout_version]
 FiniteVec3 = Annotated[Vec3, check.vector_of(3)]
 FiniteMat3 = Annotated[Mat3, check.vector_of(9)]
+Flight = Annotated[FlightStatus, check.member_of(FlightStatus)]
+Mission = Annotated[MissionStatus, check.member_of(MissionStatus)]
+#: None (not stated; '' on the wire) or a taxonomy string.
+PerceptionMode = Annotated[str | None, check.optional_taxonomy]
 
 
 #: A contract class's field table: its name (the owner errors name), per field (name, check,
@@ -445,19 +462,57 @@ class DecisionRationale(_DecidedCycle):
     Invariants: decision.decision_stamp_ns == stamp_ns (no deferred decisions, ADR-0021);
     each sha field is None (nothing claimed; empty string on the wire) or a content address;
     a calibrated assessment is never claimed without its raw assessment; `policy_id` is a
-    taxonomy string; `schema_version` is 1.
+    taxonomy string; the vehicle status the policy saw (ADR-0021 §2): `flight_status` and
+    `mission_status` in their catalogues (UNKNOWN when no status was received),
+    `perception_mode` None or a taxonomy string; `schema_version` is 2.
     """
 
     self_assessment_sha256: ClaimedAddress
     calibrated_assessment_sha256: ClaimedAddress
     policy_id: Taxonomy
-    schema_version: LayoutVersion = SCHEMA_VERSION
+    flight_status: Flight
+    mission_status: Mission
+    perception_mode: PerceptionMode = None
+    schema_version: Annotated[int, check.layout_version_of(RATIONALE_SCHEMA_VERSION)] = (
+        RATIONALE_SCHEMA_VERSION)
 
     def _check_together(self, owner: str) -> None:
         _DecidedCycle._check_together(self, owner)
         if self.calibrated_assessment_sha256 is not None and self.self_assessment_sha256 is None:
             raise check.failure(owner, 'self_assessment_sha256',
                                 'claimed whenever calibrated_assessment_sha256 is', None)
+
+
+@dataclass(frozen=True, slots=True)
+class VehicleStatus(_Header):
+    """The vehicle's status as its autopilot reports it (/vehicle_status; ADR-0021 §2).
+
+    In force for the cycles stamped at or after `stamp_ns`, until a later one. Invariants:
+    `flight_status` and `mission_status` in their catalogues (UNKNOWN: the source says
+    nothing); `perception_mode` None or a taxonomy string; `source` a taxonomy string naming
+    what reported it; `schema_version` is 1.
+    """
+
+    flight_status: Flight
+    mission_status: Mission
+    source: Taxonomy
+    perception_mode: PerceptionMode = None
+    schema_version: LayoutVersion = SCHEMA_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigurationChange(_Header):
+    """A change of a node's configuration while it runs, as the node applied it.
+
+    stamp_ns is when it applied the change (the node's clock). Invariants: `node` and
+    `configuration` are text (the configuration a JSON object of run-configuration keys, which
+    ``ghost_core.run_configuration`` reads); `in_force_after_stamp_ns` >= -1 (-1: before the
+    node's first cycle).
+    """
+
+    node: Text
+    in_force_after_stamp_ns: Annotated[int, check.integer_in(-1, 2**63 - 1)]
+    configuration: Text
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,13 +684,19 @@ class GateEmission(_Header):
 class DecisionContext(_Header):
     """What a decision policy sees for one cycle (ADR-0021): self-contained, so decide is pure.
 
+    `flight_status` and `mission_status` (required: UNKNOWN when the vehicle reported
+    nothing) and `perception_mode` (optional) are the vehicle status in force at the cycle
+    (ADR-0021 §2); `from_calibrated` and `from_raw` take them from a VehicleStatus, or None.
     `self_assessment` is None when no introspection is available. When a calibrated
     assessment is given, the raw assessment is the one it carries inline (filled in when
     omitted). Invariants: every assessment given is of this cycle (same stamp_ns).
     """
 
+    flight_status: Flight
+    mission_status: Mission
     self_assessment: Annotated[BeliefSelfAssessment | None, checked_together] = None
     calibrated_assessment: Annotated[CalibratedSelfAssessment | None, checked_together] = None
+    perception_mode: PerceptionMode = None
 
     def _check_together(self, owner: str) -> None:
         calibrated = self.calibrated_assessment
@@ -655,15 +716,22 @@ class DecisionContext(_Header):
                                     f'an assessment with stamp_ns {self.stamp_ns}', raw.stamp_ns)
 
     @classmethod
-    def from_calibrated(cls, calibrated: CalibratedSelfAssessment) -> DecisionContext:
-        """Return the context of the cycle `calibrated` belongs to (raw carried inline)."""
-        return cls(calibrated.stamp_ns, calibrated.frame_id, calibrated.raw_assessment,
-                   calibrated)
+    def from_calibrated(cls, calibrated: CalibratedSelfAssessment,
+                        vehicle: VehicleStatus | None) -> DecisionContext:
+        """Return the context of the cycle `calibrated` belongs to (raw carried inline).
+
+        `vehicle` is the status in force at the cycle; None (none received) is UNKNOWN.
+        """
+        flight, mission, perception = vehicle_context(vehicle)
+        return cls(calibrated.stamp_ns, calibrated.frame_id, flight, mission,
+                   calibrated.raw_assessment, calibrated, perception)
 
     @classmethod
-    def from_raw(cls, raw: BeliefSelfAssessment) -> DecisionContext:
+    def from_raw(cls, raw: BeliefSelfAssessment,
+                 vehicle: VehicleStatus | None) -> DecisionContext:
         """Return the context of a cycle that has a raw assessment but no calibration."""
-        return cls(raw.stamp_ns, raw.frame_id, raw)
+        flight, mission, perception = vehicle_context(vehicle)
+        return cls(raw.stamp_ns, raw.frame_id, flight, mission, raw, None, perception)
 
     @property
     def effective_level(self) -> SelfAssessmentLevel | None:
@@ -673,3 +741,14 @@ class DecisionContext(_Header):
         if self.self_assessment is not None:
             return self.self_assessment.overall_level
         return None
+
+
+def vehicle_context(vehicle: VehicleStatus | None
+                    ) -> tuple[FlightStatus, MissionStatus, str | None]:
+    """A decision context's flight status, mission status and perception mode from `vehicle`.
+
+    None (no status received) gives UNKNOWN, UNKNOWN and no perception mode: never invented.
+    """
+    if vehicle is None:
+        return FlightStatus.UNKNOWN, MissionStatus.UNKNOWN, None
+    return vehicle.flight_status, vehicle.mission_status, vehicle.perception_mode

@@ -53,8 +53,9 @@ class UncertaintyAwareReferencePolicy:
 
     Decides on the adjusted (calibrated) level when the context has one, else on the raw
     level; the reason says which (adjusted_level_known, raw_level_uncertain, ...). Without
-    any assessment it abstains (no_self_assessment). Never uses YIELD_TO_PILOT or ENGAGE_*:
-    those stay available to other policies.
+    any assessment it abstains (no_self_assessment). Ignores the flight status, mission
+    status and perception mode (ADR-0021): they are recorded in the rationale, not acted on.
+    Never uses YIELD_TO_PILOT or ENGAGE_*: those stay available to other policies.
     """
 
     __slots__ = ()
@@ -96,7 +97,8 @@ def decide_with_rationale(policy: Policy, context: DecisionContext,
     """Run `policy` on `context` and return the decision with its rationale (pure).
 
     self_assessment_sha256 = H(raw assessment) and calibrated_assessment_sha256 =
-    H(calibrated assessment), each None when the context has none. `addresses` gives both
+    H(calibrated assessment), each None when the context has none; the flight status,
+    mission status and perception mode are the context's (ADR-0021 §2). `addresses` gives both
     when the caller has them already (a node hashes the message it received); it requires a
     calibrated assessment in the context.
     """
@@ -119,4 +121,7 @@ def decide_with_rationale(policy: Policy, context: DecisionContext,
         self_assessment_sha256=raw_sha,
         calibrated_assessment_sha256=calibrated_sha,
         policy_id=policy.policy_id,
+        flight_status=context.flight_status,
+        mission_status=context.mission_status,
+        perception_mode=context.perception_mode,
     )

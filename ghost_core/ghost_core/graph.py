@@ -18,12 +18,14 @@ from dataclasses import dataclass
 
 from ghost_core.scenarios import SCENARIO_NAMES
 
-__all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC',
-           'CMD_VEL_TOPIC', 'DIAGNOSTICS_TOPIC', 'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS',
-           'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES', 'INPUT_QOS_CHOICES', 'INPUT_READERS',
-           'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NODE_PACKAGES', 'normalise_namespace',
-           'PX4_IN_TOPICS', 'PX4_OUT_TOPICS', 'QosClass', 'relative_topic', 'SCENARIOS',
-           'SOURCES', 'TOPIC_QOS', 'topic_in_namespace', 'WIRING']
+__all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC', 'CMD_VEL_TOPIC',
+           'CONFIGURATION_TOPIC', 'CONFIGURATION_TYPE', 'DIAGNOSTICS_TOPIC', 'GATE_MODES',
+           'GATE_TOPIC', 'GHOST_TOPICS', 'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES',
+           'INPUT_QOS_CHOICES', 'INPUT_READERS', 'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC',
+           'NODE_PACKAGES', 'normalise_namespace', 'OPTIONAL_INPUTS', 'PX4_IN_TOPICS',
+           'PX4_OUT_TOPICS', 'QosClass', 'RECORDED_TOPICS', 'relative_topic', 'SCENARIOS',
+           'SOURCES', 'topic_in_namespace', 'TOPIC_QOS', 'VEHICLE_STATUS_TOPIC',
+           'VEHICLE_STATUS_TYPE', 'WIRING']
 
 #: The agent's two inputs: the estimator's belief and the independent position fix.
 INPUT_TOPICS: Mapping[str, str] = {
@@ -39,6 +41,21 @@ GHOST_TOPICS: Mapping[str, str] = {
     '/decisions': 'ghost_interfaces/msg/DecisionRationale',
     '/actuations': 'ghost_interfaces/msg/ActionEmission',
 }
+#: The vehicle's status (armed, airborne, mode), which the decision policy records in each
+#: decision's context (ADR-0021 §2): published by what speaks to the vehicle (px4_bridge, the
+#: scenario), recorded as an input so that a re-derivation reproduces the context.
+VEHICLE_STATUS_TOPIC = '/vehicle_status'
+VEHICLE_STATUS_TYPE = 'ghost_interfaces/msg/VehicleStatus'
+#: Each change a node applies to its configuration while it runs (``ros2 param set``): the
+#: recorder records it beside the start configuration, and the verifier judges every cycle
+#: with the configuration in force (ghost_core.run_configuration).
+CONFIGURATION_TOPIC = '/ghost/configuration'
+CONFIGURATION_TYPE = 'ghost_interfaces/msg/ConfigurationChange'
+#: What the recorder records by default: the inputs, the agent's outputs and its
+#: configuration changes (the bringup adds the gate's topics when it runs one).
+RECORDED_TOPICS: Mapping[str, str] = {**INPUT_TOPICS, VEHICLE_STATUS_TOPIC: VEHICLE_STATUS_TYPE,
+                                      **GHOST_TOPICS,
+                                      CONFIGURATION_TOPIC: CONFIGURATION_TYPE}
 #: The command gate's record of every output it sent (ghost_interfaces/GateEmission).
 GATE_TOPIC = '/ghost/gate'
 #: What the mission wants to send, into the gate: PX4 mode, and the generic (Twist) mode.
@@ -80,12 +97,16 @@ class QosClass:
     COMMAND = 'command'
     #: /diagnostics: reliable, volatile, keep-last 10 (diagnostic_updater's).
     DIAGNOSTICS = 'diagnostics'
+    #: Configuration changes: reliable, transient-local, keep-last 100 (a recorder that
+    #: starts late still receives the changes in force).
+    CONFIGURATION = 'configuration'
 
 
 #: The QoS class of every topic of the graph.
 TOPIC_QOS: Mapping[str, str] = {
     **{topic: QosClass.INPUT for topic in INPUT_TOPICS},
     **{topic: QosClass.GHOST for topic in GHOST_TOPICS},
+    VEHICLE_STATUS_TOPIC: QosClass.GHOST,
     GATE_TOPIC: QosClass.GHOST,
     GRAPH_STATUS_TOPIC: QosClass.GHOST,
     MISSION_SETPOINT_TOPIC: QosClass.COMMAND,
@@ -94,21 +115,26 @@ TOPIC_QOS: Mapping[str, str] = {
     **{topic: QosClass.PX4 for topic in PX4_OUT_TOPICS},
     **{topic: QosClass.COMMAND for topic in PX4_IN_TOPICS},
     DIAGNOSTICS_TOPIC: QosClass.DIAGNOSTICS,
+    CONFIGURATION_TOPIC: QosClass.CONFIGURATION,
 }
 
 #: Which node subscribes to / publishes which default topic, for the agent and its source
 #: (the runner's waits, the launch file's readiness and the monitor's diagnostics derive
 #: from it; ``ghost.bringup`` adds the optional nodes: bridge, gate, monitor, recorder).
 WIRING: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ('scenario', (), ('/state/nav', '/observations')),
+    ('scenario', (), ('/state/nav', '/observations', VEHICLE_STATUS_TOPIC)),
     ('self_assessor', ('/state/nav', '/observations'), ('/self_assessment',)),
     ('forward_predictor', ('/state/nav',), ('/predictions',)),
     ('outcome_evaluator', ('/state/nav', '/predictions', '/observations'),
      ('/prediction_outcomes',)),
     ('calibrator', ('/self_assessment', '/prediction_outcomes'), ('/self_assessment/calibrated',)),
-    ('decision_policy', ('/self_assessment/calibrated',), ('/decisions',)),
+    ('decision_policy', ('/self_assessment/calibrated', VEHICLE_STATUS_TOPIC), ('/decisions',)),
     ('action_emitter', ('/decisions',), ('/actuations',)),
 )
+
+#: Topics a node reads when they are there, whose absence is no fault: the vehicle status is
+#: context (UNKNOWN without it: a stack with no autopilot status), published on change.
+OPTIONAL_INPUTS = frozenset({VEHICLE_STATUS_TOPIC})
 
 #: The package of each node's executable.
 NODE_PACKAGES: Mapping[str, str] = {

@@ -15,6 +15,7 @@ from ghost_core.contracts import (
     DecisionContext,
     DecisionRationale,
     PredictionOutcome,
+    VehicleStatus,
 )
 from ghost_core.decisions import decide_with_rationale, UncertaintyAwareReferencePolicy
 from ghost_core.errors import ConfigError
@@ -96,14 +97,17 @@ def calibrate(
 
 
 def decide(calibrated: CalibratedSelfAssessment,
-           addresses: tuple[str, str] | None = None) -> DecisionRationale:
+           addresses: tuple[str, str] | None = None, *,
+           vehicle: VehicleStatus | None = None) -> DecisionRationale:
     """Return the reference decision on the adjusted level, with both hashes filled.
 
     `addresses` is (H(calibrated.raw_assessment), H(calibrated)) when the caller has them
-    already, hashed from the message it received; they are computed when None.
+    already, hashed from the message it received; they are computed when None. `vehicle` is
+    the status in force at the cycle (ghost_core.vehicle.VehicleStatusTracker), recorded in
+    the rationale; None (none received) records UNKNOWN.
     """
-    return decide_with_rationale(_REFERENCE_POLICY, DecisionContext.from_calibrated(calibrated),
-                                 addresses)
+    return decide_with_rationale(
+        _REFERENCE_POLICY, DecisionContext.from_calibrated(calibrated, vehicle), addresses)
 
 
 def emit(rationale: DecisionRationale, rationale_sha256: str | None = None) -> ActionEmission:
@@ -118,8 +122,12 @@ def closed_loop_step(
     raw: BeliefSelfAssessment,
     outcomes: Iterable[PredictionOutcome],
     config: LoopConfig = _DEFAULT_CONFIG,
+    vehicle: VehicleStatus | None = None,
 ) -> CycleResult:
-    """Return calibrate, decide and emit for one cycle from its raw assessment and outcomes."""
+    """Return calibrate, decide and emit for one cycle from its raw assessment and outcomes.
+
+    `vehicle` is the status in force at the cycle (None: UNKNOWN).
+    """
     calibrated = calibrate(raw, outcomes, config)
-    rationale = decide(calibrated)
+    rationale = decide(calibrated, vehicle=vehicle)
     return CycleResult(calibrated, rationale, emit(rationale))

@@ -65,6 +65,12 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('window_size', 'uint32'),
         ('schema_version', 'uint32'),
     ),
+    'ConfigurationChange': (
+        ('header', 'std_msgs/Header'),
+        ('node', 'string'),
+        ('in_force_after_stamp_ns', 'int64'),
+        ('configuration', 'string'),
+    ),
     'Decision': (
         ('kind', 'uint8'),
         ('decision_stamp', 'builtin_interfaces/Time'),
@@ -76,6 +82,9 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('self_assessment_sha256', 'string'),
         ('calibrated_assessment_sha256', 'string'),
         ('policy_id', 'string'),
+        ('flight_status', 'uint8'),
+        ('mission_status', 'uint8'),
+        ('perception_mode', 'string'),
         ('schema_version', 'uint32'),
     ),
     'ForwardPrediction': (
@@ -123,6 +132,14 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('observation_stamp', 'builtin_interfaces/Time'),
         ('position_axes_compared', 'uint8'),
         ('position_normalised_distance', 'float64'),
+        ('schema_version', 'uint32'),
+    ),
+    'VehicleStatus': (
+        ('header', 'std_msgs/Header'),
+        ('flight_status', 'uint8'),
+        ('mission_status', 'uint8'),
+        ('perception_mode', 'string'),
+        ('source', 'string'),
         ('schema_version', 'uint32'),
     ),
     # Other packages' types, as ROS 2 Jazzy defines them.

@@ -27,6 +27,7 @@ from ghost_core.contracts import (
     DecisionRationale,
     ForwardPrediction,
     PredictionOutcome,
+    VehicleStatus,
 )
 from ghost_core.decisions import REFERENCE_POLICY_ID
 from ghost_core.errors import ConfigError
@@ -40,6 +41,7 @@ from ghost_core.prediction import (
 )
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.sequencing import CycleInputs, OutcomeSequencer
+from ghost_core.vehicle import VehicleStatusTracker
 
 __all__ = ['REFERENCE_POLICY_IDS', 'AgentInput', 'CycleParameters', 'CycleTrace', 'Pipeline',
            'PipelineConfig', 'iter_pipeline', 'run_pipeline']
@@ -267,8 +269,9 @@ class CycleTrace:
         return self.result.emission
 
 
-#: One input of the agent: a belief (/state/nav) or a position fix (/observations).
-AgentInput = BeliefSample | Observation
+#: One input of the agent: a belief (/state/nav), a position fix (/observations) or the
+#: vehicle's status (/vehicle_status, recorded in the decisions' context).
+AgentInput = BeliefSample | Observation | VehicleStatus
 
 
 class CycleParameters(Protocol):
@@ -294,7 +297,8 @@ class Pipeline:
     order). Per belief t: the self-assessor (with its hysteresis state) judges it and the
     predictor predicts from it at once; the cycle is finished once its outcome is known (the
     same OutcomeSequencer the outcome evaluator node uses decides when), and then calibrated
-    with the outcomes up to and including t, decided and emitted. `late_observations` and
+    with the outcomes up to and including t, decided (with the vehicle status in force at t,
+    the decision policy node's VehicleStatusTracker) and emitted. `late_observations` and
     `superseded_observations` count fixes that were not used. Pure: same inputs in the same
     order, same outputs.
 
@@ -319,6 +323,7 @@ class Pipeline:
         # Only the last W observed outcomes can ever enter a history, so that is all we keep.
         self._observed: deque[PredictionOutcome] = deque(maxlen=self.config.loop.max_history)
         self._last_belief_ns: int | None = None
+        self._vehicle = VehicleStatusTracker()
 
     @property
     def late_observations(self) -> int:
@@ -358,9 +363,12 @@ class Pipeline:
         if isinstance(item, Observation):
             self.observe(item)
             return self._finish(self._sequencer.on_observation(item.stamp_ns, item))
+        if isinstance(item, VehicleStatus):
+            self._vehicle.on_status(item)
+            return []
         if not isinstance(item, BeliefSample):
-            raise ConfigError(f'Pipeline.feed takes a BeliefSample or an Observation, '
-                              f'got {type(item).__name__}')
+            raise ConfigError(f'Pipeline.feed takes a BeliefSample, an Observation or a '
+                              f'VehicleStatus, got {type(item).__name__}')
         if self._last_belief_ns is not None and item.stamp_ns <= self._last_belief_ns:
             return []  # an old or repeated belief is not a new cycle (as the nodes do)
         self._last_belief_ns = item.stamp_ns
@@ -399,7 +407,9 @@ class Pipeline:
                                     cycle.observation)
             if outcome.observed:
                 self._observed.append(outcome)
-            result = closed_loop_step(raw, self._observed, self._loop_config(cycle.stamp_ns))
+            result = closed_loop_step(raw, self._observed, self._loop_config(cycle.stamp_ns),
+                                      self._vehicle.at(cycle.stamp_ns))
+            self._vehicle.forget_before(cycle.stamp_ns)
             traces.append(CycleTrace(cycle.stamp_ns, raw, prediction, outcome, result))
         return traces
 

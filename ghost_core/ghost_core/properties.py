@@ -316,11 +316,13 @@ PROPERTIES: tuple[CycleProperty, ...] = (BAUD_V1, ERUR_V1)
 class ParameterTracker:
     """Resolve the M and K to judge with, and remember every pair the stream recorded.
 
-    A value given by the user is used for every cycle. Otherwise, by default, the value
-    recorded in the first calibrated assessment seen is; with ``per_cycle`` each calibrated
-    assessment is judged with the value it records itself, so that a valid change of M or K
-    mid-run (``ros2 param set``) is not mistaken for a violation. Every recorded pair is kept
-    (with a cycle count and the stamp it first appeared at) so that a change is shown.
+    A value given by the user is used for every cycle. Otherwise, with `in_force` (the run's
+    recorded configuration: ``ghost_core.run_configuration``), the M and K in force at the
+    cycle's stamp are, whatever the message claims. Without either (a bag with no recorded
+    configuration), the messages' own values are: by default the first calibrated
+    assessment's; with ``per_cycle`` each calibrated assessment's own, so that a change of M
+    or K mid-run is followed. Every recorded pair is kept (with a cycle count and the stamp it
+    first appeared at) so that a change is shown.
     """
 
     def __init__(
@@ -329,9 +331,11 @@ class ParameterTracker:
         downgrade_threshold: int | None = None,
         *,
         per_cycle: bool = False,
+        in_force: Callable[[int], tuple[int, int]] | None = None,
     ) -> None:
         self._given = (min_outcomes, downgrade_threshold)
         self._per_cycle = per_cycle
+        self._in_force = in_force
         self._used: tuple[int, int] | None = None
         self._first_used: tuple[int, int] | None = None
         # (M, K) -> [cycles, first cycle stamp]
@@ -368,11 +372,12 @@ class ParameterTracker:
             self._recorded[pair] = [1, calibrated.stamp_ns]
         else:
             seen[0] += 1
-        if self._used is None or self._per_cycle:
+        if self._used is None or self._per_cycle or self._in_force is not None:
             given_m, given_k = self._given
+            claimed = pair if self._in_force is None else self._in_force(calibrated.stamp_ns)
             self._used = (
-                pair[0] if given_m is None else given_m,
-                pair[1] if given_k is None else given_k,
+                claimed[0] if given_m is None else given_m,
+                claimed[1] if given_k is None else given_k,
             )
             if self._first_used is None:
                 self._first_used = self._used
@@ -392,6 +397,10 @@ class ParameterTracker:
         ``per_cycle``, a recorded change is no mismatch (each cycle was judged with its own
         pair): only a given value that differs from a recorded one is noted.
         """
+        if self._in_force is not None:
+            # Judged with the run's configuration: the verifier's parameters check reports
+            # every message that differs from it.
+            return ()
         given_m, given_k = self._given
         used_m, used_k = self.used
         notes = []

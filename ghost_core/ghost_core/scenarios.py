@@ -8,8 +8,9 @@ import math
 import random
 
 from ghost_core.assessment import ThresholdsConfig
-from ghost_core.contracts import Vec3
+from ghost_core.contracts import Vec3, VehicleStatus
 from ghost_core.errors import ConfigError
+from ghost_core.levels import FlightStatus, MissionStatus
 from ghost_core.loop import LoopConfig
 from ghost_core.pipeline import CycleTrace, PipelineConfig, run_pipeline
 from ghost_core.samples import BeliefSample, Observation
@@ -20,6 +21,7 @@ __all__ = [
     'GNSS_OUTAGE_LAST_CYCLE',
     'GNSS_OUTAGE_Q',
     'SCENARIO_NAMES',
+    'SCENARIO_SOURCE',
     'START_STAMP_NS',
     'Scenario',
     'ScenarioCycle',
@@ -34,6 +36,8 @@ SCENARIO_NAMES: tuple[str, ...] = ('smoke', 'drift_then_recovery', 'nominal', 'd
 #: Simulation time of cycle 1 (1 s, so that no cycle stamp is the zero "no stamp" value).
 START_STAMP_NS = 1_000_000_000
 DEFAULT_FRAME_ID = 'map'
+#: VehicleStatus.source of a scenario's vehicle status.
+SCENARIO_SOURCE = 'scenario'
 
 # Noise model shared by every scenario (1-sigma per axis). The belief declares exactly these
 # values (a consistent estimator) unless the scenario makes it drift.
@@ -85,7 +89,10 @@ class ScenarioParameters:
 
 @dataclass(frozen=True, slots=True)
 class ScenarioCycle:
-    """One cycle: ground truth (for reference only), the belief, and the observation if any."""
+    """One cycle: truth (for reference only), belief, observation if any, vehicle status.
+
+    The status is the scenario's own: its simulated drone is airborne.
+    """
 
     index: int
     stamp_ns: int
@@ -93,6 +100,7 @@ class ScenarioCycle:
     truth_velocity: Vec3
     belief: BeliefSample
     observation: Observation | None
+    vehicle: VehicleStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,15 +113,22 @@ class Scenario:
     parameters: ScenarioParameters
     cycles: tuple[ScenarioCycle, ...]
 
-    def inputs(self) -> Iterator[BeliefSample | Observation]:
+    def inputs(self) -> Iterator[BeliefSample | Observation | VehicleStatus]:
         """Yield the inputs the agent receives, in the order the scenario node publishes them.
 
-        Per cycle: the observation (if any), then the belief.
+        Per cycle: the vehicle status, the observation (if any), then the belief.
         """
         for cycle in self.cycles:
+            yield cycle.vehicle
             if cycle.observation is not None:
                 yield cycle.observation
             yield cycle.belief
+
+
+def _vehicle(stamp_ns: int, mission: MissionStatus) -> VehicleStatus:
+    """The scenario's vehicle status at a cycle: in the air (the truth flies at 10 m)."""
+    return VehicleStatus(stamp_ns, DEFAULT_FRAME_ID, FlightStatus.IN_AIR, mission,
+                         SCENARIO_SOURCE)
 
 
 def _diagonal6(first: float, second: float) -> tuple[float, ...]:
@@ -148,6 +163,7 @@ def _build(
     truth_velocity: Vec3,
     drift_offset: Callable[[int, float], Vec3],
     has_observation: Callable[[int], bool],
+    mission: MissionStatus = MissionStatus.ON_MISSION,
 ) -> Scenario:
     rng = random.Random(seed)
     period_s = parameters.period_ns / 1e9
@@ -178,7 +194,7 @@ def _build(
             if has_observation(index) else None
         )
         cycles.append(ScenarioCycle(index, stamp_ns, truth, truth_velocity, belief,
-                                    observation))
+                                    observation, _vehicle(stamp_ns, mission)))
     return Scenario(name, seed, DEFAULT_FRAME_ID, parameters, tuple(cycles))
 
 
@@ -250,7 +266,8 @@ def _build_gnss_outage(name: str, seed: int, parameters: ScenarioParameters) -> 
         observation = (Observation(stamp_ns, DEFAULT_FRAME_ID, _add(truth, observation_noise),
                                    observation_cov) if has_fix else None)
         cycles.append(ScenarioCycle(index, stamp_ns, truth, truth_velocity, belief,
-                                    observation))
+                                    observation,
+                                    _vehicle(stamp_ns, MissionStatus.ON_MISSION)))
     return Scenario(name, seed, DEFAULT_FRAME_ID, parameters, tuple(cycles))
 
 
@@ -285,6 +302,9 @@ def generate_scenario(
       2 s dwell ends on cycle 221: PROCEED on cycles 221-300. No drift: the outcomes stay
       consistent, the history keeps the last 32 from before the outage. W=32.
 
+    Every scenario's vehicle is in the air (IN_AIR) on a mission (ON_MISSION), except
+    dropout's, which holds in place (HOLDING); each cycle carries that status.
+
     `cycles` and `period_ns` override the recommended values (both integers >= 1).
     """
     parameters = _parameters(name, seed, cycles, period_ns)
@@ -299,8 +319,10 @@ def generate_scenario(
                       _no_drift, _always)
     if name == 'gnss_outage':
         return _build_gnss_outage(name, seed, parameters)
+    # dropout hovers at rest: the vehicle holds in place.
     return _build(name, seed, parameters, (0.0, 0.0, 10.0), (0.0, 0.0, 0.0), _no_drift,
-                  lambda index: index == parameters.cycles or index % 10 not in (4, 7, 8, 9))
+                  lambda index: index == parameters.cycles or index % 10 not in (4, 7, 8, 9),
+                  MissionStatus.HOLDING)
 
 
 #: Each scenario's recommended cycle count and history window W, and whether it is built to

@@ -57,10 +57,12 @@ __all__ = [
     'parse_calibrated_self_assessment',
     'parse_calibration_history',
     'parse_decision',
+    'parse_configuration_change',
     'parse_decision_rationale',
     'parse_forward_prediction',
     'parse_gate_emission',
     'parse_prediction_outcome',
+    'parse_vehicle_status',
     'stamp_to_ns',
     'to_msg_dict',
 ]
@@ -502,6 +504,8 @@ parse_calibrated_self_assessment: Callable[..., contracts.CalibratedSelfAssessme
 parse_calibrated = parse_calibrated_self_assessment
 parse_calibration_history: Callable[..., contracts.CalibrationHistory] = (
     _PARSERS['CalibrationHistory'])
+parse_configuration_change: Callable[..., contracts.ConfigurationChange] = (
+    _PARSERS['ConfigurationChange'])
 parse_decision: Callable[..., contracts.Decision] = _PARSERS['Decision']
 parse_decision_rationale: Callable[..., contracts.DecisionRationale] = (
     _PARSERS['DecisionRationale'])
@@ -510,6 +514,7 @@ parse_forward_prediction: Callable[..., contracts.ForwardPrediction] = (
 parse_gate_emission: Callable[..., contracts.GateEmission] = _PARSERS['GateEmission']
 parse_prediction_outcome: Callable[..., contracts.PredictionOutcome] = (
     _PARSERS['PredictionOutcome'])
+parse_vehicle_status: Callable[..., contracts.VehicleStatus] = _PARSERS['VehicleStatus']
 
 #: Every ghost message: its .msg name -> (contract type, parser).
 MESSAGE_TYPES: Mapping[str, tuple[type, Callable[..., object]]] = MappingProxyType({

@@ -15,13 +15,21 @@ from ghost_core.contracts import (
     PredictionOutcome,
     STATUS_PAIRED,
 )
-from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
+from ghost_core.levels import (
+    ActuatorCommandKind,
+    DecisionKind,
+    FlightStatus,
+    MissionStatus,
+    SelfAssessmentLevel,
+)
 from ghost_core.loop import calibrate_from_history, CycleResult, decide, emit, LoopConfig
 
 STAMP_NS = 1_500_000_000
 SHA_A = 'a' * 64
 SHA_B = 'b' * 64
 SHA_C = 'c' * 64
+#: A decision context's flight and mission status when the vehicle reported nothing.
+UNKNOWN_VEHICLE = (FlightStatus.UNKNOWN, MissionStatus.UNKNOWN)
 
 KNOWN_AXIS = AxisAssessment(SelfAssessmentLevel.KNOWN, 0.05, 'within_known_threshold')
 
@@ -80,7 +88,8 @@ def decision(kind: DecisionKind = DecisionKind.PROCEED, stamp_ns: int = STAMP_NS
 def rationale(kind: DecisionKind = DecisionKind.PROCEED) -> DecisionRationale:
     """Return a rationale claiming both assessments."""
     return DecisionRationale(STAMP_NS, 'map', decision(kind), SHA_A, SHA_B,
-                             'uncertainty_aware_reference_v1')
+                             'uncertainty_aware_reference_v1', FlightStatus.IN_AIR,
+                             MissionStatus.ON_MISSION)
 
 
 def emission() -> ActionEmission:

@@ -15,6 +15,7 @@ from ghost_core.contracts import (
     BeliefSelfAssessment,
     CalibratedSelfAssessment,
     CalibrationHistory,
+    ConfigurationChange,
     Decision,
     DecisionRationale,
     ForwardPrediction,
@@ -25,6 +26,7 @@ from ghost_core.contracts import (
     STATUS_NO_OBSERVATION,
     STATUS_NO_PREDICTION,
     STATUS_PAIRED,
+    VehicleStatus,
 )
 from ghost_core.distances import normalised_distance
 from ghost_core.gate import (
@@ -36,13 +38,22 @@ from ghost_core.gate import (
     VEHICLE_CMD_NAV_RETURN_TO_LAUNCH,
 )
 from ghost_core.gate_property import CitedActuationView
-from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel, worst_level
+from ghost_core.levels import (
+    ActuatorCommandKind,
+    DecisionKind,
+    FlightStatus,
+    MissionStatus,
+    SelfAssessmentLevel,
+    worst_level,
+)
 from ghost_core.properties import ActuationView, CalibratedView
 
 ZERO3 = (0.0, 0.0, 0.0)
 
 levels = st.sampled_from(list(SelfAssessmentLevel))
 decision_kinds = st.sampled_from(list(DecisionKind))
+flight_statuses = st.sampled_from(list(FlightStatus))
+mission_statuses = st.sampled_from(list(MissionStatus))
 command_kinds = st.sampled_from(list(ActuatorCommandKind))
 stamps = st.integers(min_value=0, max_value=MAX_STAMP_NS)
 frame_ids = st.sampled_from(['map', 'odom', 'base_link', '', 'mapa_ñ'])
@@ -226,7 +237,29 @@ def decision_rationales(draw: st.DrawFn) -> DecisionRationale:
         self_assessment_sha256=raw_sha,
         calibrated_assessment_sha256=None if raw_sha is None else draw(optional_shas),
         policy_id=draw(taxonomies),
+        flight_status=draw(flight_statuses),
+        mission_status=draw(mission_statuses),
+        perception_mode=draw(st.none() | taxonomies),
     )
+
+
+@st.composite
+def vehicle_statuses(draw: st.DrawFn) -> VehicleStatus:
+    """Draw a VehicleStatus (any flight and mission status, perception mode or none)."""
+    return VehicleStatus(
+        stamp_ns=draw(stamps), frame_id=draw(frame_ids), flight_status=draw(flight_statuses),
+        mission_status=draw(mission_statuses), source=draw(taxonomies),
+        perception_mode=draw(st.none() | taxonomies))
+
+
+@st.composite
+def configuration_changes(draw: st.DrawFn) -> ConfigurationChange:
+    """Draw a ConfigurationChange (any node name, boundary >= -1 and configuration text)."""
+    return ConfigurationChange(
+        stamp_ns=draw(stamps), frame_id=draw(frame_ids),
+        node=draw(st.sampled_from(['/calibrator', '/uav1/self_assessor', ''])),
+        in_force_after_stamp_ns=draw(st.integers(-1, 2**63 - 1)),
+        configuration=draw(st.sampled_from(['{"process_noise_q":0.5}', '{}', 'ñ'])))
 
 
 @st.composite
@@ -315,11 +348,13 @@ MESSAGE_STRATEGIES = {
     'BeliefSelfAssessment': belief_self_assessments(),
     'CalibratedSelfAssessment': calibrated_assessments(),
     'CalibrationHistory': calibration_histories(),
+    'ConfigurationChange': configuration_changes(),
     'Decision': decisions(),
     'DecisionRationale': decision_rationales(),
     'ForwardPrediction': forward_predictions(),
     'GateEmission': gate_emissions(),
     'PredictionOutcome': prediction_outcomes(),
+    'VehicleStatus': vehicle_statuses(),
 }
 
 messages = st.one_of(*MESSAGE_STRATEGIES.values())
@@ -450,3 +485,147 @@ def gate_runs(draw: st.DrawFn, max_actuations: int = 8, max_outputs: int = 24) -
                              actuation_received_ns=actuation.received_ns)
         records.append(record)
     return GateRun(actuations, records, timeout_ns)
+
+
+# --- RECOVERY-v1: a self-assessor's inputs as it and the recorder received them ------------
+
+
+@dataclass(frozen=True)
+class RecoveryTrace:
+    """Inputs as the assessor received them, and what the recorder kept of them.
+
+    `assessor_inputs`: (arrival, order, sample) in the assessor's arrival order. `recorded`:
+    (log time, sample) in record order. `assessor_lost`: stamps of beliefs the recorder holds
+    but the assessor never received (best effort). The recorder keeps every Ghost message
+    (reliable). `recovery_from`: with ``recovering``, the first stamp of the final segment
+    (KNOWN, confirmed, nothing lost).
+    """
+
+    config: object  # a ghost_core.pipeline.PipelineConfig
+    assessor_inputs: tuple[tuple[int, int, object], ...]
+    recorded: tuple[tuple[int, object], ...]
+    assessor_lost: frozenset[int]
+    recovery_from: int | None
+
+
+def _diagonal6(position_std: float, velocity_std: float,
+               orientation_std: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    pose, twist = [0.0] * 36, [0.0] * 36
+    for i in range(3):
+        pose[i * 7] = position_std ** 2
+        pose[(i + 3) * 7] = orientation_std ** 2
+        twist[i * 7] = velocity_std ** 2
+        twist[(i + 3) * 7] = 0.01
+    return tuple(pose), tuple(twist)
+
+
+@st.composite
+def recovery_configs(draw: st.DrawFn) -> object:
+    """A pipeline configuration with any hysteresis, horizon and lag (period 100 ms)."""
+    from ghost_core.assessment import HysteresisConfig, ThresholdsConfig
+    from ghost_core.pipeline import PipelineConfig
+    from ghost_core.prediction import EvaluatorConfig
+
+    ms = 1_000_000
+    hysteresis = HysteresisConfig(
+        recovery_margin=draw(st.sampled_from([0.0, 0.2, 0.5, 0.9])),
+        recovery_dwell_ns=draw(st.sampled_from([0, 300 * ms, 2000 * ms])),
+        min_level_interval_ns=draw(st.sampled_from([0, 500 * ms, 5000 * ms])),
+        recovery_bound_ns=draw(st.sampled_from([0, 100 * ms, 700 * ms, 1500 * ms])))
+    thresholds = ThresholdsConfig(
+        hysteresis=hysteresis,
+        no_covariance_level=draw(st.sampled_from([SelfAssessmentLevel.UNKNOWN,
+                                                  SelfAssessmentLevel.UNCERTAIN])),
+        unconfirmed_horizon_ns=draw(st.sampled_from([0, 250 * ms, 600 * ms, 3100 * ms])))
+    return PipelineConfig(period_ns=100 * ms, thresholds=thresholds, evaluator=EvaluatorConfig(
+        max_observation_lag_ns=draw(st.sampled_from([0, 50 * ms, 250 * ms]))))
+
+
+@st.composite
+def recovery_traces(draw: st.DrawFn, max_cycles: int = 80, recovering: bool = False,
+                    ) -> RecoveryTrace:
+    """A self-assessor's inputs, as it and the recorder received them.
+
+    Beliefs every period, their position std in segments crossing the thresholds (inside
+    the margin band, at the threshold, UNCERTAIN, UNKNOWN, no covariance, NaN position),
+    fixes in bursts with outages, received by the recorder late (up to past the lag) and by
+    the assessor up to the lag later than by the recorder; the recorder loses some beliefs
+    and fixes, the assessor some beliefs; gaps of a few periods; beliefs out of order.
+
+    With `recovering`, one bad segment, then a last one KNOWN, confirmed every period and
+    lost by nobody, that lasts at least R plus the lag plus three periods.
+    """
+    from ghost_core.pipeline import PipelineConfig
+    from ghost_core.samples import BeliefSample, Observation
+
+    config = draw(recovery_configs())
+    assert isinstance(config, PipelineConfig)
+    period = config.period_ns
+    thresholds = config.thresholds
+    lag = config.evaluator.max_observation_lag_ns
+    known, uncertain = thresholds.position.known_max_std, thresholds.position.uncertain_max_std
+    margin = 1.0 - thresholds.hysteresis.recovery_margin
+    stds = st.sampled_from([0.5 * known * margin, 0.99 * known, known, 0.5 * (known + uncertain),
+                            2.0 * uncertain, 0.0, math.nan])
+    segments: list[tuple[int, float, bool]] = []  # (cycles, position std, fixes on)
+    while sum(length for length, _, _ in segments) < max_cycles and (
+            not segments or draw(st.booleans())):
+        segments.append((draw(st.integers(1, 25)), draw(stds), draw(st.booleans())))
+    recovery_cycles = bad_cycles = 0
+    if recovering:
+        bad_cycles = draw(st.integers(1, 10))
+        segments.append((bad_cycles, 0.5 * (known + uncertain), True))
+        # Long enough to be shown confirmed (fixes a lag old), then to last R.
+        recovery_cycles = ((thresholds.hysteresis.recovery_bound_ns + lag) // period + 3
+                           + draw(st.integers(0, 10)))
+        segments.append((recovery_cycles, 0.5 * known * margin, True))
+    assessor: list[tuple[int, int, object]] = []
+    recorded: list[tuple[int, int, object]] = []
+    assessor_lost: set[int] = set()
+    total = sum(length for length, _, _ in segments)
+    index = skipped = 0  # index: beliefs drawn; skipped: periods the estimator was silent
+    recovery_from = None
+    for length, std, fixes_on in segments:
+        for _ in range(length):
+            stamp = 1_000_000_000 + (index + skipped) * period
+            # The bad segment and the recovery are received and recorded as they are.
+            protected = recovering and index >= total - recovery_cycles - bad_cycles
+            final = recovering and index >= total - recovery_cycles
+            if final and recovery_from is None:
+                recovery_from = stamp
+            position = (float(index), 0.0, 10.0)
+            if math.isnan(std):
+                position = (math.nan, 0.0, 10.0)
+            pose, twist = _diagonal6(0.0 if math.isnan(std) else std, 0.1, 0.05)
+            if std == 0.0:
+                pose = tuple(0.0 for _ in pose)
+            belief = BeliefSample(stamp_ns=stamp, frame_id='map', position=position,
+                                  velocity=(1.0, 0.0, 0.0), pose_covariance=pose,
+                                  twist_covariance=twist, orientation_xyzw=(0.0, 0.0, 0.0, 1.0))
+            arrival = stamp
+            if not protected and draw(st.integers(0, 19)) == 0:
+                arrival += period + period // 2  # after the next belief: out of order
+            assessor.append((arrival, 1, belief))
+            lost = not protected and draw(st.integers(0, 19)) == 0
+            if not lost:
+                recorded.append((arrival, 1, belief))
+            elif draw(st.booleans()):
+                assessor_lost.add(stamp)
+                recorded.append((arrival, 1, belief))
+            if fixes_on and (final or draw(st.integers(0, 3))):
+                fix_stamp = stamp - draw(st.integers(0, period - 1))
+                fix = Observation(fix_stamp, 'map', (float(index), 0.0, 10.0),
+                                  (0.25, 0.0, 0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 0.25))
+                log = fix_stamp + (0 if final else draw(st.integers(0, lag + 2 * period)))
+                # The assessor receives it up to the lag after the recorder (or sooner).
+                late = draw(st.integers(-period, max(lag - 1, 0))) if lag else -1
+                assessor.append((log + late, 0, fix))
+                if final or draw(st.integers(0, 19)):
+                    recorded.append((log, 0, fix))
+            index += 1
+            if not protected and draw(st.integers(0, 19)) == 0:
+                skipped += draw(st.integers(1, 5))  # the estimator published nothing: a gap
+    assessor.sort(key=lambda item: (item[0], item[1]))
+    recorded.sort(key=lambda item: (item[0], item[1]))
+    return RecoveryTrace(config, tuple(assessor), tuple((log, s) for log, _, s in recorded),
+                         frozenset(assessor_lost), recovery_from)

@@ -263,29 +263,30 @@ def test_context_from_calibrated_carries_the_raw_assessment() -> None:
     """A context built from a calibrated assessment has its raw one and acts on its level."""
     calibrated = dataclasses.replace(ex.calibrated(),
                                      adjusted_overall_level=SelfAssessmentLevel.UNCERTAIN)
-    context = DecisionContext.from_calibrated(calibrated)
+    context = DecisionContext.from_calibrated(calibrated, None)
     assert context.self_assessment == calibrated.raw_assessment
     assert context.effective_level is SelfAssessmentLevel.UNCERTAIN
-    filled = DecisionContext(ex.STAMP_NS, 'map', calibrated_assessment=calibrated)
+    filled = DecisionContext(ex.STAMP_NS, 'map', *ex.UNKNOWN_VEHICLE,
+                             calibrated_assessment=calibrated)
     assert filled.self_assessment == calibrated.raw_assessment
 
 
 def test_context_rejects_an_assessment_of_another_cycle() -> None:
     """A context's assessments are of its own cycle."""
     with pytest.raises(ContractError, match='self_assessment'):
-        DecisionContext(ex.STAMP_NS + 1, 'map', ex.raw())
+        DecisionContext(ex.STAMP_NS + 1, 'map', *ex.UNKNOWN_VEHICLE, ex.raw())
 
 
 def test_context_rejects_a_raw_assessment_other_than_the_calibrated_one() -> None:
     """The raw assessment of a calibrated context is the one it carries inline."""
     other = ex.raw(SelfAssessmentLevel.UNKNOWN)
     with pytest.raises(ContractError, match='self_assessment'):
-        DecisionContext(ex.STAMP_NS, 'map', other, ex.calibrated())
+        DecisionContext(ex.STAMP_NS, 'map', *ex.UNKNOWN_VEHICLE, other, ex.calibrated())
 
 
 def test_context_without_assessment_has_no_level() -> None:
     """Without introspection the context has no level to act on."""
-    assert DecisionContext(ex.STAMP_NS, 'map').effective_level is None
+    assert DecisionContext(ex.STAMP_NS, 'map', *ex.UNKNOWN_VEHICLE).effective_level is None
 
 
 def test_a_contract_field_without_a_check_is_refused_naming_it() -> None:

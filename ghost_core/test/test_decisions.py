@@ -40,19 +40,19 @@ def test_reference_policy_decides_on_the_adjusted_level(
 ) -> None:
     """The calibrated (adjusted) level decides, whatever the raw level says."""
     calibrated = dataclasses.replace(ex.calibrated(KNOWN), adjusted_overall_level=adjusted)
-    decision = POLICY.decide(DecisionContext.from_calibrated(calibrated))
+    decision = POLICY.decide(DecisionContext.from_calibrated(calibrated, None))
     assert decision == Decision(kind, ex.STAMP_NS, reason)
 
 
 def test_reference_policy_on_raw_only() -> None:
     """Without calibration the raw level decides, and the reason says so."""
-    decision = POLICY.decide(DecisionContext.from_raw(ex.raw(UNCERTAIN)))
+    decision = POLICY.decide(DecisionContext.from_raw(ex.raw(UNCERTAIN), None))
     assert (decision.kind, decision.reason) == (DecisionKind.HOLD, 'raw_level_uncertain')
 
 
 def test_reference_policy_abstains_without_assessment() -> None:
     """No assessment at all: ABSTAIN_UNCERTAIN, reason no_self_assessment."""
-    decision = POLICY.decide(DecisionContext(ex.STAMP_NS, 'map'))
+    decision = POLICY.decide(DecisionContext(ex.STAMP_NS, 'map', *ex.UNKNOWN_VEHICLE))
     assert (decision.kind, decision.reason) == (DecisionKind.ABSTAIN_UNCERTAIN,
                                                 'no_self_assessment')
 
@@ -60,7 +60,7 @@ def test_reference_policy_abstains_without_assessment() -> None:
 def test_rationale_hashes_both_assessments() -> None:
     """self_assessment_sha256 = H(raw), calibrated_assessment_sha256 = H(calibrated)."""
     calibrated = ex.calibrated()
-    rationale = decide_with_rationale(POLICY, DecisionContext.from_calibrated(calibrated))
+    rationale = decide_with_rationale(POLICY, DecisionContext.from_calibrated(calibrated, None))
     assert rationale.self_assessment_sha256 == message_address(calibrated.raw_assessment)
     assert rationale.calibrated_assessment_sha256 == message_address(calibrated)
     assert rationale.policy_id == REFERENCE_POLICY_ID
@@ -71,16 +71,17 @@ def test_rationale_hashes_both_assessments() -> None:
 
 def test_rationale_claims_only_what_the_context_had() -> None:
     """Raw only: no calibrated hash; nothing: no hash at all."""
-    raw_only = decide_with_rationale(POLICY, DecisionContext.from_raw(ex.raw()))
+    raw_only = decide_with_rationale(POLICY, DecisionContext.from_raw(ex.raw(), None))
     assert raw_only.self_assessment_sha256 == message_address(ex.raw())
     assert raw_only.calibrated_assessment_sha256 is None
-    bare = decide_with_rationale(POLICY, DecisionContext(ex.STAMP_NS, 'map'))
+    bare = decide_with_rationale(
+        POLICY, DecisionContext(ex.STAMP_NS, 'map', *ex.UNKNOWN_VEHICLE))
     assert bare.self_assessment_sha256 is None is bare.calibrated_assessment_sha256
 
 
 def test_decide_with_rationale_is_pure() -> None:
     """Same (policy, context) gives byte-equal canonical JSON."""
-    context = DecisionContext.from_calibrated(ex.calibrated())
+    context = DecisionContext.from_calibrated(ex.calibrated(), None)
     first = decide_with_rationale(POLICY, context)
     second = decide_with_rationale(UncertaintyAwareReferencePolicy(), context)
     assert canonical_json(to_msg_dict(first)) == canonical_json(to_msg_dict(second))
@@ -99,7 +100,7 @@ class LatePolicy:
 def test_a_decision_for_another_cycle_cannot_be_justified() -> None:
     """The rationale contract refuses a decision whose stamp differs from the context's."""
     with pytest.raises(ContractError, match='decision_stamp_ns'):
-        decide_with_rationale(LatePolicy(), DecisionContext.from_raw(ex.raw()))
+        decide_with_rationale(LatePolicy(), DecisionContext.from_raw(ex.raw(), None))
 
 
 def test_protocols_are_runtime_checkable() -> None:

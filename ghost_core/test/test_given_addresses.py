@@ -37,6 +37,6 @@ def test_given_addresses_are_used_as_given() -> None:
 
 def test_addresses_need_a_calibrated_assessment() -> None:
     """Addresses for a context without a calibrated assessment are refused."""
-    context = DecisionContext.from_raw(ex.raw())
+    context = DecisionContext.from_raw(ex.raw(), None)
     with pytest.raises(ContractError, match='addresses'):
         decide_with_rationale(UncertaintyAwareReferencePolicy(), context, ('ab' * 32,) * 2)

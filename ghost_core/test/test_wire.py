@@ -37,8 +37,8 @@ FOREIGN_FIELDS: dict[str, list[tuple[str, str]]] = {
     'geometry_msgs/Twist': [('geometry_msgs/Vector3', 'linear'),
                             ('geometry_msgs/Vector3', 'angular')],
 }
-PRIMITIVES = {'uint8': int, 'uint32': int, 'int32': int, 'float32': float, 'float64': float,
-              'string': str, 'bool': bool}
+PRIMITIVES = {'uint8': int, 'uint32': int, 'int32': int, 'int64': int, 'float32': float,
+              'float64': float, 'string': str, 'bool': bool}
 
 
 def msg_fields(name: str) -> list[tuple[str, str]]:

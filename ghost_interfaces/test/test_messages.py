@@ -118,7 +118,10 @@ def _rationale() -> DecisionRationale:
     msg.self_assessment_sha256 = SHA
     msg.calibrated_assessment_sha256 = 'cd' * 32
     msg.policy_id = 'uncertainty_aware_reference_v1'
-    msg.schema_version = 1
+    msg.flight_status = DecisionRationale.FLIGHT_IN_AIR
+    msg.mission_status = DecisionRationale.MISSION_ON_MISSION
+    msg.perception_mode = 'gnss'
+    msg.schema_version = 2
     return msg
 
 

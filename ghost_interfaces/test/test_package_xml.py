@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_px4',
-            'ghost_verify')
+            'ghost_verify', 'ghost_review')
 #: Where each package's run-time Python lives (``ghost`` installs the root launch/ folder).
 RUNTIME_SOURCES = {
     'ghost': (ROOT / 'launch', ROOT / 'ghost' / 'ghost'),
@@ -29,6 +29,7 @@ RUNTIME_SOURCES = {
     'ghost_nodes': (ROOT / 'ghost_nodes' / 'ghost_nodes',),
     'ghost_px4': (ROOT / 'ghost_px4' / 'ghost_px4',),
     'ghost_verify': (ROOT / 'ghost_verify' / 'ghost_verify',),
+    'ghost_review': (ROOT / 'ghost_review' / 'ghost_review',),
 }
 #: Import name -> rosdep key, each checked in rosdistro's rosdep/python.yaml. An import that is
 #: neither here nor PyPI-only is taken to be a ROS package of the same name (rclpy, launch,
@@ -37,6 +38,7 @@ ROSDEP_KEYS = {
     'cryptography': 'python3-cryptography',
     'hypothesis': 'python3-hypothesis',
     'numpy': 'python3-numpy',
+    'pandas': 'python3-pandas',
     'pytest': 'python3-pytest',
     'yaml': 'python3-yaml',
 }
@@ -59,6 +61,7 @@ UNDECLARABLE: dict[tuple[str, str], str] = {}
 OPTIONAL = {
     ('ghost_nodes', 'px4_msgs'): "the command gate's px4 mode (ghost_px4 declares px4_msgs)",
     ('ghost', 'ghost_px4'): 'ghost_run --px4-ulog reads the log with ghost_px4',
+    ('ghost_review', 'ghost_px4'): 'a PX4 ULog input is imported and read with ghost_px4',
 }
 #: What a user without PX4 must not be made to install with the agent.
 PX4_ONLY = ('px4_msgs', 'pyulog')

@@ -58,10 +58,11 @@ class NodeWiring:
 INPUT_TOPICS = tuple(graph.relative_topic(topic) for topic in graph.INPUT_TOPICS)
 
 #: The six Ghost nodes, each by the one topic it publishes (relative names): the graph's
-#: wiring (ghost_core.graph.WIRING) without its input sources.
+#: wiring (ghost_core.graph.WIRING) without its input sources, nor the optional inputs.
 GHOST_NODE_WIRING: tuple[NodeWiring, ...] = tuple(
     NodeWiring(node, graph.relative_topic(publishes[0]),
-               tuple(graph.relative_topic(topic) for topic in subscribes))
+               tuple(graph.relative_topic(topic) for topic in subscribes
+                     if topic not in graph.OPTIONAL_INPUTS))
     for node, subscribes, publishes in graph.WIRING if subscribes)
 
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Callable, Mapping, Sequence
 import faulthandler
+import json
 import signal
 import sys
 import time
@@ -23,12 +24,15 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
 
+from ghost_core.graph import CONFIGURATION_TOPIC, relative_topic
 from ghost_core.hashing import hash_form
 from ghost_core.parameters import ParamSpec
 from ghost_core.wire import MESSAGE_TYPES, to_msg_dict
+from ghost_interfaces.msg import ConfigurationChange
 from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.intra_process import GraphPublisher, IntraProcessBus, IntraProcessPublisher
 from ghost_nodes.node_parameters import COMMON_PARAMS
+from ghost_nodes.qos import CONFIGURATION_QOS
 from ghost_nodes.readiness import GraphStatusReporter
 
 __all__ = ['descriptor', 'GhostNode', 'run', 'run_nodes']
@@ -66,6 +70,11 @@ class GhostNode(Node):
     ghost/graph_status (``ghost_nodes.readiness``), which is how the scenario knows the graph
     is ready; off, the node has no reporter, no status publisher and no polling timer.
 
+    A node whose configuration may change while it runs overrides ``configuration_section``:
+    after each accepted update it publishes its part of the run configuration on
+    ghost/configuration (a ConfigurationChange), in force for its cycles stamped after the
+    last one it published, so that the recording says which configuration judged which cycle.
+
     ``DRAIN_S``: on SIGINT/SIGTERM the node keeps processing for this long before it exits,
     so a cycle already in the pipeline is finished (decided, actuated, recorded) rather than
     cut in half when a whole graph is interrupted at once (Ctrl-C, ``ros2 launch``).
@@ -90,8 +99,15 @@ class GhostNode(Node):
             reason = self._check(spec.name, self.get_parameter(spec.name).value)
             if reason is not None:
                 raise ValueError(reason)
+        # The stamp of the last cycle this node published (ConfigurationChange's boundary).
+        self._last_cycle_ns = -1
+        self._configuration_pub = (
+            self.create_publisher(ConfigurationChange, relative_topic(CONFIGURATION_TOPIC),
+                                  CONFIGURATION_QOS)
+            if type(self).configuration_section is not GhostNode.configuration_section
+            else None)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.add_post_set_parameters_callback(lambda _params: self.on_parameters_changed())
+        self.add_post_set_parameters_callback(self._after_set)
         self.graph_status: GraphStatusReporter | None = (
             GraphStatusReporter(self, in_process=self._endpoints_in_process)
             if self.param('graph_status') else None)
@@ -125,6 +141,9 @@ class GhostNode(Node):
         In the process, the message dict and the contract go with it (``intra_process.Memo``).
         """
         form = to_msg_dict(contract)
+        stamp_ns = getattr(contract, 'stamp_ns', None)
+        if isinstance(stamp_ns, int):
+            self._last_cycle_ns = max(self._last_cycle_ns, stamp_ns)
         if isinstance(publisher, IntraProcessPublisher):
             publisher.publish(from_msg_dict(publisher.msg_type, form), (form, contract))
         else:
@@ -236,8 +255,30 @@ class GhostNode(Node):
             return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
 
+    def _after_set(self, _params: list[Parameter]) -> None:
+        self.on_parameters_changed()
+        section = self.configuration_section()
+        if self._configuration_pub is None or section is None:
+            return
+        msg = ConfigurationChange()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.node = self.get_fully_qualified_name()
+        msg.in_force_after_stamp_ns = self._last_cycle_ns
+        msg.configuration = json.dumps(section, sort_keys=True, separators=(',', ':'))
+        self._configuration_pub.publish(msg)
+        self.get_logger().info(f'configuration changed: {msg.configuration}, for cycles '
+                               f'after {self._last_cycle_ns} ns')
+
     def on_parameters_changed(self) -> None:
         """Rebuild whatever the node derived from its parameters (after an accepted update)."""
+
+    def configuration_section(self) -> Mapping[str, object] | None:
+        """The node's part of the run configuration (keys of ``PipelineConfig.to_dict``).
+
+        Overridden by the nodes whose configuration may change while they run; None (the
+        default) publishes no change.
+        """
+        return None
 
     def on_shutdown_requested(self) -> None:
         """Stop producing new work (a source stops publishing); called before the drain."""

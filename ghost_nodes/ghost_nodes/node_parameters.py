@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from ghost_bag.layout import MAX_CHUNK_SIZE
 from ghost_core.graph import (
     GATE_MODES,
-    GHOST_TOPICS,
     INPUT_QOS_CHOICES,
-    INPUT_TOPICS,
+    RECORDED_TOPICS,
     relative_topic,
     SCENARIOS,
 )
@@ -60,7 +59,7 @@ NO_COVARIANCE_CHOICES = ('unknown', 'uncertain')
 
 _BLOCKS = (('position', 'm'), ('velocity', 'm/s'), ('orientation', 'rad'))
 _DEFAULT_TOPICS = [f'{relative_topic(topic)}={type_name}' for topic, type_name in
-                   (*INPUT_TOPICS.items(), *GHOST_TOPICS.items())]
+                   RECORDED_TOPICS.items()]
 _MAVLINK_ID = (at_least(0), at_most(255))
 
 _SCENARIO = (
@@ -173,9 +172,9 @@ _CALIBRATOR = (
 _RECORDER = (
     ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
               'directory). It must not exist yet.', read_only=True),
-    ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two inputs '
-              'and every ghost topic, by their default names, relative to the namespace; '
-              'remaps apply).', read_only=True),
+    ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two '
+              'inputs, every ghost topic and ghost/configuration, by their default names, '
+              'relative to the namespace; remaps apply).', read_only=True),
     ParamSpec('input_qos', 'best_effort', "Reliability of the subscriptions to the inputs "
               "(state/nav, observations) and to topics of other packages' types (the command "
               "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "

@@ -4,8 +4,8 @@ from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReli
 
 from ghost_core.graph import INPUT_QOS_CHOICES, QosClass, TOPIC_QOS
 
-__all__ = ['DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH', 'INPUT_QOS_CHOICES', 'input_qos',
-           'PX4_QOS', 'COMMAND_QOS', 'topic_qos']
+__all__ = ['COMMAND_QOS', 'CONFIGURATION_QOS', 'DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH',
+           'INPUT_QOS_CHOICES', 'input_qos', 'PX4_QOS', 'topic_qos']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
 #: subscriber catches up at the benchmarked rates.
@@ -26,6 +26,15 @@ DIAGNOSTICS_QOS = QoSProfile(
     durability=QoSDurabilityPolicy.VOLATILE,
     history=QoSHistoryPolicy.KEEP_LAST,
     depth=10,
+)
+
+#: Configuration changes (ghost/configuration): reliable, transient-local, keep-last 100, so
+#: that a recorder started after a change still receives it.
+CONFIGURATION_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.RELIABLE,
+    durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=100,
 )
 
 #: PX4's uXRCE-DDS topics: best-effort, transient-local, keep-last (PX4's ROS 2 examples; a
@@ -79,4 +88,5 @@ def topic_qos(topic: str, input_reliability: str = 'best_effort') -> QoSProfile:
     if qos_class == QosClass.INPUT:
         return input_qos(input_reliability)
     return {QosClass.GHOST: GHOST_QOS, QosClass.PX4: PX4_QOS, QosClass.COMMAND: COMMAND_QOS,
-            QosClass.DIAGNOSTICS: DIAGNOSTICS_QOS}[qos_class]
+            QosClass.DIAGNOSTICS: DIAGNOSTICS_QOS,
+            QosClass.CONFIGURATION: CONFIGURATION_QOS}[qos_class]

@@ -3,11 +3,13 @@
     ghost_import_ulog LOG.ulg --output BAG [--rate HZ] [--accuracy-profile NAME]
                       [--gps-delay-ms MS]
 
-The bag holds /state/nav (nav_msgs/msg/Odometry, the EKF's belief) and /observations
+The bag holds /state/nav (nav_msgs/msg/Odometry, the EKF's belief), /observations
 (geometry_msgs/msg/PoseWithCovarianceStamped, the GNSS fixes projected into the EKF's local
-frame). Conventions: docs/real-data.md. The frame and covariance conversions are in
-ghost_px4.convert, the beliefs and fixes ghost_px4.ulog_streams'. One cohesive job, hence one
-module: the command (its arguments, warnings, bag and summary).
+frame) and /vehicle_status (ghost_interfaces/msg/VehicleStatus, from vehicle_status and
+vehicle_land_detected: ghost_px4.ulog_status). Conventions: docs/real-data.md. The frame and
+covariance conversions are in ghost_px4.convert, the beliefs and fixes
+ghost_px4.ulog_streams'. One cohesive job, hence one module: the command (its arguments,
+warnings, bag and summary).
 
 Exit codes: 0 the bag was written; 1 the bag could not be written (I/O error); 2 usage error
 (bad option, the output already exists); 3 the log cannot be used (not a ULog, damaged before
@@ -33,6 +35,7 @@ from ghost_px4 import convert as px4
 from ghost_px4.live import CHILD_FRAME_ID, FRAME_ID
 from ghost_px4.ulog_orientation import ORIENTATION_TOPICS
 from ghost_px4.ulog_read import Damage, load_ulog, px4_version_label, UlogReadError
+from ghost_px4.ulog_status import import_statuses, STATUS_TOPICS
 from ghost_px4.ulog_streams import (
     import_beliefs,
     import_fixes,
@@ -53,6 +56,8 @@ __all__ = [
 PROG = 'ghost_import_ulog'
 BELIEF_TOPIC = '/state/nav'
 OBSERVATION_TOPIC = '/observations'
+STATUS_TOPIC = '/vehicle_status'
+STATUS_TYPE = 'ghost_interfaces/msg/VehicleStatus'
 ODOMETRY_TYPE = 'nav_msgs/msg/Odometry'
 POSE_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
 
@@ -60,7 +65,7 @@ _EXIT_OK, _EXIT_WRITE, _EXIT_USAGE, _EXIT_INPUT = 0, 1, 2, 3
 _BELIEF_TOPICS = ('vehicle_odometry', 'vehicle_local_position')
 # vehicle_gps_position is the (blended) receiver EKF2 fuses; sensor_gps is the per-receiver topic.
 _GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
-_LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, *ORIENTATION_TOPICS)
+_LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, *ORIENTATION_TOPICS, *STATUS_TOPICS)
 
 
 class _UsageError(ValueError):
@@ -144,20 +149,26 @@ def _check_output(output: Path) -> None:
                           f'{err.strerror}') from err
 
 
-def _write_bag(output: Path, beliefs: Stream, fixes: Stream) -> int:
+def _write_bag(output: Path, beliefs: Stream, fixes: Stream,
+               statuses: list[tuple[int, int, dict[str, object]]]) -> int:
     from ghost_bag.errors import BagWriteError
     from ghost_bag.write import GhostBagWriter
 
+    # At one log time: the status first (in force from its belief on), then fixes, beliefs.
     events = sorted(
-        [(log_time, 0, index, OBSERVATION_TOPIC, POSE_TYPE, msg)
-         for index, (_, log_time, msg) in enumerate(fixes.messages)]
-        + [(log_time, 1, index, BELIEF_TOPIC, ODOMETRY_TYPE, msg)
+        [(log_time, 0, index, STATUS_TOPIC, STATUS_TYPE, msg)
+         for index, (_, log_time, msg) in enumerate(statuses)]
+        + [(log_time, 1, index, OBSERVATION_TOPIC, POSE_TYPE, msg)
+           for index, (_, log_time, msg) in enumerate(fixes.messages)]
+        + [(log_time, 2, index, BELIEF_TOPIC, ODOMETRY_TYPE, msg)
            for index, (_, log_time, msg) in enumerate(beliefs.messages)],
         key=lambda event: event[:3])
     try:
         with GhostBagWriter(output, _msg_dir()) as writer:
             writer.add_topic(BELIEF_TOPIC, ODOMETRY_TYPE)
             writer.add_topic(OBSERVATION_TOPIC, POSE_TYPE)
+            if statuses:
+                writer.add_topic(STATUS_TOPIC, STATUS_TYPE)
             for log_time, _, _, topic, type_name, msg in events:
                 writer.write(topic, type_name, msg, log_time)
     except (BagWriteError, OSError) as err:
@@ -383,6 +394,7 @@ class _Imported:
     limits: list[str]
     output: Path
     written: int
+    statuses: int
 
 
 def _summary(log: _Log, beliefs: Stream, fixes: Stream, orientation: ImportOrientation,
@@ -410,7 +422,8 @@ def _summary(log: _Log, beliefs: Stream, fixes: Stream, orientation: ImportOrien
         f'           fixes {_span(fixes)}{_gaps(fixes)}',
         *imported.limits,
         f'output: {imported.output} ({imported.written} messages: {len(beliefs.messages)} on '
-        f'{BELIEF_TOPIC}, {len(fixes.messages)} on {OBSERVATION_TOPIC}; frame {FRAME_ID}, '
+        f'{BELIEF_TOPIC}, {len(fixes.messages)} on {OBSERVATION_TOPIC}, {imported.statuses} on '
+        f'{STATUS_TOPIC}; frame {FRAME_ID}, '
         f'child {CHILD_FRAME_ID})',
     ]
 
@@ -429,8 +442,12 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
     beliefs, fixes = _import_streams(log, args.rate, orientation, delay_ns, height)
     _check_streams(log, beliefs, fixes, warn)
     limits = _limit_lines(parameters, args.accuracy_profile)
-    written = _write_bag(output, beliefs, fixes)
-    imported = _Imported(height, delay_text, limits, output, written)
+    statuses = import_statuses(log.ulog, beliefs.messages)
+    if not statuses:
+        warn(f'{log.path}: no vehicle_status is logged: the bag has no {STATUS_TOPIC}, so '
+             'the decisions record the flight and mission status UNKNOWN')
+    written = _write_bag(output, beliefs, fixes, statuses)
+    imported = _Imported(height, delay_text, limits, output, written, len(statuses))
     print('\n'.join(_summary(log, beliefs, fixes, orientation, imported)), file=out)
     return _EXIT_OK
 

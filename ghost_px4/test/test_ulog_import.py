@@ -879,7 +879,8 @@ def test_real_logs_conventions(real_bags: dict[str, tuple[Path, str, str]], name
     topics = read_bag(bag)
     beliefs, fixes = topics['/state/nav'], topics['/observations']
     everything = [t for items in topics.values() for t in items]
-    assert len(everything) == len(beliefs) + len(fixes)
+    statuses = topics.get('/vehicle_status', [])
+    assert len(everything) == len(beliefs) + len(fixes) + len(statuses)
     for items in (beliefs, fixes):
         stamps = [stamp_ns(m) for _, m in items]
         assert all(b > a for a, b in zip(stamps, stamps[1:], strict=False))

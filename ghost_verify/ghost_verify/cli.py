@@ -110,11 +110,15 @@ def _add_property_options(parser: _Parser, *, several: bool = False) -> None:
     else:
         parser.add_argument('bag', help=_BAG_HELP)
     parser.add_argument('--min-outcomes', '-m', type=_positive, metavar='M',
-                        help='M of the drift condition, at least 1 (default: as recorded in '
-                             'the bag)')
+                        help="M of the drift condition, at least 1 (default: the run's "
+                             'recorded configuration in force at each cycle; without one, '
+                             "the messages' own, with a warning)")
     parser.add_argument('--downgrade-threshold', '-k', type=_positive, metavar='K',
-                        help='K of the drift condition, at least 1 (default: as recorded in '
-                             'the bag)')
+                        help='K of the drift condition, at least 1 (default: as for M)')
+    if several:
+        parser.add_argument('--window-size', '-w', type=_positive, metavar='W',
+                            help='W, the window of outcomes each calibration history is '
+                                 'recomputed with, at least 1 (default: as for M)')
     parser.add_argument('--json', '--output', dest='json', metavar='PATH',
                         help="write the full report as canonical JSON to PATH ('-' for stdout)")
     parser.add_argument('--require-coverage', action='store_true',
@@ -250,9 +254,9 @@ def verify_all_main(argv: Sequence[str] | None = None) -> int:
             return _fail(prog, f'--public-key {err}', EXIT_USAGE)
     options = VerifyOptions(
         min_outcomes=args.min_outcomes, downgrade_threshold=args.downgrade_threshold,
-        cycle_window=args.cycle_window, strict=args.strict, replay=args.replay,
-        require_coverage=args.require_coverage, public_key=args.public_key, jobs=args.jobs,
-        prog=prog)
+        window_size=args.window_size, cycle_window=args.cycle_window, strict=args.strict,
+        replay=args.replay, require_coverage=args.require_coverage,
+        public_key=args.public_key, jobs=args.jobs, prog=prog)
     out: TextIO = sys.stderr if args.json == '-' else sys.stdout
     try:
         if len(args.bag) > 1:

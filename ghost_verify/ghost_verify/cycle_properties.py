@@ -12,7 +12,8 @@ to the cycles the recording's end leaves unverifiable and the report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from enum import StrEnum
 import os
 from typing import ClassVar, TypedDict, Unpack
@@ -30,6 +31,7 @@ from .bag import DEFAULT_CYCLE_WINDOW
 from .checker import run_checker
 from .events import BagFileDigest, BagInfo, CycleEvent, ReadError
 from .report_json import digests_to_json, read_errors_to_json
+from .run_parameters import load_run_parameters
 from .unverifiable import (
     CUT_CYCLE_LIMIT,
     last_log_time,
@@ -46,8 +48,11 @@ __all__ = ['ParameterSource', 'PreconditionRun', 'PropertyChecker', 'PropertyRep
 class ParameterSource(StrEnum):
     """Where the M or K a verifier used came from."""
 
+    #: The messages' own values (no run configuration recorded: self-reported).
     BAG = 'bag'
     COMMAND_LINE = 'command_line'
+    #: The run's recorded configuration in force at each cycle (run_parameters.py).
+    RUN_CONFIGURATION = 'run_configuration'
     NONE = 'none'
 
 
@@ -219,20 +224,23 @@ class _ParameterTracker(ParameterTracker):
     def resolved(self) -> _ResolvedParameters:
         given_m, given_k = self.given
         used_m, used_k = self.first_used
+        configured = self._in_force is not None
         return _ResolvedParameters(
             min_outcomes=used_m,
             downgrade_threshold=used_k,
-            min_outcomes_source=_source(given_m, used_m),
-            downgrade_threshold_source=_source(given_k, used_k),
+            min_outcomes_source=_source(given_m, used_m, configured),
+            downgrade_threshold_source=_source(given_k, used_k, configured),
             recorded=tuple(RecordedParameters(*pair) for pair in self.recorded()),
             notes=self.notes(),
         )
 
 
-def _source(given: int | None, used: int | None) -> ParameterSource:
+def _source(given: int | None, used: int | None, configured: bool) -> ParameterSource:
     if given is not None:
         return ParameterSource.COMMAND_LINE
-    return ParameterSource.NONE if used is None else ParameterSource.BAG
+    if used is None:
+        return ParameterSource.NONE
+    return ParameterSource.RUN_CONFIGURATION if configured else ParameterSource.BAG
 
 
 def _anchor(cycle: CycleEvent) -> int:
@@ -249,7 +257,8 @@ class PropertyChecker:
 
     Every cycle that has a calibrated assessment is judged, whatever else it lacks: each
     calibrated assessment of a cycle with every actuation of that cycle (on a well-formed bag
-    there is one of each), with the M and K it records (or the given ones); a precondition
+    there is one of each), with the given M and K, else those of the run's configuration in
+    force at its stamp (`in_force`), else those it records itself; a precondition
     that holds without an actuation is ``actuation_missing`` (SPEC section 6). The one
     exception, unless `strict`: a cycle without an actuation after whose calibrated
     assessment and rationale the bag holds no message of any kind (the recording stopped
@@ -274,6 +283,7 @@ class PropertyChecker:
         min_outcomes: int | None = None,
         downgrade_threshold: int | None = None,
         strict: bool = False,
+        in_force: Callable[[int], tuple[int, int]] | None = None,
     ) -> None:
         for name, value in (('min_outcomes', min_outcomes),
                             ('downgrade_threshold', downgrade_threshold)):
@@ -285,7 +295,7 @@ class PropertyChecker:
         self.property_version = cycle_property.version
         self._strict = strict
         self._parameters = _ParameterTracker(min_outcomes, downgrade_threshold,
-                                             per_cycle=not strict)
+                                             per_cycle=not strict, in_force=in_force)
         # Cycles with a calibrated assessment and no actuation, not yet shown to be before
         # the recording's end, in stream order.
         self._waiting: list[CycleEvent] = []
@@ -445,11 +455,23 @@ class VerifyOptions(TypedDict, total=False):
 
 def verify_property(cycle_property: CycleProperty, bag: str | os.PathLike[str],
                     **options: Unpack[VerifyOptions]) -> PropertyReport:
-    """Read the bag once and return its report for ``cycle_property``."""
-    checker = PropertyChecker(cycle_property, min_outcomes=options.get('min_outcomes'),
-                              downgrade_threshold=options.get('downgrade_threshold'),
-                              strict=options.get('strict', False))
-    return run_checker(checker, bag, options.get('cycle_window', DEFAULT_CYCLE_WINDOW))
+    """Read the bag once and return its report for ``cycle_property``.
+
+    Each cycle is judged with the given M and K, else with the run's recorded configuration
+    in force at its stamp, else (no configuration recorded) with the values its messages
+    claim, which a note of the report then says.
+    """
+    parameters = load_run_parameters(bag, min_outcomes=options.get('min_outcomes'),
+                                     downgrade_threshold=options.get('downgrade_threshold'))
+    checker = PropertyChecker(cycle_property, min_outcomes=parameters.min_outcomes,
+                              downgrade_threshold=parameters.downgrade_threshold,
+                              strict=options.get('strict', False),
+                              in_force=parameters.loop_in_force)
+    report = run_checker(checker, bag, options.get('cycle_window', DEFAULT_CYCLE_WINDOW))
+    warning = parameters.warning(window=False)
+    if warning is None:
+        return report
+    return replace(report, parameter_notes=(*report.parameter_notes, warning))
 
 
 def verify_baud(bag: str | os.PathLike[str], **options: Unpack[VerifyOptions]) -> PropertyReport:

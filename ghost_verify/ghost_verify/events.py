@@ -164,6 +164,7 @@ class RawAssessment(View):
     """A BeliefSelfAssessment published on the raw assessment topic."""
 
     overall_level: int
+    thresholds_sha256: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +183,8 @@ class Calibrated(View):
     count_beyond_5_std: Annotated[int, At('calibration_history.count_beyond_5_std')]
     min_outcomes: int
     downgrade_threshold: int
+    window_size: Annotated[int, At('calibration_history.window_size')]
+    thresholds_sha256: Annotated[str, At('raw_assessment.thresholds_sha256')]
 
 
 @dataclass(frozen=True, slots=True)

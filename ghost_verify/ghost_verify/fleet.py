@@ -52,6 +52,7 @@ class VerifyOptions:
 
     min_outcomes: int | None = None
     downgrade_threshold: int | None = None
+    window_size: int | None = None
     cycle_window: int | None = None
     strict: bool = False
     replay: bool = False
@@ -152,6 +153,7 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
     try:
         result = verify_all(bag, min_outcomes=options.min_outcomes,
                             downgrade_threshold=options.downgrade_threshold,
+                            window_size=options.window_size,
                             manifest=manifest, strict=options.strict, replay=options.replay,
                             jobs=options.jobs, **extra)
     except BagError as err:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import ClassVar
@@ -169,6 +169,10 @@ class HistoryChecker:
     before the bag) are unverifiable, not mismatches. That lead-in ends at the first history
     the bag's outcomes can explain (as many outcomes as recorded, or a full window of W) that
     counts at least one outcome: from there on every history must match.
+
+    `window_at` (the run's configuration: ``run_parameters.RunParameters.window_at``) gives
+    the W each history is recomputed with, from its stamp and the W it claims; without it,
+    the claimed W is used.
     """
 
     #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
@@ -177,10 +181,11 @@ class HistoryChecker:
     ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
         'outcome_limit', 'strict', '_lead_in', '_unverifiable', '_window', '_observed',
         '_checked', '_mismatches', '_invalid', '_observed_before', '_before_complete',
-        '_unsure'})
+        '_unsure', 'window_at'})
 
     outcome_limit: int = HISTORY_OUTCOME_LIMIT
     strict: bool = False
+    window_at: Callable[[int, int], int] | None = None
     _lead_in: bool = True
     _unverifiable: list[UnverifiableCycle] = field(default_factory=list)
     _window: deque[PredictionOutcome] = field(default_factory=deque)
@@ -224,6 +229,8 @@ class HistoryChecker:
         if isinstance(window_size, bool) or not isinstance(window_size, int) or window_size < 1:
             return HistoryMismatch(stamp_ns, _shown(recorded), (), ('window_size',),
                                    f'window_size {window_size!r} is not an integer >= 1')
+        if self.window_at is not None:
+            window_size = self.window_at(stamp_ns, window_size)
         if window_size > len(self._window) and not self._before_complete:
             self._unsure.append(f'the history at {stamp_ns} ns needs more outcomes than the '
                                 'part before was read for')

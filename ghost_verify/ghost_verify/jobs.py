@@ -57,6 +57,7 @@ from mcap.reader import make_reader
 from .bag import BagScan, DEFAULT_CYCLE_WINDOW, FileScan, GhostBag, resolve_bag
 from .events import BagInfo
 from .manifest import check_manifest, ManifestCheck
+from .run_parameters import load_run_parameters, RunParameters
 from .single_pass import Checks, VerificationResult, verify_single_pass
 from .split_part import Chunk, Declarations, Part, PartOptions, PartResult, run_part
 
@@ -74,7 +75,7 @@ _AFTER = 1
 _BEFORE = 64
 
 _KNOWN_CHECKS = frozenset({'baud', 'erur', 'tracer', 'completeness', 'history', 'conformance',
-                           'gate', 'strict'})
+                           'gate', 'parameters', 'recovery', 'strict'})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +102,8 @@ def make_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
 def verify_split(
     bag: str | os.PathLike[str],
     jobs: int,
+    parameters: RunParameters,
     *,
-    min_outcomes: int | None = None,
-    downgrade_threshold: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
     manifest: ManifestCheck | None = None,
     strict: bool = False,
@@ -114,18 +114,16 @@ def verify_split(
     Returns what ``verify_all(bag, ...)`` returns in a single pass (which is what runs when
     a split could not be exact, see the module docstring; `log` says why).
     """
-    result, _ = run_split(bag, jobs, min_outcomes=min_outcomes,
-                          downgrade_threshold=downgrade_threshold, cycle_window=cycle_window,
-                          manifest=manifest, strict=strict, pool=pool)
+    result, _ = run_split(bag, jobs, parameters, cycle_window=cycle_window, manifest=manifest,
+                          strict=strict, pool=pool)
     return result
 
 
 def run_split(
     bag: str | os.PathLike[str],
     jobs: int,
+    parameters: RunParameters | None = None,
     *,
-    min_outcomes: int | None = None,
-    downgrade_threshold: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
     manifest: ManifestCheck | None = None,
     strict: bool = False,
@@ -134,13 +132,15 @@ def run_split(
     """verify_split, and how the bag was split (or why it was verified in a single pass)."""
     if manifest is None:
         manifest = check_manifest(bag, None)
-    options = PartOptions(min_outcomes, downgrade_threshold, cycle_window)
+    if parameters is None:
+        parameters = load_run_parameters(bag)
+    options = PartOptions(parameters, cycle_window)
 
     def single(reason: str) -> tuple[VerificationResult, SplitRun]:
         log.info('%s: verified in a single pass: %s', bag, reason)
-        return verify_single_pass(
-            bag, manifest, min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
-            cycle_window=cycle_window, strict=strict), SplitRun(1, single_pass=reason)
+        assert parameters is not None
+        return verify_single_pass(bag, manifest, parameters, cycle_window=cycle_window,
+                                  strict=strict), SplitRun(1, single_pass=reason)
 
     if strict:
         return single('--strict judges every cycle with the first recorded M and K')
@@ -171,10 +171,10 @@ def run_split(
     reason = _disagreement(bag, chunks, declarations, parts, results, scan)
     if reason is not None:
         return single(reason)
-    return _merged_result(results, scan, manifest)
+    return _merged_result(bag, results, scan, manifest)
 
 
-def _merged_result(results: Sequence[PartResult], scan: BagScan,
+def _merged_result(bag: str | os.PathLike[str], results: Sequence[PartResult], scan: BagScan,
                    manifest: ManifestCheck) -> tuple[VerificationResult, SplitRun]:
     """The parts' checkers merged into the result of a single pass, and how it was split."""
     merged = results[0].checks
@@ -197,7 +197,7 @@ def _merged_result(results: Sequence[PartResult], scan: BagScan,
                               if time is not None), default=None),
     )
     starts = tuple(result.start for result in results[1:] if result.start is not None)
-    return merged.result(info, manifest), SplitRun(len(results), starts)
+    return merged.result(info, manifest, bag=bag), SplitRun(len(results), starts)
 
 
 def _plan(bag: str | os.PathLike[str]) -> tuple[list[Chunk], Declarations]:
@@ -344,7 +344,8 @@ def _unmerged_state(results: Sequence[PartResult]) -> str | None:
     """Which checker holds state that _merge would not carry over (None: none does)."""
     for result in results:
         assert result.checks is not None
-        for name in ('baud', 'erur', 'tracer', 'completeness', 'history', 'conformance'):
+        for name in ('baud', 'erur', 'tracer', 'completeness', 'history', 'conformance',
+                     'parameters', 'recovery'):
             checker = getattr(result.checks, name)
             if _state_names(checker) != checker.ABSORBED_STATE:
                 return f'{type(checker).__name__} has state this module does not merge'
@@ -369,6 +370,8 @@ def _merge(checks: Checks, later: Checks) -> None:
     checks.completeness.absorb(later.completeness)
     checks.history.absorb(later.history)
     checks.conformance.absorb(later.conformance)
+    checks.parameters.absorb(later.parameters)
+    checks.recovery.absorb(later.recovery)
     # The gate checker saw no record (checked): the first part's says so for the bag.
 
 

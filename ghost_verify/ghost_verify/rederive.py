@@ -35,8 +35,8 @@ from mcap.reader import make_reader
 
 from ghost_bag.errors import InputBagError
 from ghost_bag.manifest import MANIFEST_NAME
-from ghost_bag.recorded_inputs import OBSERVATION_TYPE, read_file_inputs, STATE_TYPE
-from ghost_core.errors import ConfigError, GhostError
+from ghost_bag.recorded_inputs import OBSERVATION_TYPE, read_file_inputs, STATE_TYPE, STATUS_TYPE
+from ghost_core.errors import GhostError
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import CycleTrace, PipelineConfig
 from ghost_core.properties import JsonValue
@@ -44,25 +44,25 @@ from ghost_core.rederive import (
     FieldDifference,
     first_difference,
     MESSAGE_KINDS,
-    ParameterRun,
-    RecordedParameters,
     Replay,
     TimedInput,
     trace_messages,
 )
+from ghost_core.run_configuration import ConfigurationTimeline
 from ghost_core.samples import BeliefSample
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError
-from .manifest import manifest_dir
 from .report_json import read_errors_to_json
+from .run_parameters import load_run_parameters, RunParameters
 from .schema import quiet_parser
 
 __all__ = [
     'REPLAY_VERSION',
     'Difference',
+    'FollowedChange',
+    'followed_changes',
     'RederivationReport',
-    'RederivationScan',
     'TopicReplay',
     'rederive',
 ]
@@ -225,7 +225,7 @@ class RederivationReport:
     cycles_replayed: int
     cycles_compared: int
     topics: tuple[TopicReplay, ...]
-    parameters_followed: tuple[ParameterRun, ...]
+    parameters_followed: tuple[FollowedChange, ...]
     late_observations: int
     superseded_observations: int
     idle_flushes: int
@@ -259,8 +259,7 @@ class RederivationReport:
     @property
     def parameters_changed(self) -> bool:
         """True when some followed value is not the run configuration's."""
-        return any(json.dumps(run.value) != json.dumps(run.configured)
-                   for run in self.parameters_followed)
+        return bool(self.parameters_followed)
 
     def first_difference(self) -> tuple[str, Difference] | None:
         """The earliest difference over every stream (pipeline order at one stamp)."""
@@ -337,11 +336,11 @@ class RederivationReport:
                 lines.append(f'replay: {topic.kind} ({where}): {topic.differences} of '
                              f'{topic.compared + topic.recomputed_only} differ, the first at '
                              f'{topic.first.cycle_stamp_ns} ns: {topic.first.describe()}')
-        for run in self.parameters_followed:
-            if json.dumps(run.value) != json.dumps(run.configured):
-                lines.append(f'replay: followed the recorded {run.parameter} {run.value} from '
-                             f'{run.first_cycle_stamp_ns} ns ({run.cycles} cycles; the run '
-                             f'configuration has {run.configured})')
+        for change in self.parameters_followed:
+            if change.parameter != 'thresholds':
+                lines.append(f'replay: followed the recorded change of {change.parameter} '
+                             f'from {change.previous} to {change.value} for the cycles after '
+                             f'{change.in_force_after_stamp_ns} ns')
         if self.late_observations:
             lines.append(f'replay: {self.late_observations} fixes reached the bag after their '
                          "cycle's lag: the agent may have received them sooner, and resolved "
@@ -349,71 +348,47 @@ class RederivationReport:
         return tuple(lines)
 
 
-def load_run_config(bag: str | os.PathLike[str]) -> tuple[dict[str, object] | None, str]:
-    """The run configuration recorded beside the bag (manifest.json), or None and why not."""
-    folder = manifest_dir(bag)
-    if folder is None:
-        return None, (f'a lone .mcap file has no {MANIFEST_NAME}: the run configuration is '
-                      'not recorded (give the bag directory)')
-    path = folder / MANIFEST_NAME
-    if not path.is_file():
-        return None, (f'the bag has no {MANIFEST_NAME}, so the configuration Ghost ran with is '
-                      "not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost)")
-    try:
-        document = json.loads(path.read_text(encoding='utf-8'))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        return None, f'{MANIFEST_NAME} cannot be read as JSON ({" ".join(str(err).split())})'
-    config = document.get('config') if isinstance(document, dict) else None
-    if not isinstance(config, dict):
-        return None, f'{MANIFEST_NAME} holds no config object'
-    if not config:
-        return None, (f'{MANIFEST_NAME} records an empty run configuration (a recorder '
-                      'started without run_config)')
-    return config, ''
+@dataclass(frozen=True, slots=True)
+class FollowedChange:
+    """A recorded configuration change the re-run followed: one parameter's new value."""
+
+    parameter: str
+    value: JsonValue
+    in_force_after_stamp_ns: int
+    #: The value before the change.
+    previous: JsonValue
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the change as a JSON object."""
+        return {'parameter': self.parameter, 'value': self.value,
+                'in_force_after_stamp_ns': self.in_force_after_stamp_ns,
+                'previous': self.previous}
 
 
-class RederivationScan:
-    """What the replay takes from the verifier's own pass over the bag.
-
-    The run configuration (loaded at once) and, cycle by cycle (``update``), the M and K
-    recorded on each calibrated assessment and the Q recorded on each prediction, so that
-    the re-run follows them from its first cycle on.
-    """
-
-    def __init__(self, bag: str | os.PathLike[str]) -> None:
-        self.document, self.reason = load_run_config(bag)
-        self.config: PipelineConfig | None = None
-        self.input_topics: dict[str, str] = {}
-        if self.document is not None:
-            try:
-                self.config, self.input_topics = _parse_config(self.document)
-            except ConfigError as err:
-                self.reason = f'the recorded run configuration cannot be re-run: {err}'
-        self.parameters = RecordedParameters(self.config or PipelineConfig())
-
-    def update(self, cycle: CycleEvent) -> None:
-        """Take the parameters one cycle recorded."""
-        if self.config is None:
-            return
-        for calibrated in cycle.calibrated:
-            self.parameters.record(cycle.stamp_ns, min_outcomes=calibrated.min_outcomes,
-                                   downgrade_threshold=calibrated.downgrade_threshold)
-        for prediction in cycle.predictions:
-            q = prediction.msg.get('process_noise')
-            if isinstance(q, float):
-                self.parameters.record(cycle.stamp_ns, process_noise_q=q)
+def followed_changes(timeline: ConfigurationTimeline) -> tuple[FollowedChange, ...]:
+    """Every parameter value a recorded change set, against the value before it."""
+    followed: list[FollowedChange] = []
+    before = _flat(timeline.start.to_dict())
+    for change in timeline.changes:
+        after = {**before, **_flat(change.section)}
+        followed.extend(FollowedChange(name, after[name], change.in_force_after_stamp_ns,
+                                       before.get(name)) for name in sorted(after)
+                        if json.dumps(after[name]) != json.dumps(before.get(name)))
+        before = after
+    return tuple(followed)
 
 
-def _parse_config(document: Mapping[str, object]) -> tuple[PipelineConfig, dict[str, str]]:
-    topics = document.get('input_topics')
-    agent = {key: value for key, value in document.items() if key != 'input_topics'}
-    names: dict[str, str] = {}
-    if topics is not None:
-        if not isinstance(topics, Mapping) or set(topics) != {'state', 'observations'} or not all(
-                isinstance(name, str) and name.startswith('/') for name in topics.values()):
-            raise ConfigError('input_topics must map state and observations to topic names')
-        names = {str(role): str(name) for role, name in topics.items()}
-    return PipelineConfig.from_dict(agent), names
+def _flat(section: Mapping[str, object]) -> dict[str, JsonValue]:
+    """The followed parameters of (part of) a run configuration, by name."""
+    flat: dict[str, JsonValue] = {}
+    loop = section.get('loop')
+    if isinstance(loop, Mapping):
+        flat.update({str(key): _json(value) for key, value in loop.items()})
+    if 'process_noise_q' in section:
+        flat['process_noise_q'] = _json(section['process_noise_q'])
+    if 'thresholds' in section:
+        flat['thresholds'] = _json(section['thresholds'])
+    return flat
 
 
 def _stamp(value: object) -> int | None:
@@ -425,13 +400,22 @@ def _stamp(value: object) -> int | None:
 
 
 class _Inputs:
-    """The bag's beliefs and fixes in the order the recorder received them (record order)."""
+    """The bag's beliefs, fixes and vehicle statuses in the order the recorder received them.
+
+    The statuses (what the decisions' context records, ADR-0021 §2) are the bag's one
+    ``ghost_interfaces/msg/VehicleStatus`` topic, if it has one. They come first, all of them:
+    the decision policy takes the latest status stamped at or before a cycle, and a status
+    reaches it before that cycle's calibrated assessment (ghost_core.vehicle), while the
+    recorder may have received it after the cycle's belief.
+    """
 
     def __init__(self, files: tuple[Path, ...], names: Mapping[str, str]) -> None:
         self._files = files
+        self.status_topic = ''
         self.state_topic, self.observations_topic = self._topics(names)
         self.beliefs = 0
         self.observations = 0
+        self.statuses = 0
 
     def _topics(self, names: Mapping[str, str]) -> tuple[str, str]:
         found: dict[str, set[str]] = {STATE_TYPE: set(), OBSERVATION_TYPE: set()}
@@ -451,6 +435,11 @@ class _Inputs:
                 types[channel.topic] = name
                 if name in found:
                     found[name].add(channel.topic)
+        statuses = sorted(topic for topic, name in types.items() if name == STATUS_TYPE)
+        if len(statuses) > 1:
+            raise _NotPossible(f'the bag holds {len(statuses)} {STATUS_TYPE} topics '
+                               f'({", ".join(statuses)}): which one the agent read is not known')
+        self.status_topic = statuses[0] if statuses else ''
         if names:
             state, observations = names['state'], names['observations']
             if state not in types:
@@ -472,16 +461,20 @@ class _Inputs:
         return states[0], fixes[0] if fixes else ''
 
     def __iter__(self) -> Iterator[TimedInput]:
-        for path in self._files:
+        passes = (('', '', self.status_topic), (self.state_topic, self.observations_topic, ''))
+        for path, (state, observations, status) in (
+                (path, topics) for topics in passes if any(topics) for path in self._files):
             try:
                 with quiet_parser():
-                    for message in read_file_inputs(path, self.state_topic,
-                                                    self.observations_topic,
-                                                    log_time_order=False):
+                    for message in read_file_inputs(path, state, observations,
+                                                    log_time_order=False,
+                                                    status_topic=status):
                         if message.topic == self.state_topic:
                             self.beliefs += 1
-                        else:
+                        elif message.topic == self.observations_topic:
                             self.observations += 1
+                        else:
+                            self.statuses += 1
                         yield TimedInput(message.log_time_ns, message.sample)
             except Exception as err:  # noqa: BLE001 - decoding recorded bytes
                 # Named by what went wrong underneath (the reader wraps it in InputBagError).
@@ -495,7 +488,7 @@ class _Inputs:
 class _Rederiver:
     """The merge of the re-run (in cycle order) with the recorded cycles (in stamp order)."""
 
-    def __init__(self, config: PipelineConfig, parameters: RecordedParameters,
+    def __init__(self, config: PipelineConfig, parameters: ConfigurationTimeline,
                  inputs: _Inputs) -> None:
         self.config = config
         self.replay = Replay(config, parameters, idle_flush=True)
@@ -574,11 +567,12 @@ def _recorded(cycle: CycleEvent) -> dict[str, tuple[GhostMessage, ...]]:
 class _Comparison:
     """The streaming comparison of one bag (see ``rederive``)."""
 
-    def __init__(self, scan: RederivationScan, config: PipelineConfig, inputs: _Inputs) -> None:
-        self.scan = scan
+    def __init__(self, timeline: ConfigurationTimeline, config: PipelineConfig,
+                 inputs: _Inputs) -> None:
+        self.timeline = timeline
         self.config = config
         self.inputs = inputs
-        self.rederiver = _Rederiver(config, scan.parameters, inputs)
+        self.rederiver = _Rederiver(config, timeline, inputs)
         self.topics = {kind: _TopicStats(kind) for kind in MESSAGE_KINDS}
         self.cycles_compared = 0
         self.reason: str | None = None
@@ -652,14 +646,10 @@ class _Comparison:
                 return (f"cycle {t} ns: the agent's outcome uses the fix stamped {fix} ns, "
                         'which the bag does not hold by the time the cycle was resolved (the '
                         'recorder lost it, or received it after the lag)')
-        expected = self.config.thresholds.sha256
-        for message in recorded['raw_assessment']:
-            sha = message.msg.get('thresholds_sha256')
-            if sha != expected:
-                shown = f'{sha[:16]}…' if isinstance(sha, str) and sha else repr(sha)
-                return (f"cycle {t} ns: the self-assessor's thresholds_sha256 is {shown}, not "
-                        f"the recorded configuration's {expected[:16]}…: its thresholds "
-                        'were changed (ros2 param set) to values the bag does not record')
+        if self.timeline.config_at(t).thresholds != self.config.thresholds:
+            return (f'cycle {t} ns: a recorded change set the thresholds, which the re-run '
+                    'does not follow (it follows M, K and Q; the parameters check judges the '
+                    'thresholds address)')
         return None
 
     def _compare(self, stamp_ns: int, trace: CycleTrace,
@@ -693,58 +683,69 @@ def rederive(
     bag: str | os.PathLike[str],
     *,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
-    scan: RederivationScan | None = None,
+    parameters: RunParameters | None = None,
     info: BagInfo | None = None,
 ) -> RederivationReport:
     """Re-run the agent from the bag's inputs and compare every recorded Ghost message.
 
-    ``verify_all`` passes the `scan` it fed during its own pass and that pass's `info`;
-    without them the bag is read once more for them. Raises what GhostBag raises for a bag
-    that cannot be read at all (BagError (ghost_bag.errors)); everything else is in the report.
+    The re-run follows the run's recorded configuration and its recorded changes
+    (`parameters`, loaded from the bag when not given). ``verify_all`` passes the `info` of
+    its own pass; without it the bag is read once more for it. Raises what GhostBag raises for
+    a bag that cannot be read at all (BagError (ghost_bag.errors)); everything else is in the
+    report.
     """
-    if scan is None or info is None:
-        scan = RederivationScan(bag)
+    if parameters is None:
+        parameters = load_run_parameters(bag)
+    if info is None:
         ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-        for cycle in ghost_bag.cycles():
-            scan.update(cycle)
+        for _cycle in ghost_bag.cycles():
+            pass
         info = ghost_bag.info
-    config = scan.config
-    reason = scan.reason or None
+    timeline = parameters.timeline
+    reason = parameters.problem or parameters.missing or None
     if info.read_errors and reason is None:
         reason = ('part of the bag could not be read (see read_errors): a re-run needs every '
                   'input and every recorded message')
-    sha = None if scan.document is None else content_address(scan.document)
     comparison = None
-    if reason is None and config is not None:
+    if reason is None:
+        assert timeline is not None  # no problem and nothing missing: a configuration
         try:
-            inputs = _Inputs(resolve_bag(bag).files, scan.input_topics)
-            comparison = _Comparison(scan, config, inputs)
+            inputs = _Inputs(resolve_bag(bag).files, parameters.input_topics)
+            comparison = _Comparison(timeline, timeline.start, inputs)
             comparison.run(bag, cycle_window)
         except _NotPossible as err:
             reason, comparison = str(err), None
     if comparison is None:
-        return RederivationReport(
-            property_version=REPLAY_VERSION, replayed=False,
-            not_possible_reason=reason or 'the run configuration is missing',
-            replayed_until_ns=None, config_source=None if scan.document is None
-            else MANIFEST_NAME, config_sha256=sha, input_topics=tuple(
-                sorted(scan.input_topics.items())), beliefs=0, observations=0,
-            cycles_replayed=0, cycles_compared=0,
-            topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
-            parameters_followed=(), late_observations=0, superseded_observations=0,
-            idle_flushes=0, read_errors=info.read_errors)
+        return _not_replayed(parameters, reason or 'the run configuration is missing', info)
+    return _replayed(parameters, comparison, info)
+
+
+def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo) -> RederivationReport:
+    return RederivationReport(
+        property_version=REPLAY_VERSION, replayed=False, not_possible_reason=reason,
+        replayed_until_ns=None, config_source=MANIFEST_NAME if parameters.config_sha256
+        else None, config_sha256=parameters.config_sha256 or None,
+        input_topics=tuple(sorted(parameters.input_topics.items())), beliefs=0,
+        observations=0, cycles_replayed=0, cycles_compared=0,
+        topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
+        parameters_followed=(), late_observations=0, superseded_observations=0,
+        idle_flushes=0, read_errors=info.read_errors)
+
+
+def _replayed(parameters: RunParameters, comparison: _Comparison,
+              info: BagInfo) -> RederivationReport:
     pipeline = comparison.rederiver.replay.pipeline
     return RederivationReport(
         property_version=REPLAY_VERSION, replayed=True,
         not_possible_reason=comparison.reason, replayed_until_ns=comparison.until_ns,
-        config_source=MANIFEST_NAME, config_sha256=sha,
+        config_source=MANIFEST_NAME, config_sha256=parameters.config_sha256 or None,
         input_topics=(('observations', comparison.inputs.observations_topic),
                       ('state', comparison.inputs.state_topic)),
         beliefs=comparison.inputs.beliefs, observations=comparison.inputs.observations,
         cycles_replayed=comparison.rederiver.cycles_replayed,
         cycles_compared=comparison.cycles_compared,
         topics=tuple(comparison.topics[kind].frozen() for kind in MESSAGE_KINDS),
-        parameters_followed=scan.parameters.runs(),
+        parameters_followed=followed_changes(comparison.timeline),
         late_observations=pipeline.late_observations,
         superseded_observations=pipeline.superseded_observations,
         idle_flushes=comparison.rederiver.replay.idle_flushes, read_errors=info.read_errors)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import os
 
-from ghost_core.properties import BAUD_V1, ERUR_V1, JsonValue
+from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .completeness import CompletenessChecker, CompletenessReport
@@ -19,8 +19,10 @@ from .events import BagInfo, CycleEvent, GateRecord, ReadError
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import ManifestCheck
-from .rederive import RederivationReport, RederivationScan, rederive
+from .recovery import RecoveryChecker, RecoveryReport
+from .rederive import RederivationReport, rederive
 from .report_json import read_error_notes, read_errors_to_json
+from .run_parameters import ParametersChecker, ParametersReport, RunParameters
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
@@ -47,6 +49,10 @@ class VerificationResult:
     gate: GateReport | None = None
     #: The re-derivation from the inputs (``--replay``); ``None`` when it was not asked for.
     replay: RederivationReport | None = None
+    #: The check of every message's parameters against the run's configuration.
+    parameters: ParametersReport | None = None
+    #: RECOVERY-v1 from the recorded inputs; ``None`` when it was not judged (a split part).
+    recovery: RecoveryReport | None = None
 
     @property
     def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
@@ -91,6 +97,8 @@ class VerificationResult:
                 and self.completeness.holds and self.history.holds and self.conformance.holds
                 and (self.gate is None or not self.gate.violated)
                 and (self.replay is None or self.replay.holds)
+                and (self.parameters is None or self.parameters.holds)
+                and (self.recovery is None or not self.recovery.violated)
                 and not self.incomplete_input
                 and (self.manifest is None or self.manifest.ok))
 
@@ -103,10 +111,14 @@ class VerificationResult:
         """Return the short human summary: one line per check, then any notes."""
         lines = [self.baud.summary(), self.erur.summary(), self.trace.summary(),
                  self.completeness.summary()]
+        if self.parameters is not None and self.parameters.checked:
+            lines.append(self.parameters.summary())
         history = self.history.summary()
         if history is not None:
             lines.append(history)
         lines.append(self.conformance.summary())
+        if self.recovery is not None:
+            lines.append(self.recovery.summary())
         if self.gate is not None and self.gate.applicable:
             lines.append(self.gate.summary())
         if self.replay is not None:
@@ -124,9 +136,13 @@ class VerificationResult:
                          for note in report.parameter_notes)
         lines.extend(f'note: {note}' for note in self.history.notes())
         lines.extend(f'note: {note}' for note in self.conformance.notes())
+        if self.recovery is not None:
+            lines.extend(f'note: {note}' for note in self.recovery.notes())
         if self.replay is not None:
             lines.extend(f'note: {note}' for note in self.replay.notes())
         lines.extend(f'note: {note}' for note in read_error_notes(self.read_errors))
+        if self.parameters is not None and self.parameters.warning is not None:
+            lines.append(f'warning: {self.parameters.warning}')
         return tuple(lines)
 
     def to_json(self) -> dict[str, JsonValue]:
@@ -144,6 +160,8 @@ class VerificationResult:
             'conformance': self.conformance.to_json(),
             'gate': None if self.gate is None else self.gate.to_json(),
             'replay': None if self.replay is None else self.replay.to_json(),
+            'parameters': None if self.parameters is None else self.parameters.to_json(),
+            'recovery': None if self.recovery is None else self.recovery.to_json(),
             'manifest': None if self.manifest is None else self.manifest.to_json(),
             'strict': self.strict,
             'cycles_unverifiable': self.cycles_unverifiable,
@@ -154,26 +172,24 @@ class VerificationResult:
 def verify_single_pass(
     bag: str | os.PathLike[str],
     manifest: ManifestCheck,
+    parameters: RunParameters,
     *,
-    min_outcomes: int | None = None,
-    downgrade_threshold: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
     strict: bool = False,
     replay: bool = False,
 ) -> VerificationResult:
-    """``verify_all`` in this process, in one pass over the bag (the manifest already checked)."""
-    checks = Checks.new(min_outcomes=min_outcomes, downgrade_threshold=downgrade_threshold,
-                        cycle_window=cycle_window, strict=strict)
-    scan = RederivationScan(bag) if replay else None
+    """``verify_all`` in this process, in one pass over the bag (the manifest already checked).
+
+    Every cycle is judged with `parameters` (``run_parameters.load_run_parameters``).
+    """
+    checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict)
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for event in ghost_bag.events():
         checks.feed(event)
-        if scan is not None and isinstance(event, CycleEvent):
-            scan.update(event)
     info = ghost_bag.info
-    replayed = (None if scan is None
-                else rederive(bag, cycle_window=cycle_window, scan=scan, info=info))
-    return checks.result(info, manifest, replayed)
+    replayed = (rederive(bag, cycle_window=cycle_window, parameters=parameters, info=info)
+                if replay else None)
+    return checks.result(info, manifest, replayed, bag=bag)
 
 
 
@@ -192,29 +208,35 @@ class Checks:
     history: HistoryChecker
     conformance: ConformanceChecker
     gate: GateChecker
+    parameters: ParametersChecker
+    recovery: RecoveryChecker
     strict: bool
 
     @classmethod
     def new(
         cls,
+        parameters: RunParameters,
         *,
-        min_outcomes: int | None = None,
-        downgrade_threshold: int | None = None,
         cycle_window: int = DEFAULT_CYCLE_WINDOW,
         strict: bool = False,
     ) -> Checks:
-        """Every checker of verify_all, at the start of a bag."""
+        """Every checker of verify_all, at the start of a bag, judging with `parameters`."""
+        def cycle_property(judged: CycleProperty) -> PropertyChecker:
+            return PropertyChecker(judged, min_outcomes=parameters.min_outcomes,
+                                   downgrade_threshold=parameters.downgrade_threshold,
+                                   strict=strict, in_force=parameters.loop_in_force)
+
         return cls(
-            baud=PropertyChecker(BAUD_V1, min_outcomes=min_outcomes,
-                                 downgrade_threshold=downgrade_threshold, strict=strict),
-            erur=PropertyChecker(ERUR_V1, min_outcomes=min_outcomes,
-                                 downgrade_threshold=downgrade_threshold, strict=strict),
+            baud=cycle_property(BAUD_V1),
+            erur=cycle_property(ERUR_V1),
             # Bounded memory: counts + problems only.
             tracer=DecisionTracer(keep_records=False, strict=strict),
             completeness=CompletenessChecker(strict=strict),
-            history=HistoryChecker(strict=strict),
+            history=HistoryChecker(strict=strict, window_at=parameters.window_at),
             conformance=ConformanceChecker(),
             gate=GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH)),
+            parameters=ParametersChecker(parameters),
+            recovery=RecoveryChecker(),
             strict=strict,
         )
 
@@ -230,12 +252,20 @@ class Checks:
         self.completeness.update(event)
         self.history.update(event)
         self.conformance.update(event)
+        self.parameters.update(event)
+        self.recovery.update(event)
 
     def result(self, info: BagInfo, manifest: ManifestCheck | None,
-               replay: RederivationReport | None = None) -> VerificationResult:
-        """Every report, for the bag `info` describes (this ends the stream)."""
+               replay: RederivationReport | None = None, *,
+               bag: str | os.PathLike[str] | None = None) -> VerificationResult:
+        """Every report, for the bag `info` describes (this ends the stream).
+
+        With `bag`, RECOVERY-v1 is judged too: it reads the bag's recorded inputs.
+        """
+        recovery = (None if bag is None
+                    else self.recovery.result(bag, self.parameters.parameters, info))
         return VerificationResult(
             self.baud.result(info), self.erur.result(info), self.tracer.result(info),
             self.completeness.result(), self.history.result(info),
             self.conformance.result(info), info.read_errors, manifest, self.strict,
-            self.gate.result(info), replay)
+            self.gate.result(info), replay, self.parameters.result(), recovery)

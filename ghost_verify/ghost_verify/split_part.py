@@ -16,6 +16,7 @@ from mcap.records import Channel, Schema
 
 from .bag import ChunkReader, group_events
 from .events import CycleEvent, GateRecord, GhostMessage, GhostTopicKind
+from .run_parameters import RunParameters
 from .single_pass import Checks
 from .unverifiable import missing_kinds
 
@@ -33,8 +34,7 @@ _HEAD = 64
 class PartOptions:
     """The verify_all options every part is judged with."""
 
-    min_outcomes: int | None
-    downgrade_threshold: int | None
+    parameters: RunParameters
     cycle_window: int
 
 
@@ -136,10 +136,8 @@ def run_part(part: Part) -> PartResult:
     """Judge one part of the bag (in a worker process); see the module docstring."""
     result = PartResult(part.index)
     try:
-        _judge_part(part, result, Checks.new(
-            min_outcomes=part.options.min_outcomes,
-            downgrade_threshold=part.options.downgrade_threshold,
-            cycle_window=part.options.cycle_window))
+        _judge_part(part, result, Checks.new(part.options.parameters,
+                                              cycle_window=part.options.cycle_window))
     except Exception as err:  # noqa: BLE001 - a single pass reports what went wrong
         result.problems.append(f'part {part.index}: {type(err).__name__}: '
                                f'{" ".join(str(err).split())}')

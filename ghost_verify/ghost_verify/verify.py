@@ -9,6 +9,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from .bag import DEFAULT_CYCLE_WINDOW
 from .jobs import Pool, verify_split
 from .manifest import check_manifest, ManifestCheck
+from .run_parameters import load_run_parameters
 from .single_pass import VerificationResult, verify_single_pass
 
 __all__ = ['verify_all']
@@ -19,6 +20,7 @@ def verify_all(
     *,
     min_outcomes: int | None = None,
     downgrade_threshold: int | None = None,
+    window_size: int | None = None,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
     public_key: Ed25519PublicKey | None = None,
     manifest: ManifestCheck | None = None,
@@ -33,16 +35,19 @@ def verify_all(
     says whether the bag has a manifest); a caller that already checked it passes the
     `manifest` check instead.
 
-    M and K default to the values the bag recorded; given values override them (and the
-    reports note any mismatch). A damaged bag is judged on what could be read, and the result
-    lists what could not (`read_errors`). Raises a ghost_bag.errors.BagError subclass when
-    nothing ghost could be read, or the bag holds no ghost topics, or a ghost schema is not the one
-    the verifier reads.
+    Every cycle is judged with the M, K and W of the run's recorded configuration in force at
+    its stamp (manifest.json and the recorded changes, ``run_parameters``), and a message that
+    carries others is a ``parameters_mismatch``. Given values override them for the judging;
+    a bag with no recorded configuration is judged with the given ones, else with those its
+    messages claim (a warning says so). A damaged bag is judged on what could be read, and
+    the result lists what could not (`read_errors`). Raises a ghost_bag.errors.BagError
+    subclass when nothing ghost could be read, or the bag holds no ghost topics, or a ghost
+    schema is not the one the verifier reads.
 
-    Each cycle is judged with the M and K it records. Cycles cut by the recording (a bag
-    started after Ghost, or stopped before it) and histories whose evidence window starts
-    before the bag are unverifiable: listed, not failures. `strict` judges every cycle with the
-    first recorded M and K, and those cycles fail.
+    Cycles cut by the recording (a bag stopped before their actuation) and histories whose
+    evidence window starts before the bag are unverifiable: listed, not failures. `strict`
+    makes those cycles fail (and, without a recorded configuration, judges every cycle with
+    the first recorded M and K).
 
     `replay` re-runs the agent from the bag's inputs with its recorded configuration and
     compares every recorded Ghost message with the re-derived one (``ghost_verify.rederive``;
@@ -55,12 +60,13 @@ def verify_all(
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
+    parameters = load_run_parameters(bag, min_outcomes=min_outcomes,
+                                     downgrade_threshold=downgrade_threshold,
+                                     window_size=window_size)
     if jobs > 1 and not replay:
         # The same checks, the bag split across processes (jobs.py: falls back to one pass
         # whenever a split could not give exactly its result).
-        return verify_split(bag, jobs, min_outcomes=min_outcomes,
-                            downgrade_threshold=downgrade_threshold, cycle_window=cycle_window,
+        return verify_split(bag, jobs, parameters, cycle_window=cycle_window,
                             manifest=manifest, strict=strict, pool=pool)
-    return verify_single_pass(bag, manifest, min_outcomes=min_outcomes,
-                              downgrade_threshold=downgrade_threshold, cycle_window=cycle_window,
+    return verify_single_pass(bag, manifest, parameters, cycle_window=cycle_window,
                               strict=strict, replay=replay)

@@ -173,6 +173,8 @@ def with_policy(
             self_assessment_sha256=calibrated.raw_assessment_sha256,
             calibrated_assessment_sha256=message_address(calibrated),
             policy_id=policy_id,
+            flight_status=trace.rationale.flight_status,
+            mission_status=trace.rationale.mission_status,
         )
         result = CycleResult(calibrated, rationale, emit_reference_action(rationale))
         changed.append(replace(trace, result=result))

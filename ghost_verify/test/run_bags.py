@@ -181,10 +181,28 @@ def run_config(config: PipelineConfig, topic_prefix: str = '') -> dict[str, Any]
 
 
 def run_bag(path: Path, inputs: Sequence[RecordedInput], config: PipelineConfig,
-            pipeline: Pipeline | None = None) -> tuple[Path, list[CycleTrace]]:
-    """An honest (or, with `pipeline`, a lying) run recorded to `path`."""
+            pipeline: Pipeline | None = None,
+            changes: Sequence[Written] = ()) -> tuple[Path, list[CycleTrace]]:
+    """An honest (or, with `pipeline`, a lying) run recorded to `path`.
+
+    `changes` (``configuration_change``) are recorded where their log time puts them.
+    """
     written, traces = run_messages(inputs, config, pipeline)
+    written = sorted([*written, *changes], key=lambda item: item.log_time_ns)
     return write_run_bag(path, written, run_config(config)), traces
+
+
+CONFIGURATION = ('/ghost/configuration', 'ghost_interfaces/msg/ConfigurationChange')
+
+
+def configuration_change(node: str, after_ns: int, section: dict[str, Any],
+                         log_time_ns: int) -> Written:
+    """The ConfigurationChange a node publishes after a ``ros2 param set`` (see node_base)."""
+    return Written(CONFIGURATION[0], CONFIGURATION[1], {
+        'header': {'stamp': ns_to_stamp(log_time_ns), 'frame_id': ''}, 'node': node,
+        'in_force_after_stamp_ns': after_ns,
+        'configuration': json.dumps(section, sort_keys=True, separators=(',', ':'))},
+        log_time_ns)
 
 
 # --- lying components ---------------------------------------------------------------------
@@ -273,3 +291,36 @@ class ParametersFrom:
         if stamp_ns >= self.from_ns and self.new_q is not None:
             return self.new_q
         return self.config.process_noise_q
+
+    def recorded(self, log_time_ns: int) -> list[Written]:
+        """The ConfigurationChange messages the nodes publish for this change."""
+        loop = {'downgrade_threshold': self.new_k, 'max_history': self.config.loop.max_history,
+                'min_outcomes': self.new_m}
+        changes = [configuration_change('/calibrator', self.from_ns - 1, {'loop': loop},
+                                        log_time_ns)]
+        if self.new_q is not None:
+            changes.append(configuration_change('/forward_predictor', self.from_ns - 1,
+                                                {'process_noise_q': float(self.new_q)},
+                                                log_time_ns))
+        return changes
+
+
+class TrappedAssessor(Pipeline):
+    """An assessor that never upgrades (the hysteresis trap); every contract holds.
+
+    After its first level worse than KNOWN, it publishes at best UNCERTAIN (held by
+    hysteresis) for ever, whatever its belief does.
+    """
+
+    def __init__(self, config: PipelineConfig) -> None:
+        super().__init__(config)
+        self._degraded = False
+
+    def assess(self, belief: BeliefSample) -> BeliefSelfAssessment:
+        raw = super().assess(belief)
+        self._degraded = self._degraded or raw.overall_level != SelfAssessmentLevel.KNOWN
+        if not self._degraded or raw.overall_level != SelfAssessmentLevel.KNOWN:
+            return raw
+        held = replace(raw.position, level=SelfAssessmentLevel.UNCERTAIN,
+                       reason='held_by_hysteresis')
+        return replace(raw, position=held, overall_level=SelfAssessmentLevel.UNCERTAIN)

@@ -57,6 +57,18 @@ def bags(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     }
 
 
+#: verify_all's RECOVERY-v1 line on a bag with no manifest.json (the test bags).
+NO_RECOVERY = (
+    'RECOVERY-v1: not applicable (the bag has no manifest.json, so the configuration Ghost '
+    "ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost))")
+#: Its warning line on such a bag.
+SELF_REPORTED = (
+    'warning: self-reported parameters: the bag has no manifest.json, so the configuration '
+    "Ghost ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch "
+    "ghost); -m, -k, -w not given, so those parameters are the ones the agent's own messages "
+    'claim (give them to judge with yours)')
+
+
 def run(main: Main, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(argv)
     out, err = capsys.readouterr()
@@ -71,7 +83,7 @@ def test_verify_all_prints_one_line_per_check_and_exits_0(
     assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
                    'chain: 10/10 verified\ncycles: 10/10 complete\n'
                    'history: 10/10 consistent\nconformance: 10/10 conform\n'
-                   'manifest: none (unsigned bag)\n')
+                   + NO_RECOVERY + '\n' + SELF_REPORTED + '\nmanifest: none (unsigned bag)\n')
 
 
 def test_a_violated_property_or_a_broken_chain_exits_1(
@@ -102,7 +114,8 @@ def test_json_reports_are_canonical_and_complete(
     assert document['trace']['chain_intact'] is True
     code, out, err = run(cli.verify_erur_main, [str(bags['smoke']), '--json', '-'], capsys)
     assert code == 0 and json.loads(out)['cycles_precondition_held'] == 4
-    assert err == 'ERUR-v1: HOLDS (4 cycles evaluated)\n'
+    assert err.splitlines()[0] == 'ERUR-v1: HOLDS (4 cycles evaluated)'
+    assert err.splitlines()[1].startswith('note: self-reported parameters: ')
 
 
 def test_trace_decisions_prints_json_or_writes_output(
@@ -124,10 +137,12 @@ def test_overrides_are_noted_and_coverage_can_be_required(
 ) -> None:
     code, out, _ = run(cli.verify_baud_main, [str(bags['smoke']), '--min-outcomes', '5'], capsys)
     assert code == 0
-    assert out.splitlines() == [
+    assert out.splitlines()[:2] == [
         'BAUD-v1: HOLDS (5 cycles evaluated)',
         'note: min_outcomes: used 5 (from the command line) but the bag recorded 4',
     ]
+    assert out.splitlines()[2].startswith('note: self-reported parameters: ')
+    assert len(out.splitlines()) == 3
     uncertain = str(bags['uncertain'])
     assert run(cli.verify_all_main, [uncertain], capsys)[0] == 0
     code, out, _ = run(cli.verify_all_main, [uncertain, '--require-coverage'], capsys)
@@ -244,5 +259,5 @@ def test_python_dash_m_runs_the_combined_check(bags: dict[str, Path]) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[2:] == ['chain: 10/10 verified', 'cycles: 10/10 complete',
                                             'history: 10/10 consistent',
-                                            'conformance: 10/10 conform',
-                                            'manifest: none (unsigned bag)']
+                                            'conformance: 10/10 conform', NO_RECOVERY,
+                                            SELF_REPORTED, 'manifest: none (unsigned bag)']

@@ -114,5 +114,7 @@ def test_an_override_that_hides_drift_exposes_the_held_cycles(tmp_path: Path) ->
     assert report.cycles_precondition_held == 10
     assert {v.kind for v in report.violations} == {
         ViolationKind.Q1_ADJUSTED_NOT_KNOWN, ViolationKind.Q2_DECISION_NOT_PROCEED}
-    assert report.parameter_notes == (
-        'downgrade_threshold: used 100 (from the command line) but the bag recorded 2',)
+    assert report.parameter_notes[0] == (
+        'downgrade_threshold: used 100 (from the command line) but the bag recorded 2')
+    assert report.parameter_notes[1].startswith('self-reported parameters:')
+    assert '-m not given' in report.parameter_notes[1]

@@ -38,12 +38,15 @@ from ghost_bag.manifest import (
     write_manifest,
 )
 from ghost_bag.write import GhostBagWriter
+from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
 from ghost_verify.exit_codes import EXIT_USAGE, EXIT_VIOLATED
 from ghost_verify.keygen import main as keygen
 from ghost_verify.manifest import chains_from_mcap, check_manifest
 
-CONFIG = {'loop': {'min_outcomes': 4, 'downgrade_threshold': 2}}
+#: The run configuration of the smoke scenario's messages, as Ghost's recorder records it.
+CONFIG = json.loads(json.dumps(
+    generate_scenario('smoke').parameters.pipeline_config().to_dict()))
 OBSERVATIONS = ('/observations', 'geometry_msgs/msg/PoseWithCovarianceStamped')
 
 

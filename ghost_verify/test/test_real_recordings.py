@@ -136,11 +136,12 @@ def _with_parameters_from(traces: tuple[CycleTrace, ...], index: int,
     return changed
 
 
-def test_a_mid_run_change_of_m_and_k_holds(tmp_path: Path) -> None:
-    """Each cycle is judged with its own M and K: raising K mid-run is no violation.
+def test_a_mid_run_change_of_m_and_k_holds_when_self_reported(tmp_path: Path) -> None:
+    """No recorded configuration: each cycle is judged with its own M and K, with a warning.
 
     From cycle 6 on K = 10, so the agent proceeds again; judged with the first pair (K = 2)
-    those cycles would be BAUD violations, which is what --strict still shows.
+    those cycles would be BAUD violations, which is what --strict still shows. (With a
+    recorded configuration, the configuration decides: test_rederive's parameters tests.)
     """
     traces = scenario_traces('smoke')
     changed = _with_parameters_from(traces, 5, LoopConfig(min_outcomes=4,
@@ -157,8 +158,10 @@ def test_a_mid_run_change_of_m_and_k_holds(tmp_path: Path) -> None:
     assert not strict.baud.holds and strict.baud.parameters_mismatch
     # A value given on the command line still overrides every cycle.
     given = verify_baud(bag, downgrade_threshold=2)
-    assert not given.holds and given.parameter_notes == (
-        'downgrade_threshold: used 2 (from the command line) but the bag recorded 10',)
+    assert not given.holds and given.parameter_notes[0] == (
+        'downgrade_threshold: used 2 (from the command line) but the bag recorded 10')
+    assert given.parameter_notes[1].startswith('self-reported parameters: ')
+    assert result.parameters is not None and result.parameters.warning is not None
     assert cli.verify_all_main([str(bag)]) == EXIT_OK
 
 

@@ -20,6 +20,7 @@ from ghost_verify_test.strategies import agent_runs, AgentRun
 from hypothesis import given, HealthCheck, settings
 import pytest
 from run_bags import (
+    configuration_change,
     LyingEvaluator,
     OBSERVATIONS,
     odometry_dict,
@@ -35,6 +36,7 @@ from run_bags import (
     ThresholdsChangedAt,
     UpgradingAssessor,
     write_run_bag,
+    Written,
 )
 
 from ghost_core.assessment import BlockThresholds, ThresholdsConfig
@@ -214,56 +216,96 @@ def test_an_empty_or_unknown_run_configuration_is_not_replayed(tmp_path: Path) -
 
 
 def test_a_mid_run_change_of_m_k_and_q_is_followed_exactly(tmp_path: Path) -> None:
-    """ros2 param set of K (2 -> 5), M (4 -> 3) and Q mid-run: the replay follows the records.
+    """A ``ros2 param set`` of M, K and Q mid-run, recorded as the nodes publish it: holds.
 
-    The change matters (the decisions differ from an unchanged run), the recorded
-    configuration still has the first values, and the bag replays exactly because each cycle
-    is re-run with the M and K its calibrated assessment and the Q its prediction record.
+    The change matters (the decisions differ from an unchanged run), the recorded start
+    configuration still has the first values, and every check judges each cycle with the
+    configuration in force at its stamp: the parameters check finds every message carrying
+    it, and the re-run follows the recorded change exactly.
     """
     _, config, inputs = _scenario()
     _, unchanged = run_bag(tmp_path / 'unchanged', inputs, config)
     switch = unchanged[12].stamp_ns
     schedule = ParametersFrom(config, switch, new_m=3, new_k=5, new_q=0.5)
-    bag, changed = run_bag(tmp_path / 'bag', inputs, config, Pipeline(config, schedule))
+    bag, changed = run_bag(tmp_path / 'bag', inputs, config, Pipeline(config, schedule),
+                           schedule.recorded(_log_time_of(inputs, switch) - 1))
     assert [t.rationale.decision.kind for t in changed] != [
         t.rationale.decision.kind for t in unchanged]
     assert changed[12].calibrated.downgrade_threshold == 5
     assert changed[12].prediction is not None and changed[12].prediction.process_noise == 0.5
     result = verify_all(bag, replay=True)
     assert result.holds, result.summary_lines()
+    assert result.parameters is not None and result.parameters.holds
+    assert len(result.parameters.changes) == 2
     replay = result.replay
     assert replay is not None and replay.holds and replay.parameters_changed
-    runs = [(run.parameter, run.value, run.first_cycle_stamp_ns, run.configured)
-            for run in replay.parameters_followed]
-    first = unchanged[0].stamp_ns
-    assert ('downgrade_threshold', 2, first, 2) in runs
-    assert ('downgrade_threshold', 5, switch, 2) in runs
-    assert ('min_outcomes', 3, switch, 4) in runs
-    assert ('process_noise_q', 0.5, switch, config.process_noise_q) in runs
-    assert (f'note: replay: followed the recorded downgrade_threshold 5 from {switch} ns '
-            f'({len(changed) - 12} cycles; the run configuration has 2)'
-            ) in result.summary_lines()
+    followed = {(change.parameter, change.value, change.in_force_after_stamp_ns,
+                 change.previous) for change in replay.parameters_followed}
+    assert followed == {('downgrade_threshold', 5, switch - 1, 2),
+                        ('min_outcomes', 3, switch - 1, 4),
+                        ('process_noise_q', 0.5, switch - 1, config.process_noise_q)}
+    assert (f'note: replay: followed the recorded change of downgrade_threshold from 2 to 5 '
+            f'for the cycles after {switch - 1} ns') in result.summary_lines()
+
+
+def test_an_unrecorded_change_of_m_k_and_q_is_a_parameters_mismatch(tmp_path: Path) -> None:
+    """The same run with no recorded change: its messages claim parameters of their own."""
+    _, config, inputs = _scenario()
+    _, unchanged = run_bag(tmp_path / 'unchanged', inputs, config)
+    switch = unchanged[12].stamp_ns
+    schedule = ParametersFrom(config, switch, new_m=3, new_k=5, new_q=0.5)
+    bag, changed = run_bag(tmp_path / 'bag', inputs, config, Pipeline(config, schedule))
+    result = verify_all(bag, replay=True)
+    assert not result.holds
+    report = result.parameters
+    assert report is not None and not report.holds
+    cycles = {mismatch.cycle_stamp_ns for mismatch in report.mismatches}
+    assert cycles == {trace.stamp_ns for trace in changed[12:]}
+    assert {mismatch.parameter for mismatch in report.mismatches} == {
+        'min_outcomes', 'downgrade_threshold', 'process_noise_q'}
+    assert report.summary().startswith(f'parameters: VIOLATED ({len(cycles)} cycles '
+                                       'parameters_mismatch; first at ')
+    replay = result.replay
+    assert replay is not None and not replay.holds
 
 
 def test_thresholds_changed_mid_run_stop_the_replay_at_that_cycle(tmp_path: Path) -> None:
-    """The bag does not record new thresholds: NOT POSSIBLE from the cycle they apply to.
+    """Recorded new thresholds: every check holds, the re-run is NOT POSSIBLE from them on.
 
-    Every message before that cycle was compared (and is exact); nothing after it was.
+    The thresholds address the assessor publishes after the change is the recorded
+    configuration's in force (the parameters check holds); the re-run does not follow
+    thresholds, so every message before that cycle was compared (and is exact), none after.
+    Unrecorded, the same change is a parameters_mismatch.
     """
     _, config, inputs = _scenario()
     _, honest = run_bag(tmp_path / 'honest', inputs, config)
     switch = honest[15].stamp_ns
     wider = ThresholdsConfig(position=BlockThresholds(2.0, 4.0))
-    bag, _ = run_bag(tmp_path / 'bag', inputs, config, ThresholdsChangedAt(config, switch,
-                                                                           wider))
+    change = configuration_change('/self_assessor', switch - 1,
+                                  {'thresholds': wider.to_dict()},
+                                  _log_time_of(inputs, switch) - 1)
+    bag, _ = run_bag(tmp_path / 'bag', inputs, config,
+                     ThresholdsChangedAt(config, switch, wider), [change])
     assert verify_all(bag).holds
     replay = rederive(bag)
     assert replay.replayed and not replay.possible and not replay.holds
     assert replay.replayed_until_ns == switch and replay.messages_differing == 0
     assert replay.cycles_compared == 15
-    assert 'thresholds were changed (ros2 param set)' in (replay.not_possible_reason or '')
+    assert 'a recorded change set the thresholds' in (replay.not_possible_reason or '')
     assert replay.summary().startswith(f'replay: NOT POSSIBLE from {switch} ns (')
     assert sum(topic.not_compared for topic in replay.topics) == 15 * 6
+    unrecorded, _ = run_bag(tmp_path / 'unrecorded', inputs, config,
+                            ThresholdsChangedAt(config, switch, wider))
+    report = verify_all(unrecorded).parameters
+    assert report is not None and not report.holds
+    assert {mismatch.parameter for mismatch in report.mismatches} == {'thresholds_sha256'}
+    assert min(mismatch.cycle_stamp_ns for mismatch in report.mismatches) == switch
+
+
+def _log_time_of(inputs: list[RecordedInput], stamp_ns: int) -> int:
+    """When the belief stamped `stamp_ns` was received."""
+    return next(item.log_time_ns for item in inputs if item.topic == STATE[0]
+                and item.timed().sample.stamp_ns == stamp_ns)
 
 
 def _cut(tmp_path: Path, first: int, last: int) -> tuple[Path, list]:
@@ -420,13 +462,16 @@ def test_random_runs_hold_with_and_without_replay(tmp_path_factory, run: AgentRu
     """
     config: PipelineConfig = run.config
     pipeline = None
+    changes: list[Written] = []
     if run.change is not None:
         index, m, k, q = run.change
         beliefs = [sample.stamp_ns for _, sample in run.inputs
                    if isinstance(sample, BeliefSample)]
-        pipeline = Pipeline(config, ParametersFrom(config, beliefs[index], m, k, q))
+        schedule = ParametersFrom(config, beliefs[index], m, k, q)
+        pipeline = Pipeline(config, schedule)
+        changes = schedule.recorded(0)
     bag, traces = run_bag(tmp_path_factory.mktemp('run') / 'bag', _recorded(run), config,
-                          pipeline)
+                          pipeline, changes)
     result = verify_all(bag, replay=True)
     _every_other_check_holds(result)
     replay = result.replay

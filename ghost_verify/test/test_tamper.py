@@ -66,6 +66,8 @@ def test_a_decision_rewritten_to_proceed_under_drift_with_fresh_hashes_violates_
         self_assessment_sha256=DRIFT.rationale.self_assessment_sha256,
         calibrated_assessment_sha256=DRIFT.rationale.calibrated_assessment_sha256,
         policy_id=DRIFT.rationale.policy_id,
+        flight_status=DRIFT.rationale.flight_status,
+        mission_status=DRIFT.rationale.mission_status,
     )
     traces = [_with_result(t, rationale) if t is DRIFT else t for t in SMOKE]
     result = _verify(tmp_path, trace_entries(traces))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 import hashlib
 import json
 from pathlib import Path
@@ -21,7 +22,6 @@ from ghost_verify_test.bags import (
 import pytest
 
 from ghost_core.actions import emit_reference_action
-from ghost_core.contracts import DecisionRationale
 from ghost_core.loop import CycleResult
 from ghost_verify.report_json import canonical_report_json
 from ghost_verify.trace import ChainLink, ChainStatus, DecisionTraceReport, trace_decisions
@@ -105,8 +105,8 @@ def test_a_decision_without_introspection_is_no_assessment_claimed(tmp_path: Pat
     """
     traces = list(scenario_traces('smoke'))
     trace = traces[1]
-    rationale = DecisionRationale(trace.stamp_ns, 'map', trace.rationale.decision, None, None,
-                                  'no_introspection_v1')
+    rationale = replace(trace.rationale, self_assessment_sha256=None,
+                        calibrated_assessment_sha256=None, policy_id='no_introspection_v1')
     result = CycleResult(trace.calibrated, rationale, emit_reference_action(rationale))
     traces[1] = type(trace)(trace.stamp_ns, trace.raw, trace.prediction, trace.outcome, result)
     report = trace_decisions(write_bag(tmp_path / 'bag', trace_entries(traces)))

@@ -13,7 +13,8 @@ def calibrated(adjusted: int, *, raw: int = 0, considered: int = 6, beyond_3: in
     """A calibrated assessment with the given levels and history counts (drift by default)."""
     message = GhostMessage('/c', 'ghost_interfaces/msg/CalibratedSelfAssessment',
                            GhostTopicKind.CALIBRATED, 0, STAMP, {}, '')
-    return Calibrated(message, raw, '', '', adjusted, considered, beyond_3, beyond_5, m, k)
+    return Calibrated(message, raw, '', '', adjusted, considered, beyond_3, beyond_5, m, k, 32,
+                      '')
 
 
 def actuation(decision: int, command: int) -> Actuation:

@@ -37,6 +37,12 @@ class CalibratorNode(GhostNode):
         """Rebuild the core configuration from the parameters."""
         self._config = loop_config(self.param)
 
+    def configuration_section(self) -> dict[str, object]:
+        """M, K and W the calibrated assessments are now computed with."""
+        return {'loop': {'downgrade_threshold': self._config.downgrade_threshold,
+                         'max_history': self._config.max_history,
+                         'min_outcomes': self._config.min_outcomes}}
+
     def _on_raw(self, msg: BeliefSelfAssessment) -> None:
         received, raw = self.received(msg, parse_belief_self_assessment)
         self._publish(self._joiner.on_assessment(time_ns(msg.header.stamp),

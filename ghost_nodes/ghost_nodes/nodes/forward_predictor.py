@@ -25,6 +25,10 @@ class ForwardPredictorNode(GhostNode):
         self.create_graph_subscription(Odometry, 'state/nav', self._on_belief,
                                        input_qos(self.param('input_qos')))
 
+    def configuration_section(self) -> dict[str, object]:
+        """The process noise Q the predictions now carry."""
+        return {'process_noise_q': float(self.param('process_noise'))}
+
     def _on_belief(self, msg: Odometry) -> None:
         belief = self.derive(msg, belief_sample)
         if not self._stamps.accept(belief.stamp_ns):

@@ -1,4 +1,6 @@
-"""Input player node: plays a recorded input bag's /state/nav and /observations into the graph.
+"""Input player node: plays a recorded input bag's inputs into the graph.
+
+The bag's /state/nav, /observations and, when it has them, /vehicle_status messages.
 
 What ``ros2 bag play`` does on a ROS install, for the no-ROS runner (``ghost_run --input``):
 each message is republished exactly as recorded (its CDR bytes), in the bag's log-time order,
@@ -13,6 +15,7 @@ from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_bag.recorded_inputs import InputBagError, InputMessage, read_inputs
+from ghost_interfaces.msg import VehicleStatus
 from ghost_nodes.node_base import run
 from ghost_nodes.node_parameters import PARAMETERS
 from ghost_nodes.qos import GHOST_QOS
@@ -26,7 +29,7 @@ _BATCH = 50
 
 
 class InputPlayerNode(SourceNode):
-    """Publishes a bag's beliefs and fixes on /state/nav and /observations, as recorded."""
+    """Publishes a bag's beliefs, fixes and statuses on the graph's input topics, as recorded."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__('input_player', PARAMETERS['input_player'], **options)
@@ -39,9 +42,11 @@ class InputPlayerNode(SourceNode):
         except InputBagError as err:
             raise ValueError(str(err)) from err
         self._state_topic = self.param('bag_state_topic')
+        self._obs_topic = self.param('bag_observations_topic')
         self._state_pub = self.create_publisher(Odometry, 'state/nav', GHOST_QOS)
         self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, 'observations',
                                               GHOST_QOS)
+        self._status_pub = self.create_publisher(VehicleStatus, 'vehicle_status', GHOST_QOS)
         self._next = 0
         self._t0_wall = 0.0
         self.wait_for_graph()
@@ -68,8 +73,10 @@ class InputPlayerNode(SourceNode):
             # The recorded CDR bytes, unchanged: the graph sees exactly what was recorded.
             if message.topic == self._state_topic:
                 self._state_pub.publish(message.data)
-            else:
+            elif message.topic == self._obs_topic:
                 self._obs_pub.publish(message.data)
+            else:
+                self._status_pub.publish(message.data)
         if self._next >= len(self._messages):
             self._finish()
 

@@ -48,17 +48,15 @@ from ghost_bag.write import (
     normalize_type_name,
     register_msg_package,
 )
-from ghost_core.graph import GHOST_TOPICS, INPUT_TOPICS, relative_topic
+from ghost_core.graph import CONFIGURATION_TOPIC, INPUT_TOPICS, relative_topic
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.node_parameters import PARAMETERS
-from ghost_nodes.qos import GHOST_QOS, input_qos
+from ghost_nodes.qos import CONFIGURATION_QOS, GHOST_QOS, input_qos
 
 __all__ = ['RecorderNode', 'main']
 
-# Relative: the recorder records its own namespace's graph (remaps apply).
-_DEFAULT_TOPICS = [f'{relative_topic(topic)}={type_name}' for topic, type_name in
-                   (*INPUT_TOPICS.items(), *GHOST_TOPICS.items())]
 _INPUT_NAMES = frozenset(relative_topic(topic) for topic in INPUT_TOPICS)
+_CONFIGURATION_NAME = relative_topic(CONFIGURATION_TOPIC)
 
 
 def _run_config(text: str) -> dict[str, Any]:
@@ -134,7 +132,9 @@ class RecorderNode(GhostNode):
             self._topics[resolved] = type_name
             # Ghost's own topics are reliable (SPEC section 2); the inputs, and the other
             # stacks' topics (the gate's px4_msgs outputs), as input_qos says.
-            qos = (GHOST_QOS if type_name.startswith('ghost_interfaces/')
+            # Configuration changes transient-local, so those made before it started come too.
+            qos = (CONFIGURATION_QOS if relative_topic(topic) == _CONFIGURATION_NAME
+                   else GHOST_QOS if type_name.startswith('ghost_interfaces/')
                    and relative_topic(topic) not in _INPUT_NAMES
                    else input_qos(self.param('input_qos')))
             self.create_subscription(_message_class(type_name), resolved,

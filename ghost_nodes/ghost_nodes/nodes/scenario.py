@@ -1,11 +1,15 @@
-"""Scenario node: publishes a seeded simulated flight on /state/nav and /observations."""
+"""Scenario node: a seeded simulated flight on /state/nav, /observations and /vehicle_status."""
 
+from dataclasses import replace
 from typing import Any
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
 from ghost_core.scenarios import generate_scenario
+from ghost_core.wire import to_msg_dict
+from ghost_interfaces.msg import VehicleStatus
+from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import run
 from ghost_nodes.node_parameters import PARAMETERS
 from ghost_nodes.qos import GHOST_QOS
@@ -16,7 +20,7 @@ __all__ = ['ScenarioNode', 'main']
 
 
 class ScenarioNode(SourceNode):
-    """Plays one scenario: per cycle, an Odometry belief and (maybe) an observation."""
+    """Plays one scenario: per cycle, its vehicle status, (maybe) an observation and a belief."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__('scenario', PARAMETERS['scenario'], **options)
@@ -27,6 +31,7 @@ class ScenarioNode(SourceNode):
         self._state_pub = self.create_publisher(Odometry, 'state/nav', GHOST_QOS)
         self._obs_pub = self.create_publisher(PoseWithCovarianceStamped, 'observations',
                                               GHOST_QOS)
+        self._status_pub = self.create_publisher(VehicleStatus, 'vehicle_status', GHOST_QOS)
         self._next = 0
         self.wait_for_graph(self.param('settle_s'))
 
@@ -46,6 +51,9 @@ class ScenarioNode(SourceNode):
         cycle = self._scenario.cycles[self._next]
         self._next += 1
         odom, obs = cycle_messages(cycle, self._frame)
+        # The status first: the decision of this cycle records it (in force from its stamp).
+        status = replace(cycle.vehicle, frame_id=self._frame)
+        self._status_pub.publish(from_msg_dict(VehicleStatus, to_msg_dict(status)))
         if obs is not None:
             # The observation goes first: it is usually needed as soon as the belief is.
             self._obs_pub.publish(obs)

@@ -42,6 +42,10 @@ class SelfAssessorNode(GhostNode):
         """Rebuild the core configuration (and so restart the hysteresis) from the parameters."""
         self._assessor = SelfAssessor(self._build({}))
 
+    def configuration_section(self) -> dict[str, object]:
+        """The thresholds the assessor now judges with (their content address is published)."""
+        return {'thresholds': self._assessor.thresholds.to_dict()}
+
     def _build(self, updates: dict[str, object]) -> ThresholdsConfig:
         return thresholds_config(lambda name: updates.get(name, self.param(name)))
 

@@ -1,4 +1,8 @@
-"""PX4 bridge node: PX4's uXRCE-DDS topics (px4_msgs) in, Ghost's state/nav and observations out.
+"""PX4 bridge node: PX4's uXRCE-DDS topics (px4_msgs) in, Ghost's inputs out.
+
+Out: state/nav, observations and vehicle_status (the flight and mission status of PX4's
+vehicle_status and, when px4_msgs has the type, vehicle_land_detected: ghost_px4.status;
+published before a belief, stamped with its stamp, on a change and at least once a second).
 
 A thin adapter: each px4_msgs message is read into plain numbers, converted by
 ``ghost_px4.live`` (the ULog importer's rules over ``ghost_px4.convert``'s
@@ -24,6 +28,7 @@ from typing import Any
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
+from ghost_interfaces.msg import VehicleStatus as GhostVehicleStatus
 from ghost_nodes.node_base import (
     GhostNode,
     run,
@@ -33,6 +38,7 @@ from ghost_px4 import convert as px4
 from ghost_px4 import live
 from ghost_px4.errors import Px4SampleRejected
 from ghost_px4.node_parameters import PARAMETERS
+from ghost_px4.status import Px4Status, StatusReporter
 
 __all__ = ['Px4BridgeNode', 'main']
 
@@ -50,6 +56,7 @@ class Px4BridgeNode(GhostNode):
 
     def __init__(self, **options: Any) -> None:
         super().__init__('px4_bridge', PARAMETERS['px4_bridge'], **options)
+        import px4_msgs.msg
         from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
 
         self._source = self.param('source')
@@ -63,6 +70,8 @@ class Px4BridgeNode(GhostNode):
         self._last_belief_ns: int | None = None
         self._last_fix_ns: int | None = None
         self._status: tuple[int, int, bool] | None = None
+        self._vehicle = Px4Status()
+        self._reporter = StatusReporter()
         self.dropped: Counter[str] = Counter()
         #: Beliefs published with a block marked invalid, per reason.
         self.invalid: Counter[str] = Counter()
@@ -71,6 +80,8 @@ class Px4BridgeNode(GhostNode):
         self._nav_pub = self.create_graph_publisher(Odometry, 'state/nav', GHOST_QOS)
         self._obs_pub = self.create_graph_publisher(PoseWithCovarianceStamped, 'observations',
                                                     GHOST_QOS)
+        self._status_pub = self.create_graph_publisher(GhostVehicleStatus, 'vehicle_status',
+                                                       GHOST_QOS)
         self.create_subscription(VehicleOdometry, 'fmu/out/vehicle_odometry',
                                  self._on_odometry, PX4_QOS)
         self.create_subscription(VehicleLocalPosition, 'fmu/out/vehicle_local_position',
@@ -79,6 +90,12 @@ class Px4BridgeNode(GhostNode):
                                  PX4_QOS)
         self.create_subscription(VehicleStatus, 'fmu/out/vehicle_status', self._on_status,
                                  PX4_QOS)
+        # Not in every px4_msgs subset: without it the flight status says ARMED, not whether
+        # the vehicle flies (ghost_px4.status).
+        land_detected = getattr(px4_msgs.msg, 'VehicleLandDetected', None)
+        if land_detected is not None:
+            self.create_subscription(land_detected, 'fmu/out/vehicle_land_detected',
+                                     self._on_land_detected, PX4_QOS)
         # HeightReference.describe() speaks of a log's parameters; say what this node was told.
         height = (self._height.describe() if code >= 0 else
                   "ekf2_hgt_ref=-1 (unknown): the fix's vertical axis is marked not measured "
@@ -167,12 +184,17 @@ class Px4BridgeNode(GhostNode):
         self._obs_pub.publish(out)
 
     def _on_status(self, msg: Any) -> None:
-        # Logged only: arming and mode changes explain a flight; the agent does not judge them.
+        # Recorded in the decisions' context and logged; the agent does not judge them.
+        self._vehicle.arming_state = int(msg.arming_state)
+        self._vehicle.nav_state = int(msg.nav_state)
         status = (int(msg.arming_state), int(msg.nav_state), bool(msg.failsafe))
         if status != self._status:
             self._status = status
             self.get_logger().info(f'vehicle_status: arming_state={status[0]} '
                                    f'nav_state={status[1]} failsafe={status[2]}')
+
+    def _on_land_detected(self, msg: Any) -> None:
+        self._vehicle.landed = bool(msg.landed)
 
     # --- outputs ---
 
@@ -181,6 +203,10 @@ class Px4BridgeNode(GhostNode):
             self._drop('belief', 'timestamp not strictly increasing')
             return
         self._last_belief_ns = stamp_ns
+        # The status first: in force from this belief's cycle on.
+        status = self._vehicle.at(stamp_ns, live.FRAME_ID)
+        if self._reporter.due(status):
+            self.publish_contract(self._status_pub, status)
         ros = belief.odometry
         out = Odometry()
         out.header.stamp.sec, out.header.stamp.nanosec = _time(stamp_ns)

@@ -1,0 +1,156 @@
+"""The run's configuration as the authority: the start configuration and every change to it.
+
+A Ghost run records its configuration once at the start (manifest.json ``config``, a
+``PipelineConfig.to_dict()``) and each change a node applies while it runs (``ros2 param set``)
+as a ConfigurationChange message (a ``ChangeInForce`` once read): the node's part of the
+configuration after the change, and the stamp after which its cycles use it.
+``ConfigurationTimeline`` answers which configuration was in force for a cycle, so that the
+verifier judges each cycle with it rather than with the values the agent's own messages
+claim (docs/properties.md, "The run's configuration").
+
+Pure: no rclpy, no bag library.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+import json
+from types import MappingProxyType
+
+from ghost_core.errors import ConfigError
+from ghost_core.pipeline import PipelineConfig
+
+__all__ = ['CHANGEABLE_SECTIONS', 'ChangeInForce', 'ConfigurationTimeline', 'ParametersInForce',
+           'change_in_force']
+
+#: The keys of the run configuration a node may change while it runs, by the node that owns
+#: each (the others are read-only parameters: a change would need a restart).
+CHANGEABLE_SECTIONS: Mapping[str, str] = MappingProxyType({
+    'loop': 'calibrator',
+    'thresholds': 'self_assessor',
+    'process_noise_q': 'forward_predictor',
+})
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeInForce:
+    """One recorded change of a node's part of the run configuration.
+
+    `node` set `section` (keys of the run configuration) in force for every cycle stamped
+    after `in_force_after_stamp_ns` (-1: from the first cycle).
+    """
+
+    node: str
+    in_force_after_stamp_ns: int
+    section: dict[str, object]
+    #: When the change was recorded (the bag's log time), for the report.
+    log_time_ns: int = 0
+
+    def describe(self) -> str:
+        """One line: who changed what, from when."""
+        after = ('the first cycle' if self.in_force_after_stamp_ns < 0
+                 else f'cycles after {self.in_force_after_stamp_ns} ns')
+        return f'{self.node} set {json.dumps(self.section, sort_keys=True)} for {after}'
+
+
+def change_in_force(node: str, in_force_after_stamp_ns: int, configuration: str,
+                               log_time_ns: int = 0) -> ChangeInForce:
+    """A recorded ConfigurationChange message's fields as a change; ConfigError if not one.
+
+    `configuration` must be a JSON object whose keys are changeable sections
+    (``CHANGEABLE_SECTIONS``); their values are checked when the change is applied.
+    """
+    where = f'configuration change of {node or "(no node)"} at log time {log_time_ns}'
+    try:
+        section = json.loads(configuration)
+    except ValueError as err:
+        raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
+    if not isinstance(section, dict) or not section:
+        raise ConfigError(f'{where}: configuration must be a non-empty JSON object')
+    unknown = sorted(set(section) - set(CHANGEABLE_SECTIONS))
+    if unknown:
+        raise ConfigError(f'{where}: {", ".join(unknown)} cannot change while Ghost runs '
+                          f'(changeable: {", ".join(sorted(CHANGEABLE_SECTIONS))})')
+    if isinstance(in_force_after_stamp_ns, bool) or in_force_after_stamp_ns < -1:
+        raise ConfigError(f'{where}: in_force_after_stamp_ns must be >= -1, got '
+                          f'{in_force_after_stamp_ns!r}')
+    return ChangeInForce(node, in_force_after_stamp_ns, section, log_time_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class ParametersInForce:
+    """What a cycle's messages must carry under the configuration in force at its stamp."""
+
+    min_outcomes: int
+    downgrade_threshold: int
+    window_size: int
+    thresholds_sha256: str
+    process_noise_q: float
+
+
+class ConfigurationTimeline:
+    """The configuration in force at each cycle stamp: the start one, then each change.
+
+    Changes apply in the order of their `in_force_after_stamp_ns` (ties: the order given, the
+    recording's). Each one replaces the sections it names; the result must be a valid
+    ``PipelineConfig`` (ConfigError naming the change otherwise). Also a ``CycleParameters``
+    (``loop_parameters``, ``process_noise_q``), so a re-run follows the recorded changes.
+    """
+
+    def __init__(self, start: PipelineConfig,
+                 changes: Sequence[ChangeInForce] = ()) -> None:
+        self.start = start
+        self.changes = tuple(sorted(changes, key=lambda change: change.in_force_after_stamp_ns))
+        self._after: list[int] = []
+        self._configs: list[PipelineConfig] = [start]
+        document = start.to_dict()
+        for change in self.changes:
+            document = {**document, **{key: _plain(value)
+                                        for key, value in change.section.items()}}
+            try:
+                config = PipelineConfig.from_dict(document)
+            except ConfigError as err:
+                raise ConfigError(f'{change.describe()}: not a valid configuration: '
+                                  f'{err}') from None
+            self._after.append(change.in_force_after_stamp_ns)
+            self._configs.append(config)
+        self._in_force = [_parameters(config) for config in self._configs]
+
+    def config_at(self, stamp_ns: int) -> PipelineConfig:
+        """The configuration the cycle stamped `stamp_ns` was to be computed with."""
+        return self._configs[bisect_left(self._after, stamp_ns)]
+
+    def parameters_at(self, stamp_ns: int) -> ParametersInForce:
+        """The M, K, W, thresholds address and Q in force at `stamp_ns`."""
+        return self._in_force[bisect_left(self._after, stamp_ns)]
+
+    def loop_parameters(self, stamp_ns: int) -> tuple[int, int]:
+        """M and K in force at the cycle (a ``CycleParameters`` for the Pipeline)."""
+        found = self.parameters_at(stamp_ns)
+        return found.min_outcomes, found.downgrade_threshold
+
+    def process_noise_q(self, stamp_ns: int) -> float:
+        """Q in force at the cycle (a ``CycleParameters`` for the Pipeline)."""
+        return self.parameters_at(stamp_ns).process_noise_q
+
+    @property
+    def thresholds_change(self) -> bool:
+        """True when a recorded change set the thresholds (a re-run does not follow those)."""
+        return any('thresholds' in change.section for change in self.changes)
+
+
+def _parameters(config: PipelineConfig) -> ParametersInForce:
+    return ParametersInForce(config.loop.min_outcomes, config.loop.downgrade_threshold,
+                             config.loop.max_history, config.thresholds.sha256,
+                             float(config.process_noise_q))
+
+
+def _plain(value: object) -> object:
+    """A JSON value with its mappings as dicts (PipelineConfig.from_dict reads plain JSON)."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value

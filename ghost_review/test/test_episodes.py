@@ -1,0 +1,70 @@
+"""Episodes and cause chains from cycle rows: bounds, causes from recorded reasons, lead time."""
+
+import pytest
+
+from ghost_core.profiles import ACCURACY_PROFILES
+from ghost_review.episodes import episodes, fix_ages, lead_time
+from ghost_review.flight import CycleRow
+
+pytestmark = pytest.mark.bag
+
+S = 1_000_000_000
+THRESHOLDS = ACCURACY_PROFILES['gnss'].thresholds()
+
+
+def _row(t: float, decision: str, raw: str = 'KNOWN', reason: str = 'within_known_threshold',
+         sigma: float = 0.3, adjustment: str = 'calibration_within_tolerance',
+         fix: float | None = None) -> CycleRow:
+    known = ('KNOWN', 0.01, 'within_known_threshold')
+    return CycleRow(round(t * S), raw_level=raw,
+                    blocks={'position': (raw, sigma, reason), 'velocity': known,
+                            'orientation': known},
+                    adjusted_level=raw, adjustment_reason=adjustment, min_outcomes=4,
+                    downgrade_threshold=2, window_size=32, beyond_3_std=3,
+                    fix_stamp_ns=None if fix is None else round(fix * S), decision=decision,
+                    rationale_sha256=f'{int(t * 10):064x}')
+
+
+ROWS = [
+    _row(1.0, 'PROCEED', fix=1.0),
+    _row(2.0, 'ABSTAIN_UNCERTAIN', 'UNCERTAIN', 'within_uncertain_threshold', 1.71),
+    _row(3.0, 'ABSTAIN_UNCERTAIN', 'UNCERTAIN', 'held_by_hysteresis', 0.9),
+    _row(4.0, 'HOLD', 'UNCERTAIN', 'held_by_hysteresis', 0.9,
+         adjustment='downgrade_from_calibration'),
+    _row(5.0, 'PROCEED', fix=5.0),
+    _row(6.0, 'HOLD', 'UNCERTAIN', 'unconfirmed_beyond_horizon'),
+]
+
+
+def test_episodes_are_runs_of_one_non_proceed_decision() -> None:
+    """Bounds: from the first cycle to the next decision, or to the last cycle (open)."""
+    found = episodes(ROWS, THRESHOLDS)
+    assert [(e.decision, e.start_ns, e.end_ns, e.open_ended) for e in found] == [
+        ('ABSTAIN_UNCERTAIN', 2 * S, 4 * S, False), ('HOLD', 4 * S, 5 * S, False),
+        ('HOLD', 6 * S, 6 * S, True)]
+    assert found[0].actuation_sha256 == f'{20:064x}' and found[0].actuation_stamp_ns == 2 * S
+
+
+def test_the_cause_chain_quotes_the_recorded_reason_and_the_threshold() -> None:
+    """σ against the KNOWN threshold, then the hold until the next cycle; the drift counts."""
+    first, second, third = episodes(ROWS, THRESHOLDS)
+    assert first.causes == ('raw UNCERTAIN: position σ 1.71 m > 1 m',
+                            'held by hysteresis until 3.0 s')
+    assert second.causes == ('raw UNCERTAIN: position held by hysteresis; drift: 3 of K=2 '
+                             'beyond 3σ in W=32',)
+    assert third.causes == ('raw UNCERTAIN: position unconfirmed: last fix 1.0 s old > '
+                            'horizon 3.1 s',)
+
+
+def test_without_a_known_configuration_no_threshold_is_quoted() -> None:
+    """Unknown thresholds: the recorded reason is named instead of a bound."""
+    assert episodes(ROWS, None)[0].causes[0] == (
+        'raw UNCERTAIN: position σ 1.71 m (within_uncertain_threshold)')
+
+
+def test_fix_age_and_lead_time() -> None:
+    """Fix age carries the last fix forward; lead is measured from the run in force."""
+    assert fix_ages(ROWS) == [0.0, 1.0, 2.0, 3.0, 0.0, 1.0]
+    assert lead_time(ROWS, round(3.5 * S)) == 1.5
+    assert lead_time(ROWS, round(5.5 * S)) == -0.5
+    assert lead_time(ROWS, S // 2) is None

@@ -1,0 +1,85 @@
+"""ghost_review end to end: an input bag reviewed, decisions.csv for pandas, bad inputs."""
+
+from pathlib import Path
+import subprocess
+import sys
+
+from ghost_review_test.review_bags import (
+    decisions_of,
+    expected_episodes,
+    SCENARIO_PARAMS,
+    write_scenario_inputs,
+)
+import pandas
+import pytest
+
+from ghost_review.cli import main
+from ghost_review.csv_out import COLUMNS
+
+pytestmark = pytest.mark.bag
+
+
+@pytest.fixture(scope='module')
+def reviewed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """drift_then_recovery's inputs reviewed (replayed with the scenario's configuration)."""
+    folder = tmp_path_factory.mktemp('review')
+    source = write_scenario_inputs(folder / 'drift')
+    params = [arg for path in SCENARIO_PARAMS for arg in ('--params-file', str(path))]
+    assert main([str(source), '--output', str(folder / 'out'), *params]) == 0
+    return folder / 'out'
+
+
+def test_an_input_bag_is_replayed_and_reviewed(reviewed: Path) -> None:
+    """The flight folder holds the report, the CSV and the replayed bag; the index links it."""
+    flight = reviewed / 'drift'
+    assert (flight / 'report.html').is_file() and (flight / 'bag' / 'metadata.yaml').is_file()
+    index = (reviewed / 'index.html').read_text(encoding='utf-8')
+    assert 'href="drift/report.html"' in index
+    assert 'PROCEED 56.7 %, HOLD 43.3 %' in index
+
+
+def test_decisions_csv_reads_in_pandas_one_row_per_cycle_time_first(reviewed: Path) -> None:
+    """Pandas reads it; the first column is numeric time from 0; decisions equal the bag's."""
+    frame = pandas.read_csv(reviewed / 'drift' / 'decisions.csv')
+    assert tuple(frame.columns) == COLUMNS and frame.columns[0] == 'time_s'
+    assert pandas.api.types.is_float_dtype(frame['time_s'])
+    assert frame['time_s'].iloc[0] == 0.0 and frame['time_s'].is_monotonic_increasing
+    decisions = decisions_of(reviewed / 'drift' / 'bag')
+    assert list(zip(frame['stamp_ns'], frame['decision'], strict=True)) == decisions
+    assert set(frame['decision_code']) == {0, 1}
+    assert (frame['rationale_sha256'].str.len() == 64).all()
+    assert frame['flight_status'].notna().all()
+
+
+def test_the_report_lists_exactly_the_episodes_the_decisions_imply(reviewed: Path) -> None:
+    """One episodes row per maximal run of a non-PROCEED decision, with its bounds."""
+    html = (reviewed / 'drift' / 'report.html').read_text(encoding='utf-8')
+    expected = expected_episodes(reviewed / 'drift' / 'bag')
+    assert expected
+    for kind, start, end in expected:
+        assert (f'data-decision="{kind}" data-start-ns="{start}" data-end-ns="{end}"') in html
+    assert html.count('<tr class="episode"') == len(expected)
+    assert 'drift: ' in html  # the cause chain names the calibrated downgrade
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, '-m', 'ghost_review', *args], capture_output=True,
+                          text=True, check=False, timeout=120)
+
+
+def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    """A missing path, or a file that is neither a ULog nor a bag: one line, exit 3."""
+    (tmp_path / 'notes.txt').write_text('not a flight\n', encoding='utf-8')
+    for bad in (tmp_path / 'missing', tmp_path / 'notes.txt'):
+        done = _run(str(bad), '--output', str(tmp_path / 'out'))
+        assert done.returncode == 3, done.stderr
+        assert done.stderr.count('\n') == 1 and 'Traceback' not in done.stderr
+        assert done.stderr.startswith('ghost_review: error: ')
+        assert not (tmp_path / 'out').exists()
+
+
+def test_an_existing_output_is_a_usage_error(tmp_path: Path) -> None:
+    """The output folder is never overwritten: exit 2, one line."""
+    (tmp_path / 'out').mkdir()
+    done = _run(str(tmp_path / 'out'), '--output', str(tmp_path / 'out'))
+    assert done.returncode == 2 and 'exists' in done.stderr and 'Traceback' not in done.stderr

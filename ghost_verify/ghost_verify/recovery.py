@@ -1,0 +1,189 @@
+"""RECOVERY-v1 over a bag: the published levels from verify_all's pass, then the inputs.
+
+``RecoveryChecker.update`` takes each cycle's published raw level during verify_all's one
+pass (a split run merges the parts with ``absorb``); ``result`` then reads the bag's recorded
+inputs (``/state/nav`` beliefs and ``/observations`` fixes, in record order: the input topics
+only, the one extra read this property costs) into ``ghost_core.recovery.RecoveryJudge``,
+with the configuration in force at each stamp (``RunParameters.timeline``). A bag without a
+recorded configuration or without its inputs cannot be judged: the report says so, and why,
+and is not a HOLDS.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+import os
+from typing import ClassVar
+
+from ghost_bag.errors import BagError
+from ghost_bag.recorded_inputs import read_file_inputs
+from ghost_core.properties import JsonValue
+from ghost_core.recovery import (
+    NO_LEVEL,
+    PublishedLevels,
+    recovery_time_ns,
+    RECOVERY_VERSION,
+    RecoveryJudge,
+    RecoveryVerdict,
+    VIOLATIONS_LISTED,
+)
+from ghost_core.samples import BeliefSample, Observation
+
+from .bag import resolve_bag
+from .events import BagInfo, CycleEvent
+from .run_parameters import RunParameters
+from .schema import quiet_parser
+
+__all__ = ['RecoveryChecker', 'RecoveryReport']
+
+#: The input topics when the recorded configuration does not name them.
+DEFAULT_INPUT_TOPICS = {'state': '/state/nav', 'observations': '/observations'}
+
+
+def _seconds(ns: int) -> str:
+    return f'{ns / 1e9:g} s'
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryReport:
+    """The RECOVERY-v1 verdict of one bag, or why it could not be judged."""
+
+    #: Why the property could not be judged (no configuration, no inputs, …); '' when judged.
+    not_applicable_reason: str
+    verdict: RecoveryVerdict | None = None
+    #: R, from the start configuration (a recorded change may set another from its stamp).
+    recovery_time_ns: int | None = None
+    input_topics: tuple[tuple[str, str], ...] = ()
+
+    property_version: ClassVar[str] = RECOVERY_VERSION
+
+    @property
+    def applicable(self) -> bool:
+        """True when the bag held what the property needs (configuration and inputs)."""
+        return self.verdict is not None
+
+    @property
+    def holds(self) -> bool:
+        """True when judged and no cycle under the precondition was published otherwise."""
+        return self.verdict is not None and self.verdict.holds
+
+    @property
+    def violated(self) -> bool:
+        """True when judged and violated (not applicable violates nothing)."""
+        return self.verdict is not None and not self.verdict.holds
+
+    @property
+    def vacuous(self) -> bool:
+        """True when it holds and the precondition never held on a published cycle."""
+        return self.holds and self.verdict is not None and self.verdict.cycles_evaluated == 0
+
+    def summary(self) -> str:
+        """The one-line verdict, e.g. ``RECOVERY-v1: HOLDS (120 cycles evaluated; R = 5 s)``."""
+        name = self.property_version
+        verdict = self.verdict
+        if verdict is None:
+            return f'{name}: not applicable ({self.not_applicable_reason})'
+        r = '' if self.recovery_time_ns is None else f'; R = {_seconds(self.recovery_time_ns)}'
+        if verdict.violations_total:
+            first = verdict.violations[0]
+            return (f'{name}: VIOLATED ({verdict.violations_total} of '
+                    f'{verdict.cycles_evaluated} cycles evaluated; the first at '
+                    f'{first.cycle_stamp_ns} ns: published {first.level_name()}, the belief '
+                    f'KNOWN and confirmed since {first.recovered_since_ns} ns{r})')
+        if verdict.cycles_evaluated == 0:
+            return f'{name}: HOLDS vacuously (0 cycles{r})'
+        return f'{name}: HOLDS ({verdict.cycles_evaluated} cycles evaluated{r})'
+
+    def notes(self) -> tuple[str, ...]:
+        """Cycles under the precondition that the bag holds no published level for."""
+        verdict = self.verdict
+        if verdict is None or not verdict.cycles_not_published:
+            return ()
+        return (f'{self.property_version}: {verdict.cycles_not_published} beliefs under the '
+                'precondition have no published level in the bag (not judged: the assessor '
+                'may not have received them)',)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the report as a JSON object (see docs/properties.md for the fields)."""
+        verdict = self.verdict
+        return {
+            'property_version': self.property_version,
+            'applicable': self.applicable,
+            'not_applicable_reason': self.not_applicable_reason or None,
+            'holds': self.holds,
+            'vacuous': self.vacuous,
+            'recovery_time_ns': self.recovery_time_ns,
+            'input_topics': dict(self.input_topics),
+            'beliefs': None if verdict is None else verdict.beliefs,
+            'fixes': None if verdict is None else verdict.fixes,
+            'cycles_precondition_held': None if verdict is None else verdict.cycles_evaluated,
+            'cycles_not_published': None if verdict is None else verdict.cycles_not_published,
+            'first_precondition_cycle_stamp_ns': (None if verdict is None
+                                                  else verdict.first_evaluated_stamp_ns),
+            'run_breaks': {} if verdict is None else {
+                reason.value: count for reason, count in verdict.breaks},
+            'violations_total': 0 if verdict is None else verdict.violations_total,
+            'violations_listed_limit': VIOLATIONS_LISTED,
+            'violations': [] if verdict is None else [
+                violation.to_json() for violation in verdict.violations],
+        }
+
+
+class RecoveryChecker:
+    """Collect each cycle's published raw level; judge RECOVERY-v1 at the end (``result``).
+
+    Memory: one stamp and one level per cycle (16 bytes), the only per-cycle state verify_all
+    keeps: the precondition is read from the inputs afterwards, and a cycle's level must be
+    at hand when its belief is judged.
+    """
+
+    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'_stamps', '_levels'})
+
+    def __init__(self) -> None:
+        self._stamps = array('q')
+        self._levels = array('q')
+
+    def update(self, cycle: CycleEvent) -> None:
+        """Take the level(s) published for one cycle (any Ghost message marks the cycle)."""
+        levels = [raw.overall_level for raw in cycle.raw_assessments]
+        if not levels:  # the raw message was not recorded: its copy inside C_t
+            levels = [calibrated.raw_overall_level for calibrated in cycle.calibrated]
+        self._stamps.append(cycle.stamp_ns)
+        self._levels.append(max(levels) if levels else NO_LEVEL)
+
+    def absorb(self, later: RecoveryChecker) -> None:
+        """Continue with the cycles `later` took on the part of the bag after this one."""
+        self._stamps.extend(later._stamps)
+        self._levels.extend(later._levels)
+
+    def result(self, bag: str | os.PathLike[str], parameters: RunParameters,
+               info: BagInfo) -> RecoveryReport:
+        """Judge the bag's recorded inputs against the levels taken (ends the checker)."""
+        timeline = parameters.timeline
+        if timeline is None:
+            return RecoveryReport(parameters.problem or parameters.missing)
+        if info.read_errors:
+            return RecoveryReport('part of the bag could not be read (see read_errors): the '
+                                  'precondition needs every recorded input')
+        topics = {**DEFAULT_INPUT_TOPICS, **parameters.input_topics}
+        named = tuple(sorted(topics.items()))
+        judge = RecoveryJudge(PublishedLevels(self._stamps, self._levels), timeline.config_at)
+        try:
+            for path in resolve_bag(bag).files:
+                with quiet_parser():
+                    for message in read_file_inputs(path, topics['state'],
+                                                    topics['observations'],
+                                                    log_time_order=False):
+                        if isinstance(message.sample, BeliefSample):
+                            judge.belief(message.log_time_ns, message.sample)
+                        elif isinstance(message.sample, Observation):
+                            judge.fix(message.log_time_ns, message.sample)
+        except BagError as err:
+            return RecoveryReport(f'the recorded inputs cannot be read ({err})',
+                                  input_topics=named)
+        verdict = judge.verdict()
+        if not verdict.beliefs:
+            return RecoveryReport(f'the bag holds no belief on {topics["state"]}: the inputs '
+                                  'were not recorded', input_topics=named)
+        return RecoveryReport('', verdict, recovery_time_ns(timeline.start.thresholds), named)

@@ -1,0 +1,306 @@
+"""The parameters the verifier judges with, and the check that the messages carry them.
+
+One authority: the run's own configuration, as Ghost's recorder recorded it (manifest.json
+``config`` at the start, then each ConfigurationChange a node published while it ran;
+``ghost_core.run_configuration``). Every cycle is judged with the M, K and W in force at its
+stamp, and a message that carries another M, K, W, thresholds address or Q is a
+``parameters_mismatch``: an agent cannot judge itself by numbers of its own choosing.
+
+A bag with no configuration record (someone else's recorder, a lone .mcap file) is judged with
+the auditor's ``-m/-k/-w``, or else with the values its messages claim, under a printed
+warning (``self-reported parameters``). Given values always win for judging; the check of the
+messages against a recorded configuration runs regardless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+import json
+import os
+from typing import ClassVar
+
+from ghost_bag.errors import BagError
+from ghost_bag.manifest import MANIFEST_NAME
+from ghost_bag.recorded_configuration import read_configuration_changes
+from ghost_core.errors import ConfigError
+from ghost_core.hashing import content_address
+from ghost_core.pipeline import PipelineConfig
+from ghost_core.properties import JsonValue
+from ghost_core.run_configuration import (
+    change_in_force,
+    ChangeInForce,
+    ConfigurationTimeline,
+    ParametersInForce,
+)
+
+from .events import CycleEvent
+from .manifest import manifest_dir
+
+__all__ = ['load_run_config', 'load_run_parameters', 'ParameterAuthority', 'ParametersChecker',
+           'ParametersMismatch', 'ParametersReport', 'RunParameters', 'parse_run_config']
+
+
+class ParameterAuthority(StrEnum):
+    """Where the parameters every cycle is judged with come from."""
+
+    #: manifest.json's config and the recorded configuration changes.
+    RUN_CONFIGURATION = 'run_configuration'
+    #: The auditor's -m/-k/-w (the bag records no configuration).
+    COMMAND_LINE = 'command_line'
+    #: The values the messages claim (nothing else to go by): printed as a warning.
+    SELF_REPORTED = 'self_reported'
+
+
+def load_run_config(bag: str | os.PathLike[str]) -> tuple[dict[str, object] | None, str]:
+    """The run configuration recorded beside the bag (manifest.json), or None and why not."""
+    folder = manifest_dir(bag)
+    if folder is None:
+        return None, (f'a lone .mcap file has no {MANIFEST_NAME}: the run configuration is '
+                      'not recorded (give the bag directory)')
+    path = folder / MANIFEST_NAME
+    if not path.is_file():
+        return None, (f'the bag has no {MANIFEST_NAME}, so the configuration Ghost ran with is '
+                      "not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost)")
+    try:
+        document = json.loads(path.read_text(encoding='utf-8'))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        return None, f'{MANIFEST_NAME} cannot be read as JSON ({" ".join(str(err).split())})'
+    config = document.get('config') if isinstance(document, dict) else None
+    if not isinstance(config, dict):
+        return None, f'{MANIFEST_NAME} holds no config object'
+    if not config:
+        return None, (f'{MANIFEST_NAME} records an empty run configuration (a recorder '
+                      'started without run_config)')
+    return config, ''
+
+
+def parse_run_config(document: dict[str, object]) -> tuple[PipelineConfig, dict[str, str]]:
+    """The agent's configuration and the input topic names of a recorded ``config``.
+
+    ConfigError names what is wrong.
+    """
+    topics = document.get('input_topics')
+    agent = {key: value for key, value in document.items() if key != 'input_topics'}
+    names: dict[str, str] = {}
+    if topics is not None:
+        if not isinstance(topics, dict) or set(topics) != {'state', 'observations'} or not all(
+                isinstance(name, str) and name.startswith('/') for name in topics.values()):
+            raise ConfigError('input_topics must map state and observations to topic names')
+        names = {str(role): str(name) for role, name in topics.items()}
+    return PipelineConfig.from_dict(agent), names
+
+
+@dataclass(frozen=True, slots=True)
+class RunParameters:
+    """The parameters of one bag: the run's timeline, or the auditor's, or the messages'.
+
+    `timeline` is None when the bag records no usable configuration: `missing` says why (no
+    record at all) or `problem` does (a record that cannot be used: a failure of the check).
+    The given values (-m/-k/-w) override the judging whatever the source.
+    """
+
+    timeline: ConfigurationTimeline | None
+    min_outcomes: int | None = None
+    downgrade_threshold: int | None = None
+    window_size: int | None = None
+    input_topics: dict[str, str] = field(default_factory=dict)
+    #: The content address of manifest.json's config, when there is one.
+    config_sha256: str = ''
+    missing: str = ''
+    problem: str = ''
+
+    @property
+    def authority(self) -> ParameterAuthority:
+        """Where the parameters come from (given values override the judging still)."""
+        if self.timeline is not None:
+            return ParameterAuthority.RUN_CONFIGURATION
+        if None not in (self.min_outcomes, self.downgrade_threshold, self.window_size):
+            return ParameterAuthority.COMMAND_LINE
+        return ParameterAuthority.SELF_REPORTED
+
+    @property
+    def loop_in_force(self) -> Callable[[int], tuple[int, int]] | None:
+        """M and K in force at a cycle stamp, from the run's configuration (None without)."""
+        return None if self.timeline is None else self.timeline.loop_parameters
+
+    def window_at(self, stamp_ns: int, recorded: int) -> int:
+        """The W a history at `stamp_ns` is recomputed with (`recorded`: what it claims)."""
+        if self.window_size is not None:
+            return self.window_size
+        if self.timeline is not None:
+            return self.timeline.parameters_at(stamp_ns).window_size
+        return recorded
+
+    def warning(self, *, window: bool = True) -> str | None:
+        """The warning line of a bag judged with its messages' own parameters, if it is.
+
+        `window`: whether W is judged with too (verify_all's history check), or M and K only.
+        """
+        flags = (('-m', self.min_outcomes), ('-k', self.downgrade_threshold),
+                 *((('-w', self.window_size),) if window else ()))
+        unused = [flag for flag, value in flags if value is None]
+        if self.timeline is not None or not unused:
+            return None
+        why = self.problem or self.missing
+        return (f'self-reported parameters: {why}; {", ".join(unused)} not given, so those '
+                "parameters are the ones the agent's own messages claim (give them to judge "
+                'with yours)')
+
+
+def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None = None,
+                        downgrade_threshold: int | None = None,
+                        window_size: int | None = None) -> RunParameters:
+    """The parameters `bag` is judged with: its recorded configuration and changes, if any."""
+    given = RunParameters(None, min_outcomes, downgrade_threshold, window_size)
+    document, missing = load_run_config(bag)
+    if document is None:
+        return replace(given, missing=missing)
+    given = replace(given, config_sha256=content_address(document))
+    try:
+        start, topics = parse_run_config(document)
+    except ConfigError as err:
+        return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
+    given = replace(given, input_topics=topics)
+    try:
+        changes = [change_in_force(record.node, record.in_force_after_stamp_ns,
+                                              record.configuration, record.log_time_ns)
+                   for record in read_configuration_changes(bag)]
+        timeline = ConfigurationTimeline(start, changes)
+    except (BagError, ConfigError) as err:
+        return replace(given, problem=f'the recorded configuration changes cannot be used: '
+                                      f'{err}')
+    return replace(given, timeline=timeline)
+
+
+@dataclass(frozen=True, slots=True)
+class ParametersMismatch:
+    """A message whose parameter differs from the run configuration in force at its cycle."""
+
+    cycle_stamp_ns: int
+    topic: str
+    parameter: str
+    recorded: JsonValue
+    in_force: JsonValue
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the mismatch as a JSON object."""
+        return {'cycle_stamp_ns': self.cycle_stamp_ns, 'kind': 'parameters_mismatch',
+                'topic': self.topic, 'parameter': self.parameter, 'recorded': self.recorded,
+                'in_force': self.in_force}
+
+
+@dataclass(frozen=True, slots=True)
+class ParametersReport:
+    """The check of every message's parameters against the run's configuration."""
+
+    authority: ParameterAuthority
+    changes: tuple[ChangeInForce, ...]
+    messages_checked: int
+    mismatches: tuple[ParametersMismatch, ...]
+    problem: str = ''
+    warning: str | None = None
+
+    @property
+    def holds(self) -> bool:
+        """True when no message differs and the recorded configuration (if any) is usable."""
+        return not self.mismatches and not self.problem
+
+    @property
+    def checked(self) -> bool:
+        """True when there was a recorded configuration to check against (usable or not)."""
+        return self.authority is ParameterAuthority.RUN_CONFIGURATION or bool(self.problem)
+
+    def summary(self) -> str:
+        """The one-line verdict."""
+        if self.problem:
+            return f'parameters: VIOLATED ({self.problem})'
+        if self.authority is ParameterAuthority.COMMAND_LINE:
+            return ("parameters: not checked (no run configuration recorded; judged with the "
+                    "auditor's -m/-k/-w)")
+        if self.authority is ParameterAuthority.SELF_REPORTED:
+            return 'parameters: not checked (self-reported parameters; see the warning)'
+        changes = len(self.changes)
+        changed = f'; {changes} recorded change{"" if changes == 1 else "s"}' if changes else ''
+        if self.holds:
+            return (f'parameters: HOLDS ({self.messages_checked} messages carry the run '
+                    f'configuration in force{changed})')
+        cycles = len({mismatch.cycle_stamp_ns for mismatch in self.mismatches})
+        first = self.mismatches[0]
+        return (f'parameters: VIOLATED ({cycles} cycles parameters_mismatch{changed}; first at '
+                f'{first.cycle_stamp_ns} ns: {first.topic} {first.parameter} '
+                f'{first.recorded}, in force {first.in_force})')
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the report as a JSON object."""
+        return {
+            'holds': self.holds,
+            'authority': self.authority.value,
+            'changes': [{'node': change.node,
+                         'in_force_after_stamp_ns': change.in_force_after_stamp_ns,
+                         'configuration': json.dumps(change.section, sort_keys=True),
+                         'log_time_ns': change.log_time_ns} for change in self.changes],
+            'messages_checked': self.messages_checked,
+            'mismatches': [mismatch.to_json() for mismatch in self.mismatches],
+            'problem': self.problem,
+            'warning': self.warning,
+        }
+
+
+class ParametersChecker:
+    """Compare each message's M, K, W, thresholds address and Q with the configuration in force.
+
+    Fed every cycle (``update``), in any order; a split run merges parts with ``absorb``.
+    Without a recorded configuration there is nothing to compare with: it only counts.
+    """
+
+    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'parameters', '_checked',
+                                                          '_mismatches'})
+
+    def __init__(self, parameters: RunParameters) -> None:
+        self.parameters = parameters
+        self._checked = 0
+        self._mismatches: list[ParametersMismatch] = []
+
+    def update(self, cycle: CycleEvent) -> None:
+        """Check the parameters every message of one cycle carries."""
+        timeline = self.parameters.timeline
+        if timeline is None:
+            return
+        expected = timeline.parameters_at(cycle.stamp_ns)
+        for calibrated in cycle.calibrated:
+            self._compare(cycle.stamp_ns, calibrated.message.topic, expected, (
+                ('min_outcomes', calibrated.min_outcomes),
+                ('downgrade_threshold', calibrated.downgrade_threshold),
+                ('window_size', calibrated.window_size),
+                ('thresholds_sha256', calibrated.thresholds_sha256)))
+        for raw in cycle.raw_assessments:
+            self._compare(cycle.stamp_ns, raw.message.topic, expected,
+                          (('thresholds_sha256', raw.thresholds_sha256),))
+        for prediction in cycle.predictions:
+            noise = prediction.msg.get('process_noise')
+            self._compare(cycle.stamp_ns, prediction.topic, expected,
+                          (('process_noise_q', noise if isinstance(noise, float) else None),))
+
+    def _compare(self, stamp_ns: int, topic: str, expected: ParametersInForce,
+                 carried: tuple[tuple[str, int | float | str | None], ...]) -> None:
+        self._checked += 1
+        for name, value in carried:
+            wanted: int | float | str = getattr(expected, name)
+            if value is None or type(value) is not type(wanted) or value != wanted:
+                self._mismatches.append(ParametersMismatch(stamp_ns, topic, name, value,
+                                                           wanted))
+
+    def absorb(self, later: ParametersChecker) -> None:
+        """Continue with what `later` checked on the part of the bag after this one."""
+        self._checked += later._checked
+        self._mismatches.extend(later._mismatches)
+
+    def result(self) -> ParametersReport:
+        """The report of every message checked."""
+        timeline = self.parameters.timeline
+        return ParametersReport(
+            self.parameters.authority, () if timeline is None else timeline.changes,
+            self._checked, tuple(self._mismatches), self.parameters.problem,
+            self.parameters.warning())
