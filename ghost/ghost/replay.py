@@ -23,7 +23,9 @@ from dataclasses import dataclass, replace
 import json
 import os
 from pathlib import Path
+import shutil
 import sys
+import tempfile
 
 from ghost.reporter import write_report
 from ghost.verifier import verify_bag
@@ -189,6 +191,23 @@ def _error(message: str, code: int) -> int:
     return code
 
 
+def _replay_into(input_bag: Path, output: Path, config: PipelineConfig, state_topic: str,
+                 observations_topic: str) -> ReplayResult:
+    """replay_bag, written beside `output` and renamed into place only once complete.
+
+    Whatever stops it (a bad input, Ctrl-C), nothing is left at `output`, so the same
+    command can be run again.
+    """
+    staging = Path(tempfile.mkdtemp(prefix=f'.{output.name}.partial-', dir=output.parent))
+    try:
+        result = replay_bag(input_bag, staging / output.name, config, state_topic,
+                            observations_topic)
+        (staging / output.name).rename(output)
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Replay, write, verify, print; return the exit code."""
     args = _parser().parse_args(argv)
@@ -205,8 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (FileNotFoundError, GhostError, ValueError) as err:
         return _error(str(err), 2)
     try:
-        result = replay_bag(args.input, args.output, config, args.state_topic,
-                            args.observations_topic)
+        result = _replay_into(args.input, args.output, config, args.state_topic,
+                              args.observations_topic)
     except InputBagError as err:
         return _error(str(err), 3)
     except (GhostError, OSError) as err:

@@ -56,6 +56,7 @@ def resolve_bag(path: str | os.PathLike[str]) -> BagLayout:
     if bag.is_file() and bag.name == 'metadata.yaml':
         bag = bag.parent
     if bag.is_file():
+        _refuse_a_ulog(bag)
         return BagLayout(root=bag.parent, metadata=None, files=(bag,))
     if not bag.is_dir():
         raise BagFormatError(f'{bag}: neither a regular file nor a directory')
@@ -66,6 +67,24 @@ def resolve_bag(path: str | os.PathLike[str]) -> BagLayout:
     files, missing, count = _files_from_metadata(bag, metadata)
     return BagLayout(root=bag, metadata=metadata, files=files, missing=missing,
                      message_count=count)
+
+
+#: The first bytes of a PX4 ULog file ('ULog' then 0x01 0x12 0x35).
+ULOG_MAGIC = b'ULog\x01\x12\x35'
+
+
+def _refuse_a_ulog(path: Path) -> None:
+    """BagFormatError saying what to do when `path` is a PX4 flight log, not a bag."""
+    try:
+        with path.open('rb') as stream:
+            head = stream.read(len(ULOG_MAGIC))
+    except OSError as err:
+        raise BagFormatError(f'{path}: cannot be read: {err.strerror}') from err
+    if head == ULOG_MAGIC:
+        raise BagFormatError(
+            f'{path}: this is a PX4 ULog, not a bag: run `ghost_import_ulog {path} --output '
+            'BAG` first and give BAG (or review it at once: `ghost_review '
+            f'{path} --output DIR`)')
 
 
 def _files_without_metadata(bag: Path) -> tuple[Path, ...]:

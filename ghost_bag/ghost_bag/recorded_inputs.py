@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 import os
 from pathlib import Path
+import struct
 
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
@@ -119,5 +120,8 @@ def read_file_inputs(
                                    bytes(message.data), sample)
     except InputBagError:
         raise
+    except struct.error as err:  # mcap reads the magic with struct: a file under 8 bytes
+        raise InputBagError(f'{path}: not an MCAP file ({path.stat().st_size} bytes, shorter '
+                            'than its magic)') from err
     except (OSError, McapError, ValueError, EOFError) as err:
         raise InputBagError(f'{path}: not a readable MCAP file: {err}') from err

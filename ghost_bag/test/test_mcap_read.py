@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ghost_bag.errors import BagFormatError, BagNotFoundError
-from ghost_bag.layout import resolve_bag
+from ghost_bag.layout import resolve_bag, ULOG_MAGIC
 from ghost_bag.mcap_read import _BoundedStream, _records, RawBagReader, ReadErrorKind
 from ghost_bag.write import GhostBagWriter
 
@@ -141,3 +141,12 @@ def test_the_record_stream_is_mcaps_on_whole_cut_and_altered_files(tmp_path: Pat
         assert (_comparable(mine[0]), cut.get(mine[1] or '', mine[1])) == (
             _comparable(theirs[0]), cut.get(theirs[1] or '', theirs[1]))
     assert _our_records(data)[1] is None
+
+
+def test_a_ulog_given_as_a_bag_says_to_import_it(tmp_path: Path) -> None:
+    """Every bag reader resolves the bag first: a PX4 ULog is named as one, with what to run."""
+    log = tmp_path / 'flight.ulg'
+    log.write_bytes(ULOG_MAGIC + b'\x00' * 16)
+    with pytest.raises(BagFormatError, match=r'this is a PX4 ULog, not a bag: run '
+                                             r'`ghost_import_ulog .*flight\.ulg --output BAG`'):
+        resolve_bag(log)

@@ -1,0 +1,37 @@
+"""ghost_replay leaves nothing half-written, and says what to do with a file that is no bag."""
+
+from pathlib import Path
+
+from input_bags import write_input_bag
+import pytest
+
+from ghost.replay import main as replay_main
+from ghost_bag.layout import ULOG_MAGIC
+from ghost_core.scenarios import generate_scenario
+
+pytestmark = pytest.mark.bag
+
+CONFIG = Path(__file__).resolve().parents[2] / 'config'
+PARAMS = ['--params-file', str(CONFIG / 'ghost.yaml'), '--no-report']
+
+
+@pytest.mark.parametrize(('name', 'content', 'says'), [
+    ('flight.ulg', ULOG_MAGIC + b'\x00' * 64,
+     'this is a PX4 ULog, not a bag: run `ghost_import_ulog'),
+    ('short.mcap', b'abc', 'not an MCAP file (3 bytes, shorter than its magic)'),
+    ('text.mcap', b'hello, this is not a bag\n', 'not a readable MCAP file'),
+])
+def test_a_bad_input_leaves_nothing_and_the_rerun_works(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes,
+        says: str) -> None:
+    bad = tmp_path / name
+    bad.write_bytes(content)
+    output = tmp_path / 'out'
+    assert replay_main([str(bad), '--output', str(output), *PARAMS]) == 3
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and says in err and 'Traceback' not in err, err
+    assert sorted(path.name for path in tmp_path.iterdir()) == [name]  # no stub, no staging
+    good = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
+    assert replay_main([str(good), '--output', str(output), *PARAMS]) == 0
+    assert (output / 'metadata.yaml').is_file() and (output / 'manifest.json').is_file()
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([name, 'in', 'out'])
