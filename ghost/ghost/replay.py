@@ -36,6 +36,7 @@ from ghost_bag.manifest import (
     write_manifest,
 )
 from ghost_bag.recorded_inputs import InputBagError, OBSERVATION_TYPE, read_inputs, STATE_TYPE
+from ghost_core.cli import ExitCode, guarded, tool_error, ToolParser
 from ghost_core.errors import GhostError
 from ghost_core.graph import GHOST_TOPICS
 from ghost_core.pipeline import CycleTrace, PipelineConfig
@@ -166,12 +167,9 @@ def replay_bag(
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=_PROG, description=__doc__.split('\n\n')[0],
-        epilog='exit codes: 0 every verdict holds; 1 a verdict does not hold; 2 usage error; '
-               '3 unreadable input bag')
+    parser = ToolParser(_PROG, __doc__.split('\n\n')[0], 'ghost')
     parser.add_argument('input', type=Path, help='rosbag2 MCAP bag (directory or .mcap file)')
-    parser.add_argument('--output', type=Path, required=True,
+    parser.add_argument('--output', '-o', type=Path, required=True,
                         help='Ghost bag directory to write (must not exist)')
     parser.add_argument('--state-topic', default=_STATE,
                         help=f'{STATE_TYPE} topic of the beliefs (default {_STATE})')
@@ -184,11 +182,6 @@ def _parser() -> argparse.ArgumentParser:
                         help='do not write the flight review (default: OUTPUT_review/, by '
                              'ghost_review)')
     return parser
-
-
-def _error(message: str, code: int) -> int:
-    print(f'{_PROG}: error: {" ".join(message.split())}', file=sys.stderr)
-    return code
 
 
 def _replay_into(input_bag: Path, output: Path, config: PipelineConfig, state_topic: str,
@@ -211,25 +204,30 @@ def _replay_into(input_bag: Path, output: Path, config: PipelineConfig, state_to
 def main(argv: Sequence[str] | None = None) -> int:
     """Replay, write, verify, print; return the exit code."""
     args = _parser().parse_args(argv)
+    return guarded(_PROG, lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.output.exists():
-        return _error(f'{args.output}: the output bag exists; choose a new path', 2)
+        return tool_error(_PROG, f'{args.output}: the output bag exists; choose a new path',
+                          ExitCode.USAGE)
     try:
         args.output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        return _error(f'{args.output}: its parent directory cannot be created: {err.strerror}',
-                      2)
+        return tool_error(_PROG, f'{args.output}: its parent folder cannot be created: '
+                                 f'{err.strerror}', ExitCode.USAGE)
     try:
         files = args.params_file or default_params_files()
         config = pipeline_config_from_files(files)
     except (FileNotFoundError, GhostError, ValueError) as err:
-        return _error(str(err), 2)
+        return tool_error(_PROG, str(err), ExitCode.USAGE)
     try:
         result = _replay_into(args.input, args.output, config, args.state_topic,
                               args.observations_topic)
     except InputBagError as err:
-        return _error(str(err), 3)
+        return tool_error(_PROG, str(err), ExitCode.BAD_INPUT)
     except (GhostError, OSError) as err:
-        return _error(f'{args.output}: {err}', 3)
+        return tool_error(_PROG, f'{args.output}: {err}', ExitCode.BAD_INPUT)
     print(f'{_PROG}: {result.beliefs} beliefs and {result.observations} fixes from '
           f'{args.input} -> {args.output} ({len(result.traces)} cycles)')
     if result.late_observations or result.superseded_observations:
@@ -246,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                               list(files))
         if report is not None:
             print(f'report: {report}')
-    return 0 if code == 0 else 1
+    return ExitCode.OK if code == 0 else ExitCode.VIOLATED
 
 
 if __name__ == '__main__':

@@ -14,9 +14,9 @@ verifier found a violation or a broken chain; 2 for a usage error; 3 when the ru
 """
 
 import argparse
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, UTC
+import importlib.util
 import os
 from pathlib import Path
 import sys
@@ -28,6 +28,7 @@ from ghost.isolation import ClaimedDomain, DomainClaimError
 from ghost.launcher import GraphProcesses
 from ghost.reporter import write_report
 from ghost.verifier import verify_bag
+from ghost_core.cli import ExitCode, guarded, positive, tool_error, ToolParser
 from ghost_core.graph import (
     AGENT_SETTINGS,
     GATE_MODES,
@@ -40,6 +41,8 @@ from ghost_core.graph import (
 
 __all__ = ['main']
 
+_PROG = 'ghost_run'
+
 
 def _config_dir() -> Path:
     for prefix in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep):
@@ -51,10 +54,8 @@ def _config_dir() -> Path:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog='ghost_run', description=__doc__.split('\n\n')[0],
-        epilog='exit codes: 0 all verdicts hold; 1 a property is violated or the chain is '
-               'broken; 2 usage error; 3 the run failed (node died, loop incomplete)')
+    parser = ToolParser(_PROG, __doc__.split('\n\n')[0], 'ghost',
+                        epilog='3 also: the run failed (a node died, the loop is incomplete)')
     parser.add_argument('--scenario', default='drift_then_recovery', choices=SCENARIOS)
     parser.add_argument('--seed', type=int, default=0, help='scenario seed (default 0)')
     parser.add_argument('--run-dir', type=Path, default=None,
@@ -62,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
                              '(default: runs/<scenario>-<UTC time>)')
     parser.add_argument('--config-dir', type=Path, default=None,
                         help='folder with ghost.yaml and scenarios/ (default: share/ghost/config)')
-    parser.add_argument('--timeout', type=float, default=None,
+    parser.add_argument('--timeout', type=positive(float), default=None,
                         help='seconds to wait for the loop to complete (default 120, or with '
                              "--input the recording's duration / speed + 60; with --px4 none: "
                              'until Ctrl-C)')
@@ -96,13 +97,15 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
                               '(px4_log_player on fmu/out/...) into px4_bridge and the command '
                               'gate, with a stand-in mission sending setpoints; record; verify '
                               'BAUD, ERUR, the chain and GATE (needs ghost_px4)')
-    parser.add_argument('--speed', type=_positive(float), default=1.0,
-                        help='with --input or --px4-ulog: playback speed (default 1 = '
+    parser.add_argument('--speed', type=positive(float), default=None,
+                        help='with --input or --px4-ulog only: playback speed (default 1 = '
                              'recorded pace)')
-    parser.add_argument('--state-topic', default='/state/nav',
-                        help='with --input: the belief topic inside the bag')
-    parser.add_argument('--observations-topic', default='/observations',
-                        help='with --input: the fix topic inside the bag')
+    parser.add_argument('--state-topic', default=None,
+                        help='with --input only: the belief topic inside the bag (default '
+                             '/state/nav)')
+    parser.add_argument('--observations-topic', default=None,
+                        help='with --input only: the fix topic inside the bag (default '
+                             '/observations)')
 
 
 def _add_agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,7 +123,7 @@ def _add_agent_arguments(parser: argparse.ArgumentParser) -> None:
                                help=setting.description)
         else:
             kind = float if setting.kind is float else int
-            agent.add_argument(flag, type=_positive(kind), default=None,
+            agent.add_argument(flag, type=positive(kind), default=None,
                                metavar=setting.name.upper(), help=setting.description)
     agent.add_argument('--params-file', type=Path, default=None, metavar='PATH',
                        help='your own parameter file, loaded after every other')
@@ -137,19 +140,6 @@ def _add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument('--no-monitor', dest='monitor', action='store_false',
                        help='do not start the online monitor (/diagnostics; launch '
                             'monitor:=false)')
-
-
-def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    """An argparse type: a number of ``kind`` that is > 0."""
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f'not a {kind.__name__}: {text!r}') from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f'must be > 0, got {text}')
-        return value
-    return parse
 
 
 def _agent_settings(args: argparse.Namespace) -> dict[str, object]:
@@ -286,6 +276,10 @@ class _UsageError(ValueError):
     """A command line that cannot run (exit code 2)."""
 
 
+class _BadInput(ValueError):
+    """An input (bag, log) that cannot be read or used (exit code 3)."""
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What one run plays, how many cycles it expects and how long it may take."""
@@ -319,7 +313,7 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
         try:
             duration_s = ulog_duration_s(args.px4_ulog)
         except UlogReadError as err:
-            raise _UsageError(f'--px4-ulog: {err}') from None
+            raise _BadInput(f'--px4-ulog: {err}') from None
         # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
         overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},
                      'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
@@ -339,7 +333,7 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
         try:
             expected, duration_s = _input_cycles(args)
         except InputBagError as err:
-            raise _UsageError(str(err)) from None
+            raise _BadInput(str(err)) from None
         overrides = {'input_player': {
             'speed': float(args.speed), 'bag_state_topic': args.state_topic,
             'bag_observations_topic': args.observations_topic}}
@@ -353,8 +347,26 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
                  require_coverage=scenario.parameters.covers_both_properties)
 
 
+def _playback_flags(args: argparse.Namespace) -> None:
+    """Refuse a playback flag without its source; fill in the defaults of those given."""
+    if args.speed is not None and args.input is None and args.px4_ulog is None:
+        raise _UsageError('--speed needs --input or --px4-ulog (it is their playback speed)')
+    for flag, name in (('--state-topic', 'state_topic'),
+                       ('--observations-topic', 'observations_topic')):
+        if getattr(args, name) is not None and args.input is None:
+            raise _UsageError(f'{flag} needs --input (it names a topic inside that bag)')
+    args.speed = 1.0 if args.speed is None else args.speed
+    args.state_topic = args.state_topic or '/state/nav'
+    args.observations_topic = args.observations_topic or '/observations'
+    if args.px4_ulog is not None and importlib.util.find_spec('px4_msgs') is None:
+        raise _UsageError('--px4-ulog needs px4_msgs, which this workspace lacks: `make '
+                          'demo-px4` builds it (from ../shared/vendor/px4_msgs) and runs the '
+                          'real logs')
+
+
 def _prepare(args: argparse.Namespace) -> tuple[_Plan, Path, list[NodeSpec]]:
     """The plan, the (new, empty) run folder and the graph (``_UsageError`` if impossible)."""
+    _playback_flags(args)
     try:
         namespace = normalise_namespace(args.namespace)
     except ValueError as err:
@@ -392,21 +404,24 @@ def _prepare(args: argparse.Namespace) -> tuple[_Plan, Path, list[NodeSpec]]:
 def main(argv: list[str] | None = None) -> int:
     """Run, record, verify; print the summary; return the exit code."""
     args = _parser().parse_args(argv)
+    return guarded(_PROG, lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         plan, run_dir, specs = _prepare(args)
     except _UsageError as err:
-        print(f'error: {err}', file=sys.stderr)
-        return 2
+        return tool_error(_PROG, str(err), ExitCode.USAGE)
+    except _BadInput as err:
+        return tool_error(_PROG, str(err), ExitCode.BAD_INPUT)
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     try:
         claim = _isolate(env, plan.options.namespace)
     except ValueError as err:
-        print(f'error: {err}', file=sys.stderr)
-        return 2
+        return tool_error(_PROG, str(err), ExitCode.USAGE)
     except DomainClaimError as err:
-        print(f'error: {err}', file=sys.stderr)
-        return 3
+        return tool_error(_PROG, str(err), ExitCode.BAD_INPUT)
     graph = GraphProcesses(specs, run_dir / 'logs', env, single_process=args.single_process,
                            executor=args.executor, delivery=args.delivery)
     expected = plan.expected
@@ -437,9 +452,8 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
     """
     bag = run_dir / 'bag'
     if not (bag / 'metadata.yaml').is_file():
-        print(f'error: the recorder left no complete bag in {bag} '
-              f'(log: {run_dir / "logs" / "recorder.log"})', file=sys.stderr)
-        return 3
+        return tool_error(_PROG, f'the recorder left no complete bag in {bag} (log: '
+                                 f'{run_dir / "logs" / "recorder.log"})', ExitCode.BAD_INPUT)
     reports = run_dir / 'reports.json'
     options = ['--json', str(reports)]
     if require_coverage:
@@ -456,8 +470,8 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         if written is not None:
             print(f'report: {written}')
     if expected is not None and got < expected:
-        print(f'error: the loop completed {got} of {expected} cycles', file=sys.stderr)
-        return 3
+        return tool_error(_PROG, f'the loop completed {got} of {expected} cycles',
+                          ExitCode.BAD_INPUT)
     return verdict
 
 
