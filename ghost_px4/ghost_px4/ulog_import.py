@@ -11,10 +11,11 @@ covariance conversions are in ghost_px4.convert, the beliefs and fixes
 ghost_px4.ulog_streams'. One cohesive job, hence one module: the command (its arguments,
 warnings, bag and summary).
 
-Exit codes: 0 the bag was written; 1 the bag could not be written (I/O error); 2 usage error
-(bad option, the output already exists); 3 the log cannot be used (not a ULog, damaged before
-any usable data, no position topic, no sample with a position). A log without usable GNSS
-imports, with a warning.
+Exit codes (docs/cli.md): 0 the bag was written; 2 usage error (a bad option, the output
+exists or cannot be written); 3 the log cannot be used (not a ULog, damaged before any usable
+data, no position topic, no sample with a position). A log without usable GNSS imports, with a
+warning. The bag is written beside the output and renamed into place once complete: a failed
+or interrupted import leaves nothing.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ import math
 from pathlib import Path
 import shutil
 import sys
+import tempfile
 from typing import Any, TextIO
 
 import numpy
 
+from ghost_core.cli import ExitCode, guarded, tool_error, ToolParser
 from ghost_core.profiles import accuracy_profile, ACCURACY_PROFILES, DEFAULT_PROFILE
 from ghost_px4 import convert as px4
 from ghost_px4.live import CHILD_FRAME_ID, FRAME_ID
@@ -61,7 +64,6 @@ STATUS_TYPE = 'ghost_interfaces/msg/VehicleStatus'
 ODOMETRY_TYPE = 'nav_msgs/msg/Odometry'
 POSE_TYPE = 'geometry_msgs/msg/PoseWithCovarianceStamped'
 
-_EXIT_OK, _EXIT_WRITE, _EXIT_USAGE, _EXIT_INPUT = 0, 1, 2, 3
 _BELIEF_TOPICS = ('vehicle_odometry', 'vehicle_local_position')
 # vehicle_gps_position is the (blended) receiver EKF2 fuses; sensor_gps is the per-receiver topic.
 _GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
@@ -100,12 +102,10 @@ _non_negative_float = _finite_float(0.0, inclusive=True)
 
 
 def _parser() -> argparse.ArgumentParser:
-    doc = __doc__ or ''
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        description='Write a rosbag2 MCAP input bag (/state/nav, /observations) from a PX4 '
-                    'ULog: the EKF belief and the GNSS fixes in its local ENU frame.',
-        epilog=doc[doc.index('Exit codes'):].replace('\n', ' ') + ' See docs/real-data.md.')
+    parser = ToolParser(
+        PROG, 'Write a rosbag2 MCAP input bag (/state/nav, /observations, /vehicle_status) '
+              'from a PX4 ULog: the EKF belief and the GNSS fixes in its local ENU frame.',
+        'ghost_px4', epilog='See docs/real-data.md.')
     parser.add_argument('log', type=Path, metavar='LOG.ulg', help='the PX4 ULog file')
     parser.add_argument('--output', '-o', type=Path, required=True, metavar='BAG',
                         help='the bag directory to create (must not exist)')
@@ -163,18 +163,21 @@ def _write_bag(output: Path, beliefs: Stream, fixes: Stream,
         + [(log_time, 2, index, BELIEF_TOPIC, ODOMETRY_TYPE, msg)
            for index, (_, log_time, msg) in enumerate(beliefs.messages)],
         key=lambda event: event[:3])
+    # Written beside the output, renamed into place once complete (nothing half-written).
+    staging = Path(tempfile.mkdtemp(prefix=f'.{output.name}.partial-', dir=output.parent))
     try:
-        with GhostBagWriter(output, _msg_dir()) as writer:
+        with GhostBagWriter(staging / output.name, _msg_dir()) as writer:
             writer.add_topic(BELIEF_TOPIC, ODOMETRY_TYPE)
             writer.add_topic(OBSERVATION_TOPIC, POSE_TYPE)
             if statuses:
                 writer.add_topic(STATUS_TOPIC, STATUS_TYPE)
             for log_time, _, _, topic, type_name, msg in events:
                 writer.write(topic, type_name, msg, log_time)
+        (staging / output.name).rename(output)
     except (BagWriteError, OSError) as err:
-        if output.is_dir():
-            shutil.rmtree(output, ignore_errors=True)
-        raise OSError(f'{output}: the bag cannot be written: {err}') from err
+        raise _UsageError(f'{output}: the bag cannot be written: {err}') from err
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return len(events)
 
 
@@ -449,7 +452,7 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
     written = _write_bag(output, beliefs, fixes, statuses)
     imported = _Imported(height, delay_text, limits, output, written, len(statuses))
     print('\n'.join(_summary(log, beliefs, fixes, orientation, imported)), file=out)
-    return _EXIT_OK
+    return ExitCode.OK
 
 
 def _one_line(text: str) -> str:
@@ -457,29 +460,24 @@ def _one_line(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ghost_import_ulog; return the exit code (0, 1, 2 or 3, see the module docstring)."""
+    """Run ghost_import_ulog; return the exit code (0, 2 or 3, see the module docstring)."""
     args = _parser().parse_args(argv)
 
     def warn(message: str) -> None:
         print(f'{PROG}: warning: {_one_line(message)}', file=sys.stderr)
 
-    def error(message: str, code: int) -> int:
-        print(f'{PROG}: error: {_one_line(message)}', file=sys.stderr)
-        return code
+    def run() -> int:
+        try:
+            return _run(args, sys.stdout, warn)
+        except _UsageError as err:
+            return tool_error(PROG, str(err), ExitCode.USAGE)
+        except UlogReadError as err:
+            message = str(err)
+            if not message.startswith(str(args.log)):
+                message = f'{args.log}: {message}'
+            return tool_error(PROG, message, ExitCode.BAD_INPUT)
 
-    try:
-        return _run(args, sys.stdout, warn)
-    except _UsageError as err:
-        return error(str(err), _EXIT_USAGE)
-    except UlogReadError as err:
-        message = str(err)
-        if not message.startswith(str(args.log)):
-            message = f'{args.log}: {message}'
-        return error(message, _EXIT_INPUT)
-    except OSError as err:
-        return error(str(err), _EXIT_WRITE)
-    except KeyboardInterrupt:
-        return error('interrupted', 130)
+    return guarded(PROG, run)
 
 
 if __name__ == '__main__':

@@ -802,6 +802,26 @@ def test_output_problems_are_usage_errors(tmp_path: Path) -> None:
         assert code == 2 and 'Traceback' not in err
 
 
+def test_an_interrupted_import_leaves_nothing_and_the_rerun_works(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the bag is written: exit 130, nothing at --output, no staging left."""
+    from ghost_bag.write import GhostBagWriter
+
+    path = write(tmp_path, flight())
+    written = GhostBagWriter.write
+
+    def interrupted(self: GhostBagWriter, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(GhostBagWriter, 'write', interrupted)
+    code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
+    assert code == 130 and err.splitlines()[-1] == 'ghost_import_ulog: error: interrupted'
+    assert sorted(item.name for item in tmp_path.iterdir()) == [path.name]
+    monkeypatch.setattr(GhostBagWriter, 'write', written)
+    code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
+    assert code == 0, err
+
+
 def _installed_command() -> list[str]:
     """The console script in the colcon install space (what `ros2 run` starts)."""
     try:
