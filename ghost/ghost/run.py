@@ -28,6 +28,7 @@ from ghost.isolation import ClaimedDomain, DomainClaimError
 from ghost.launcher import GraphProcesses
 from ghost.reporter import write_report
 from ghost.verifier import verify_bag
+from ghost_bag.recorded_judgements import read_judgements
 from ghost_core.cli import ExitCode, guarded, positive, tool_error, ToolParser
 from ghost_core.graph import (
     AGENT_SETTINGS,
@@ -38,6 +39,7 @@ from ghost_core.graph import (
     SCENARIOS,
     topic_in_namespace,
 )
+from ghost_core.summary import summarize_judgement
 
 __all__ = ['main']
 
@@ -463,6 +465,9 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         # beside the run; the private key never leaves its file).
         options += ['--public-key', str(_public_key_file(signing_key, run_dir))]
     verdict = verify_bag(bag, *options)
+    # What the run decided, in the words ghost_replay prints it.
+    for line in summarize_judgement(read_judgements(bag)).lines():
+        print(line)
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
     if report:
         # The flight review (ghost_review, its own process) of what was recorded.

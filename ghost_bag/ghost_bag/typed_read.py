@@ -1,0 +1,76 @@
+"""Messages of given types from a rosbag2 MCAP bag, decoded, whatever topic they were recorded on.
+
+For the small reads beside the auditor's own pass: the configuration changes a run recorded
+(``recorded_configuration``), the decisions it made (``recorded_judgements``). The summary's
+channel list names the topics to read; a bag without a summary (a recorder that did not close)
+is read whole. Only the wanted messages are decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+import os
+from typing import Any
+
+from mcap.exceptions import McapError
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
+
+from .errors import BagError
+from .layout import resolve_bag
+
+__all__ = ['read_typed', 'TypedMessage']
+
+
+@dataclass(frozen=True, slots=True)
+class TypedMessage:
+    """One decoded message: when it was logged, on which topic, of which type."""
+
+    log_time_ns: int
+    topic: str
+    type_name: str
+    decoded: Any
+
+
+def read_typed(bag: str | os.PathLike[str], type_names: frozenset[str],
+               what: str) -> Iterator[TypedMessage]:
+    """Yield the bag's messages of `type_names` in log-time order (files in rosbag2 order).
+
+    Raises BagError naming the file and `what` was being read when a file cannot be read.
+    """
+    for path in resolve_bag(bag).files:
+        try:
+            yield from _file_messages(path, type_names)
+        except (OSError, McapError, ValueError, EOFError, KeyError) as err:
+            raise BagError(f'{path}: {what} cannot be read: '
+                           f'{" ".join(str(err).split()) or type(err).__name__}') from err
+
+
+def _file_messages(path: os.PathLike[str], type_names: frozenset[str]) -> Iterator[TypedMessage]:
+    with open(path, 'rb') as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        summary = reader.get_summary()
+        topics: list[str] | None = None
+        if summary is not None:
+            wanted = {schema_id for schema_id, schema in summary.schemas.items()
+                      if schema.name in type_names}
+            topics = [channel.topic for channel in summary.channels.values()
+                      if channel.schema_id in wanted]
+            if not topics:
+                return
+        factory = DecoderFactory()
+        decoders: dict[int, Callable[[bytes], Any]] = {}
+        for schema, channel, message in reader.iter_messages(topics=topics,
+                                                             log_time_order=True):
+            if schema is None or schema.name not in type_names:
+                continue
+            decode = decoders.get(schema.id)
+            if decode is None:
+                found = factory.decoder_for(channel.message_encoding, schema)
+                if found is None:
+                    raise ValueError(f'{channel.topic}: no decoder for encoding '
+                                     f'{channel.message_encoding!r}')
+                decode = decoders[schema.id] = found
+            yield TypedMessage(message.log_time, channel.topic, schema.name,
+                               decode(message.data))
