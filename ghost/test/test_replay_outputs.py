@@ -35,3 +35,17 @@ def test_a_bad_input_leaves_nothing_and_the_rerun_works(
     assert replay_main([str(good), '--output', str(output), *PARAMS]) == 0
     assert (output / 'metadata.yaml').is_file() and (output / 'manifest.json').is_file()
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted([name, 'in', 'out'])
+
+
+def test_the_recorded_judgement_is_the_replay_s(tmp_path: Path) -> None:
+    """ghost_run's judgement lines (read back from the bag) equal ghost_replay's (in memory)."""
+    from ghost.replay import replay_bag
+    from ghost_bag.recorded_judgements import read_judgements
+    from ghost_core.pipeline import PipelineConfig
+    from ghost_core.summary import judgement_of, summarize_judgement
+
+    source = write_input_bag(tmp_path / 'in', generate_scenario('drift_then_recovery'))
+    result = replay_bag(source, tmp_path / 'out', PipelineConfig())
+    recorded = read_judgements(tmp_path / 'out')
+    assert recorded == tuple(judgement_of(trace) for trace in result.traces)
+    assert summarize_judgement(recorded).lines() == result.summary.lines()
