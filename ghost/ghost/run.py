@@ -26,6 +26,7 @@ from typing import Any
 from ghost.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
 from ghost.isolation import ClaimedDomain, DomainClaimError
 from ghost.launcher import GraphProcesses
+from ghost.progress import LoopProgress
 from ghost.reporter import write_report
 from ghost.verifier import verify_bag
 from ghost_bag.recorded_judgements import read_judgements
@@ -184,6 +185,7 @@ def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s
     import rclpy
     from rclpy.executors import ExternalShutdownException
 
+    from ghost_core.levels import DecisionKind
     from ghost_core.ros_inputs import time_ns
     from ghost_interfaces.msg import ActionEmission
     from ghost_nodes.qos import GHOST_QOS
@@ -193,19 +195,23 @@ def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s
     # In the graph's namespace: its status reports go to that graph's readiness topic.
     node = rclpy.create_node('ghost_run_monitor', namespace=namespace or None)
     seen: set[int] = set()
+    decision = ['-']
 
     def on_actuation(msg: Any) -> None:
         seen.add(time_ns(msg.header.stamp))
+        decision[0] = DecisionKind(msg.decision.kind).name
 
     node.create_subscription(ActionEmission, 'actuations', on_actuation, GHOST_QOS)
     # Report the matched /actuations reader: the scenario waits for it before its first cycle.
     GraphStatusReporter(node)
     deadline = time.monotonic() + timeout_s
     last_change, last_count = time.monotonic(), 0
+    progress = LoopProgress(expected_cycles)
     try:
         while ((expected_cycles is None or len(seen) < expected_cycles)
                and time.monotonic() < deadline):
             rclpy.spin_once(node, timeout_sec=0.1)
+            progress.update(len(seen), decision[0])
             if len(seen) != last_count:
                 last_change, last_count = time.monotonic(), len(seen)
             exited = graph.failed()
@@ -219,6 +225,7 @@ def _wait_for_loop(expected_cycles: int | None, graph: GraphProcesses, timeout_s
         # Ctrl-C: the graph (in sessions of its own) is stopped, recorded and verified next.
         print('ghost: interrupted: stopping the graph', file=sys.stderr, flush=True)
     finally:
+        progress.close()
         node.destroy_node()
         rclpy.try_shutdown()
     return len(seen)

@@ -40,6 +40,7 @@ ROSDEP_KEYS = {
     'numpy': 'python3-numpy',
     'pandas': 'python3-pandas',
     'pytest': 'python3-pytest',
+    'tqdm': 'python3-tqdm',
     'yaml': 'python3-yaml',
 }
 #: Import name -> PyPI distribution, for the distributions rosdep has no key for (checked in
