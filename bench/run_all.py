@@ -14,6 +14,9 @@
    the trade-off over M, K, W and the hysteresis (pure pipeline, no DDS; about 4 minutes).
 5. Generated code (bench/codegen.py, issue 24): each code generator's form vs a plain-code
    form of it on its hot path; generation is kept only where it is >= 1.5x faster.
+6. Flight review (bench/review.py, issue 22): ghost_review's flights per minute over 40
+   replayed real flights on 1 process, --jobs 2 and a 2-worker Dask LocalCluster, and what a
+   report adds to ghost_replay.
 
 Writes <out-dir>/latest.json (quick runs: quick.json) and the plots closed_loop.png,
 verifier.png and real_<flight>.png (quick runs: quick_*.png); --out-dir defaults to
@@ -55,6 +58,7 @@ from report import (
     targets_table,
     verifier_table,
 )
+from review import review_table
 from verifier import DEFAULT_SIZES, run_verifier
 
 __all__ = ['evaluate_targets', 'main']
@@ -165,6 +169,19 @@ def _codegen(quick: bool) -> dict[str, Any]:
         return dict(read_json(out)['codegen'])
 
 
+def _review(quick: bool) -> dict[str, Any]:
+    """bench/review.py in a child process (its own reviews are child processes too)."""
+    with tempfile.TemporaryDirectory(prefix='ghost-bench-') as tmp:
+        out = Path(tmp) / 'review.json'
+        size = ['--flights', '4', '--configs', '1', '--repeat', '1'] if quick else []
+        done = subprocess.run(  # noqa: S603
+            [sys.executable, str(BENCH_DIR / 'review.py'), '--json', str(out), *size],
+            capture_output=True, text=True, timeout=1800, check=False)
+        if done.returncode != 0 or not out.is_file():
+            return {'error': (done.stderr or done.stdout).strip()[-300:]}
+        return dict(read_json(out)['review'])
+
+
 def _say(text: str) -> None:
     print(text, flush=True)
 
@@ -209,6 +226,10 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
         _say('== generated code vs plain code: each generator on its hot path')
         document['codegen'] = _codegen(args.quick)
         ok = ok and 'error' not in document['codegen']
+    if not args.skip_review:
+        _say("== flight review: ghost_review over replayed real flights, and a report's cost")
+        document['review'] = _review(args.quick)
+        ok = ok and 'error' not in document['review']
     if not args.skip_judgement:
         _say('== judgement: consistent estimator, scenarios, real flights, trade-offs '
              '(pure pipeline)')
@@ -241,6 +262,10 @@ def report(document: Mapping[str, Any], out_dir: Path, prefix: str) -> list[Path
         _say('\n## Generated code vs plain code (issue 24)\n')
         codegen = document['codegen']
         _say(f'error: {codegen["error"]}' if 'error' in codegen else codegen_table(codegen))
+    if 'review' in document:
+        _say("\n## Flight review: ghost_review at fleet scale, a report's cost (issue 22)\n")
+        review = document['review']
+        _say(f'error: {review["error"]}' if 'error' in review else review_table(review))
     if 'judgement' in document:
         _say('\n## Judgement: false alarms, latency, real flights, trade-offs (issue 10)\n')
         _say(judgement_tables(document['judgement']))
@@ -275,6 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--skip-verifier', action='store_true', help='no verifier benchmark')
     parser.add_argument('--skip-judgement', action='store_true',
                         help='no judgement benchmark (bench/judgement.py)')
+    parser.add_argument('--skip-review', action='store_true',
+                        help='no flight-review benchmark (bench/review.py)')
     parser.add_argument('--skip-codegen', action='store_true',
                         help='no generated-code benchmark (bench/codegen.py)')
     parser.add_argument('--out-dir', type=Path, default=RESULTS_DIR,

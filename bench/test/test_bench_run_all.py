@@ -12,7 +12,9 @@ def test_run_all_quick_writes_tables_json_and_plots(tmp_path, ros_env, processes
     out = tmp_path / 'results'
     proc = processes.start([sys.executable, str(BENCH / 'run_all.py'), '--quick',
                             '--rates', '20', '--cycles', '20', '--sizes', '100',
-                            '--no-cache', '--out-dir', str(out)], ros_env)
+                            '--no-cache', '--out-dir', str(out),
+                            # bench/review.py has its own smoke test (test_bench_review.py).
+                            '--skip-review'], ros_env)
     stdout, stderr = proc.communicate(timeout=150)
     assert proc.returncode == 0, f'stdout:\n{stdout}\nstderr:\n{stderr}'
     document = json.loads((out / 'quick.json').read_text())

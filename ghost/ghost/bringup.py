@@ -5,6 +5,9 @@ both build their processes with ``closed_loop_graph(config_dir, GraphOptions(...
 two start the same nodes with the same parameter files, overrides and remaps. What the graph
 is (topics, wiring, node packages, gate modes, agent settings) is ``ghost_core.graph``; this
 module turns options into ``NodeSpec``s. No rclpy here: the launch file imports it too.
+
+One cohesive job (options -> the processes, their parameter files and what the recorder
+records of them), so one module past 400 lines.
 """
 
 from __future__ import annotations
@@ -20,14 +23,17 @@ from ghost_core.graph import (
     AGENT_SETTINGS,
     CMD_VEL_IN_TOPIC,
     CMD_VEL_TOPIC,
+    DIAGNOSTICS_TOPIC,
     GATE_MODES,
     GATE_TOPIC,
     GHOST_TOPICS,
     INPUT_TOPICS,
     MISSION_SETPOINT_TOPIC,
     NODE_PACKAGES,
+    node_topic,
     normalise_namespace,
     PX4_IN_TOPICS,
+    PX4_OPTIONAL_OUT_TOPICS,
     PX4_OUT_TOPICS,
     RECORDED_TOPICS,
     relative_topic,
@@ -38,7 +44,7 @@ from ghost_core.graph import (
     WIRING,
 )
 from ghost_core.pipeline import PipelineConfig
-from ghost_nodes.agent_config import pipeline_config
+from ghost_nodes.agent_config import node_parameters, pipeline_config
 
 __all__ = ['closed_loop_graph', 'expected_subscribers', 'GraphOptions', 'NodeSpec', 'node_key',
            'overrides_yaml', 'parameter_files', 'pipeline_config_from_graph', 'remap_rules',
@@ -201,11 +207,15 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
         specs.append(common.spec('mission_setpoints',
                                  subscribes=('/fmu/out/vehicle_local_position',),
                                  publishes=(MISSION_SETPOINT_TOPIC,), remapped=frozenset()))
+    if options.px4:
+        # The bridge's own inputs, so that verify_all re-derives its conversion too.
+        recorded.update(PX4_OUT_TOPICS)
+        recorded.update(_installed_px4_types(PX4_OPTIONAL_OUT_TOPICS))
     if options.gate_mode != 'none':
         specs.append(_gate(common, options.gate_mode, recorded))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
     if options.monitor:
-        specs.append(common.spec('monitor', subscribes=topics))
+        specs.append(common.spec('monitor', subscribes=topics, publishes=(DIAGNOSTICS_TOPIC,)))
     if options.record:
         specs.append(_recorder(common, options.bag_path, recorded, specs))
     graph_status = options.graph_status
@@ -219,7 +229,7 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
         counts[topic] = counts.get(topic, 0) + extra
     # Relative, so the source resolves them in its namespace (and through its remaps).
     return [replace(spec, parameters={
-        'expected_subscribers': [f'{relative_topic(topic)}={n}'
+        'expected_subscribers': [f'{node_topic(topic)}={n}'
                                  for topic, n in sorted(counts.items())],
         **spec.parameters}) if spec.name in SOURCES else spec for spec in specs]
 
@@ -277,7 +287,7 @@ def _recorder(common: _Common, bag_path: str, recorded: Mapping[str, str],
     """The recorder of ``recorded``, with the run configuration ``specs`` run with."""
     parameters: dict[str, object] = {'output': bag_path}
     if set(recorded) != set(RECORDED_TOPICS):
-        parameters['topics'] = [f'{relative_topic(topic)}={type_name}'
+        parameters['topics'] = [f'{node_topic(topic)}={type_name}'
                                 for topic, type_name in recorded.items()]
     overrides = common.overrides.get('recorder', {})
     if 'run_config' not in overrides:
@@ -285,13 +295,61 @@ def _recorder(common: _Common, bag_path: str, recorded: Mapping[str, str],
         parameters['run_config'] = json.dumps({
             **pipeline_config_from_graph(specs).to_dict(),
             # The names the recorder records the inputs under, so that
-            # ``verify_all --replay`` re-runs the agent from them without guessing.
+            # ``verify_all`` re-runs the agent from them without guessing.
             'input_topics': {role: _resolved(topic, remaps, common.namespace) for role, topic in
                              (('state', '/state/nav'), ('observations', '/observations'))},
+            **_bridge_run_config(common, specs),
         }, sort_keys=True)
-    return common.spec('recorder', subscribes=tuple(recorded),
+    # The source waits for the monitor -> recorder edge of /diagnostics only when the graph
+    # has a monitor (it records other publishers of /diagnostics all the same).
+    monitor = any(spec.name == 'monitor' for spec in specs)
+    # Nor for the PX4 topics not every px4_msgs has, which the log player does not publish.
+    return common.spec('recorder', subscribes=tuple(
+                           topic for topic in recorded if (topic != DIAGNOSTICS_TOPIC or monitor)
+                           and topic not in PX4_OPTIONAL_OUT_TOPICS),
                        remapped=frozenset(RECORDED_TOPICS),
                        parameters=parameters)
+
+
+def _installed_px4_types(topics: Mapping[str, str]) -> dict[str, str]:
+    """The topics of ``topics`` whose px4_msgs type is installed (its .msg in the share)."""
+    from ament_index_python.packages import get_package_share_directory
+
+    try:
+        share = Path(get_package_share_directory('px4_msgs'))
+    except LookupError:
+        return {}
+    return {topic: type_name for topic, type_name in topics.items()
+            if (share / 'msg' / f'{type_name.rsplit("/", 1)[-1]}.msg').is_file()}
+
+
+def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, object]:
+    """px4_bridge's parameters and topics for the run configuration (none without a bridge).
+
+    ``verify_all`` re-runs the bridge with them (ghost_verify.bridge_rederive).
+    """
+    spec = next((spec for spec in specs if spec.name == 'px4_bridge'), None)
+    if spec is None:
+        return {}
+    # Only a PX4 graph needs ghost_px4 (the agent's bringup does not depend on it).
+    from ghost_px4.bridge import BRIDGE_CONFIG_KEY, BridgeConfig
+    from ghost_px4.node_parameters import PARAMETERS as PX4_PARAMETERS
+
+    with tempfile.TemporaryDirectory(prefix='ghost_config_') as folder:
+        overrides = None
+        if spec.parameters:
+            overrides = str(Path(folder) / 'px4_bridge.yaml')
+            Path(overrides).write_text(overrides_yaml(spec), encoding='utf-8')
+        params = node_parameters(parameter_files(spec, overrides), 'px4_bridge',
+                                 {item.name: item.default
+                                  for item in PX4_PARAMETERS['px4_bridge']}, spec.namespace)
+    remaps = dict(common.remaps)
+    topics = {topic: topic_in_namespace(topic, common.namespace)
+              for topic in (*PX4_OUT_TOPICS, *PX4_OPTIONAL_OUT_TOPICS)}
+    topics.update({topic: _resolved(topic, remaps, common.namespace)
+                   for topic in (*INPUT_TOPICS, VEHICLE_STATUS_TOPIC)})
+    return {BRIDGE_CONFIG_KEY: {'parameters': BridgeConfig.from_parameters(params).to_dict(),
+                                'topics': topics}}
 
 
 def _with_settings(overrides: Mapping[str, Mapping[str, object]],
@@ -340,14 +398,20 @@ def pipeline_config_from_graph(specs: list[NodeSpec]) -> PipelineConfig:
 
 
 def expected_subscribers(specs: list[NodeSpec]) -> dict[str, int]:
-    """Count the subscriptions of each default topic in the graph.
+    """Count the subscriptions of each default topic the graph's sources wait for.
 
-    The scenario waits for them before its first cycle, so nothing is lost to discovery.
+    The scenario waits for them before its first cycle, so nothing is lost to discovery: the
+    inputs (whoever publishes them: a source of the graph, or the user's estimator) and every
+    topic a node of the graph publishes. A topic read when present but published by no node of
+    this graph (``/vehicle_status`` with an external estimator; ghost/configuration, published
+    only on a change) has no edge to wait for.
     """
+    published = {topic for spec in specs for topic in spec.publishes} | set(INPUT_TOPICS)
     counts: dict[str, int] = {}
     for spec in specs:
         for topic in spec.subscribes:
-            counts[topic] = counts.get(topic, 0) + 1
+            if topic in published:
+                counts[topic] = counts.get(topic, 0) + 1
     return counts
 
 

@@ -121,13 +121,13 @@ def replay_bag(
 ) -> ReplayResult:
     """Run the pure agent over the bag's inputs; write the Ghost bag when `output_bag` is set.
 
-    The inputs are fed by ``ghost_core.rederive.Replay`` (what ``verify_all --replay`` runs),
+    The inputs are fed by ``ghost_core.rederive.Replay`` (what ``verify_all`` re-runs),
     without the outcome evaluator's idle flush: an input bag's log times are not a run's
     wall clock. Raises InputBagError when the input cannot be read, BagWriteError when the
     output cannot be written (e.g. it exists).
     """
     # An input bag's log times are not a run's wall clock: no idle flush, and the recorded
-    # configuration says so (so that verify_all --replay re-runs it the same way).
+    # configuration says so (so that verify_all re-runs it the same way).
     config = replace(PipelineConfig() if config is None else config, idle_flush_ns=0)
     replay = Replay(config)
     pipeline = replay.pipeline

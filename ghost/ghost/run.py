@@ -29,6 +29,7 @@ from ghost.launcher import GraphProcesses
 from ghost.progress import LoopProgress
 from ghost.reporter import write_report
 from ghost.verifier import verify_bag
+from ghost_bag.errors import BagError
 from ghost_bag.recorded_judgements import read_judgements
 from ghost_core.cli import ExitCode, guarded, positive, tool_error, ToolParser
 from ghost_core.graph import (
@@ -473,8 +474,11 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         options += ['--public-key', str(_public_key_file(signing_key, run_dir))]
     verdict = verify_bag(bag, *options)
     # What the run decided, in the words ghost_replay prints it.
-    for line in summarize_judgement(read_judgements(bag)).lines():
-        print(line)
+    try:
+        for line in summarize_judgement(read_judgements(bag)).lines():
+            print(line)
+    except BagError as err:
+        print(f'note: no judgement summary: {" ".join(str(err).split())}', file=sys.stderr)
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
     if report:
         # The flight review (ghost_review, its own process) of what was recorded.

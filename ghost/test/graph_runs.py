@@ -19,7 +19,7 @@ import yaml
 
 from ghost_bag.manifest import MANIFEST_NAME
 from ghost_core.calibration import drift_condition
-from ghost_core.graph import GHOST_TOPICS
+from ghost_core.graph import DIAGNOSTICS_TOPIC, GHOST_TOPICS
 from ghost_core.hashing import hash_form
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.scenarios import generate_scenario
@@ -47,7 +47,8 @@ def payloads_by_topic(bag: Path) -> dict[str, list[dict[str, object]]]:
     """Return every message's decoded payload per topic, in recorded order, as message dicts.
 
     Payloads are compared decoded, not as CDR bytes: the CDR encoder does not clear its
-    alignment padding, so equal messages may differ in those unused bytes.
+    alignment padding, so equal messages may differ in those unused bytes. /diagnostics (the
+    monitor's wall-clock health at 1 Hz, recorded by default) is no cycle's payload: left out.
     """
     meta = yaml.safe_load((bag / 'metadata.yaml').read_text())
     files = meta['rosbag2_bagfile_information']['relative_file_paths']
@@ -56,7 +57,8 @@ def payloads_by_topic(bag: Path) -> dict[str, list[dict[str, object]]]:
         with (bag / name).open('rb') as stream:
             reader = make_reader(stream, decoder_factories=[DecoderFactory()])
             for _s, channel, _m, decoded in reader.iter_decoded_messages(log_time_order=False):
-                out[channel.topic].append(hash_form(decoded))
+                if channel.topic != DIAGNOSTICS_TOPIC:
+                    out[channel.topic].append(hash_form(decoded))
     return dict(out)
 
 

@@ -5,7 +5,7 @@ node class itself, with the one function it evaluates cycles with replaced, so t
 outcome keeps its contract (the normalised distance is recomputed from the lied raw one) and
 the calibrator, the policy and the emitter downstream are honest on what it reports. Every
 hash, history and policy check then holds; only re-deriving the outcomes from the recorded
-inputs (verify_all --replay) shows the lie.
+inputs (verify_all, by default) shows the lie.
 """
 
 import dataclasses

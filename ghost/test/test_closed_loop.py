@@ -182,7 +182,7 @@ def test_the_vehicle_status_travels_into_every_recorded_rationale(tmp_path, ros_
     assert len(rationales) == cycles
     assert {(r['flight_status'], r['mission_status'], r['perception_mode'], r['schema_version'])
             for r in rationales} == {(FlightStatus.IN_AIR, MissionStatus.ON_MISSION, '', 2)}
-    replay = verify_all(bag, replay=True).replay
+    replay = verify_all(bag).replay
     assert replay is not None and replay.replayed, replay
     rationale = next(topic for topic in replay.topics if topic.kind == 'rationale')
     assert (rationale.compared, rationale.differing) == (cycles, 0), rationale

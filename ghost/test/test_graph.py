@@ -14,6 +14,7 @@ from ghost.bringup import (
     ros_arguments,
     Source,
 )
+from ghost_core.graph import PX4_OUT_TOPICS
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
 
@@ -30,10 +31,27 @@ def test_scenario_waits_for_every_subscription_of_the_graph() -> None:
     counts = expected_subscribers(specs)
     assert counts['/state/nav'] == 5  # assessor, predictor, evaluator, monitor, recorder
     assert counts['/actuations'] == 2  # the monitor, the recorder
+    assert counts['/diagnostics'] == 1  # the recorder, from the monitor
     scenario = next(s for s in specs if s.name == 'scenario')
-    # Relative names: the scenario resolves them in its namespace and through its remaps.
+    # Relative names: the scenario resolves them in its namespace and through its remaps;
+    # /diagnostics stays absolute (every namespace shares it).
     assert sorted(scenario.parameters['expected_subscribers']) == sorted(
-        f'{t.lstrip("/")}={n}' for t, n in counts.items())
+        f'{t if t == "/diagnostics" else t.lstrip("/")}={n}' for t, n in counts.items())
+
+
+def test_the_recorder_records_diagnostics_by_its_absolute_name() -> None:
+    """By default (no topics parameter) and in a namespace; waited for only with a monitor."""
+    from ghost_nodes.node_parameters import PARAMETERS
+
+    default = next(p for p in PARAMETERS['recorder'] if p.name == 'topics').default
+    assert '/diagnostics=diagnostic_msgs/msg/DiagnosticArray' in default
+    assert 'actuations=ghost_interfaces/msg/ActionEmission' in default
+    gated = next(s for s in closed_loop_graph(CONFIG, GraphOptions(
+        scenario='smoke', namespace='uav1', gate='twist')) if s.name == 'recorder')
+    assert '/diagnostics=diagnostic_msgs/msg/DiagnosticArray' in gated.parameters['topics']
+    assert '/diagnostics' in gated.subscribes
+    alone = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', monitor=False))
+    assert '/diagnostics' not in expected_subscribers(alone)
 
 
 def test_unknown_scenario_is_refused() -> None:
@@ -178,6 +196,28 @@ def test_px4_replaces_the_scenario_with_the_bridge() -> None:
     assert all(spec.param_files == (str(CONFIG / 'ghost.yaml'),) for spec in specs)
     with pytest.raises(ValueError, match="input_bag is the file of source 'input_bag'"):
         closed_loop_graph(CONFIG, GraphOptions(source=Source.PX4, input_bag='/tmp/in'))
+
+
+def test_with_px4_the_recorder_records_the_bridges_inputs_and_configuration(tmp_path) -> None:
+    """The fmu/out topics px4_bridge reads, and its parameters as the node gets them."""
+    mine = tmp_path / 'mine.yaml'
+    mine.write_text('/**/px4_bridge:\n  ros__parameters:\n    gps_delay_ms: 80.0\n')
+    specs = closed_loop_graph(CONFIG, GraphOptions(source=Source.PX4, namespace='uav1',
+        params_file=str(mine), remaps={'/state/nav': '/ekf/odom'},
+        overrides={'px4_bridge': {'ekf2_hgt_ref': 1}}))
+    recorder = next(s for s in specs if s.name == 'recorder')
+    assert {f'{topic.removeprefix("/")}={type_name}' for topic, type_name
+            in PX4_OUT_TOPICS.items()} <= set(recorder.parameters['topics'])
+    assert set(PX4_OUT_TOPICS) <= set(recorder.subscribes)
+    recorded = json.loads(recorder.parameters['run_config'])['px4_bridge']
+    assert recorded['parameters'] == {'source': 'vehicle_odometry', 'gps_delay_ns': 80_000_000,
+                                      'ekf2_hgt_ref': 1, 'max_attitude_age_ns': 100_000_000}
+    assert recorded['topics']['/fmu/out/vehicle_odometry'] == '/uav1/fmu/out/vehicle_odometry'
+    assert recorded['topics']['/state/nav'] == '/ekf/odom'
+    assert recorded['topics']['/vehicle_status'] == '/uav1/vehicle_status'
+    scenario = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke'))
+    recorder = next(s for s in scenario if s.name == 'recorder')
+    assert 'px4_bridge' not in json.loads(recorder.parameters['run_config'])
 
 
 def test_the_architecture_page_shows_the_declared_wiring() -> None:

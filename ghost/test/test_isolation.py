@@ -108,6 +108,9 @@ def test_no_free_domain_is_an_error_naming_the_range(tmp_path) -> None:
 def test_foreign_producers_are_the_topics_with_more_than_one_matched_writer() -> None:
     assert foreign_producers({'/decisions': 2, '/state/nav': 1, '/predictions': 0}) == {
         '/decisions': 2}
+    # /diagnostics (which the recorder records) has many producers by design.
+    assert foreign_producers({'/diagnostics': 3, '/uav1/diagnostics': 2}) == {
+        '/uav1/diagnostics': 2}
     assert foreign_producer_message('/decisions', 2, 1, ['/decision_policy'] * 2) == (
         'foreign producer on /decisions: 2 publishers matched, expected 1 (another Ghost graph '
         'on this ROS domain? see ROS_DOMAIN_ID); publishers: /decision_policy, /decision_policy')

@@ -3,9 +3,11 @@
 ``ghost_run --px4-ulog LOG --speed X`` (what ``make demo-px4`` runs): px4_log_player plays a
 log of ../shared/realdata on fmu/out/... with PX4's QoS; px4_bridge, the agent, the stand-in
 mission and the PX4-mode command gate run as real processes over real DDS; the recorder's bag
-holds the gate's records and the setpoints it sent; verify_all checks BAUD, ERUR, the chain
-and GATE-v1. The same graph with a deliberately leaky gate (the real node, its verdict always
-PASSED) is caught by GATE-v1. ``make demo-px4`` plays every log of the folder.
+holds the bridge's fmu/out inputs, the gate's records and the setpoints it sent; verify_all
+checks BAUD, ERUR, the chain and GATE-v1, and re-derives the bridge's conversion and the
+agent from the recorded inputs. The same graph with a deliberately leaky gate (the real
+node, its verdict always PASSED) is caught by GATE-v1. ``make demo-px4`` plays every log of
+the folder.
 
 The single-log tests play the SITL flight (14_19_29.ulg): its EKF flags its position invalid
 for the first seconds and again later, so Ghost proceeds on part of the flight and abstains
@@ -26,6 +28,7 @@ import pytest
 from ghost.bringup import closed_loop_graph, GraphOptions, Source
 from ghost.launcher import GraphProcesses
 from ghost_bag.manifest import MANIFEST_NAME
+from ghost_core.graph import PX4_OUT_TOPICS
 from ghost_core.levels import DecisionKind
 
 HERE = Path(__file__).resolve().parent
@@ -81,6 +84,15 @@ def test_ghost_run_px4_ulog_passes_on_proceed_holds_otherwise_and_verifies(
     for line in ('BAUD-v1: HOLDS', 'ERUR-v1: HOLDS', 'GATE-v1: HOLDS', 'conformance:'):
         assert line in out, out
     assert "'px4_log_player': 0" in out, out
+    # The bag holds the bridge's PX4 inputs, and verify_all (ghost_run runs it) re-derived
+    # both the bridge's conversion and the agent from them, exactly.
+    counts = recorded_counts(run / 'bag')
+    assert all(counts.get(topic, 0) > 0 for topic in PX4_OUT_TOPICS), counts
+    assert re.search(r'^replay: (\d+)/\1 messages re-derived exactly \(', out, re.M), out
+    bridge = re.search(r'^px4_bridge: (\d+)/\1 messages re-derived exactly \(/state/nav '
+                       r'(\d+), /observations (\d+), /vehicle_status (\d+); from', out, re.M)
+    assert bridge is not None, out
+    assert int(bridge[2]) > 100 and int(bridge[3]) > 10 and int(bridge[4]) > 0, out
     gate, actuations = _gate_records(run / 'bag')
     by = collections.Counter((g['action'], g['reason']) for g in gate)
     # The gate let the mission through while Ghost proceeded, and held before the first

@@ -1,4 +1,4 @@
-"""verify_all --replay on real recordings: the graph over real DDS, recorded by its recorder.
+"""verify_all's re-derivation on real recordings: the graph over real DDS, its recorder's bag.
 
 An honest ghost_run (in a namespace) re-derives exactly; an outcome evaluator that lies,
 run in the graph in place of the real one, passes every other check and is caught; a
@@ -44,7 +44,7 @@ def honest_run(tmp_path_factory: pytest.TempPathFactory,
 def test_an_honest_recording_is_re_derived_exactly(honest_run: Path, tmp_path: Path) -> None:
     """Every message of the real run equals the one re-derived from its recorded inputs."""
     report = tmp_path / 'report.json'
-    done = subprocess.run([*VERIFY, str(honest_run), '--replay', '--json', str(report)],
+    done = subprocess.run([*VERIFY, str(honest_run), '--json', str(report)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (f'replay: {6 * CYCLES}/{6 * CYCLES} messages re-derived exactly ({CYCLES} cycles, '
@@ -114,10 +114,10 @@ def test_a_lying_evaluator_in_the_graph_is_caught_by_replay_only(tmp_path, ros_e
     """The real nodes over DDS, the outcome evaluator lying: every other check holds."""
     bag = _run_graph(tmp_path, ros_env, processes, rate_hz=10.0,
                      replace=('outcome_evaluator', 'lying_evaluator.py'))
-    plain = verify_all(bag)
+    plain = verify_all(bag, replay=False)
     assert plain.holds, plain.summary_lines()
     assert plain.baud.cycles_precondition_held == 0  # the drift was never seen
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     assert not result.holds and result.replay is not None and result.replay.possible
     stream, difference = result.replay.first_difference()
     assert (stream, difference.field, difference.recorded) == (
@@ -125,9 +125,12 @@ def test_a_lying_evaluator_in_the_graph_is_caught_by_replay_only(tmp_path, ros_e
     assert difference.recomputed > 0.8
     topics = {topic.kind: topic for topic in result.replay.topics}
     assert topics['raw_assessment'].differences == topics['prediction'].differences == 0
-    done = subprocess.run([*VERIFY, str(bag), '--replay'], capture_output=True, text=True,
+    done = subprocess.run([*VERIFY, str(bag)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 1 and 'replay: DIFFERS (' in done.stdout, done.stdout
+    skipped = subprocess.run([*VERIFY, str(bag), '--no-replay'], capture_output=True,
+                             text=True, timeout=120, check=False)
+    assert skipped.returncode == 0 and 'replay:' not in skipped.stdout, skipped.stdout
 
 
 def _set(env: dict[str, str], *changes: tuple[str, str, object]) -> None:
@@ -152,7 +155,7 @@ def test_a_mid_run_param_set_of_k_and_q_is_followed(tmp_path, ros_env, processes
              ('forward_predictor', 'process_noise', 0.5))
 
     bag = _run_graph(tmp_path, ros_env, processes, rate_hz=3.0, during=change)
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     assert result.holds, result.summary_lines()
     replay = result.replay
     assert replay is not None and replay.holds and replay.parameters_changed

@@ -304,8 +304,10 @@ def test_namespaced_launch_publishes_diagnostics_and_its_bag_verifies(tmp_path, 
     assert code == 0 and f'chain: {expected}/{expected} verified' in verdict, verdict
     topics = yaml.safe_load((bag / 'metadata.yaml').read_text())[
         'rosbag2_bagfile_information']['topics_with_message_count']
-    assert {t['topic_metadata']['name'] for t in topics} == {
-        f'/uav1/{name}' for name in ('state/nav', 'observations', 'self_assessment',
+    # /diagnostics stays absolute in a namespace (every graph on the domain shares it).
+    assert {t['topic_metadata']['name'] for t in topics} == {'/diagnostics'} | {
+        f'/uav1/{name}' for name in ('state/nav', 'observations', 'vehicle_status',
+                                     'self_assessment',
                                      'predictions', 'prediction_outcomes',
                                      'self_assessment/calibrated', 'decisions', 'actuations')}
     # The launch's own parameter files are gone with it.

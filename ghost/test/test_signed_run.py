@@ -18,12 +18,20 @@ import zlib
 from cryptography.hazmat.primitives import serialization
 from graph_runs import GHOST_RUN
 from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
 import pytest
+import yaml
 
 from ghost.bringup import closed_loop_graph, GraphOptions
 from ghost.launcher import GraphProcesses
 from ghost_bag.manifest import load_private_key, MANIFEST_NAME
-from ghost_core.graph import GHOST_TOPICS, INPUT_TOPICS
+from ghost_core.graph import (
+    DIAGNOSTICS_TOPIC,
+    DIAGNOSTICS_TYPE,
+    GHOST_TOPICS,
+    INPUT_TOPICS,
+    VEHICLE_STATUS_TOPIC,
+)
 
 # A module-scoped ghost_run on a domain of its own (module_ros_env); the others: ros_env.
 pytestmark = pytest.mark.dds
@@ -106,14 +114,38 @@ def flip_message_byte(mcap: Path, topic: str, nth: int) -> None:
 def test_signed_smoke_run_verifies_with_its_key(signed_run) -> None:
     done = _verify(signed_run['bag'], signed_run['public'])
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines()[0] == 'manifest: signed, 2 files and 90 messages verified'
     manifest = json.loads((signed_run['bag'] / MANIFEST_NAME).read_text())
-    assert manifest['complete'] is True and set(manifest['topics']) == set(TOPICS)
+    # 90 of the cycles; /diagnostics at 1 Hz, as many as the run lasted seconds.
+    diagnostics = manifest['topics'][DIAGNOSTICS_TOPIC]['count']
+    assert done.stdout.splitlines()[0] == (
+        f'manifest: signed, 2 files and {90 + diagnostics} messages verified')
+    assert manifest['complete'] is True
+    assert set(manifest['topics']) == {*TOPICS, VEHICLE_STATUS_TOPIC, DIAGNOSTICS_TOPIC}
     assert manifest['config']['loop']['min_outcomes'] == 4
     assert {'ghost', 'python', 'rclpy', 'rosbags', 'mcap'} <= set(manifest['software'])
     unchecked = _verify(signed_run['bag'], None)
     assert unchecked.returncode == 0
     assert _manifest_lines(unchecked) == ['manifest: unchecked (no --public-key)']
+
+
+def test_the_recorder_records_diagnostics_and_the_bag_still_verifies(signed_run) -> None:
+    """/diagnostics is recorded by default, decodable, and verify_all still holds on the bag.
+
+    It is what Foxglove's diagnostics panel shows after the flight: this run's statuses.
+    """
+    metadata = yaml.safe_load((signed_run['bag'] / 'metadata.yaml').read_text())
+    topics = {entry['topic_metadata']['name']: entry for entry in
+              metadata['rosbag2_bagfile_information']['topics_with_message_count']}
+    assert topics[DIAGNOSTICS_TOPIC]['topic_metadata']['type'] == DIAGNOSTICS_TYPE
+    assert topics[DIAGNOSTICS_TOPIC]['message_count'] >= 1
+    (mcap,) = signed_run['bag'].glob('*.mcap')
+    with mcap.open('rb') as stream:
+        reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+        names = {status.name for _, _, _, msg in reader.iter_decoded_messages(
+            topics=[DIAGNOSTICS_TOPIC]) for status in msg.status}
+    assert 'ghost: BAUD-v1' in names and 'ghost: action_emitter' in names, names
+    done = _verify(signed_run['bag'], None)
+    assert done.returncode == 0 and 'chain: 10/10 verified' in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize('topic', TOPICS)

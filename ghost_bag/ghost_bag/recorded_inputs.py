@@ -5,8 +5,8 @@ context records, ADR-0021 §2).
 
 One home for turning a recorded input stream back into what the agent receives: the offline
 replay (the bringup's ``ghost_replay``), the input player that feeds the node graph over DDS
-(``ghost_run --input``) and the auditor's re-derivation (ghost_verify's ``verify_all
---replay``) all read their inputs here. Each message is decoded with mcap_ros2 and converted by
+(``ghost_run --input``) and the auditor's re-derivation (ghost_verify's ``verify_all``)
+all read their inputs here. Each message is decoded with mcap_ros2 and converted by
 ``ghost_core.ros_inputs``, as the nodes convert what they receive, and keeps its raw CDR bytes,
 so it can be republished or copied unchanged. No rclpy, rosbags or numpy here.
 """

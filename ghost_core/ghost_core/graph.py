@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from ghost_core.scenarios import SCENARIO_NAMES
 
 __all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC', 'CMD_VEL_TOPIC',
-           'CONFIGURATION_TOPIC', 'CONFIGURATION_TYPE', 'DIAGNOSTICS_TOPIC', 'GATE_MODES',
-           'GATE_TOPIC', 'GHOST_TOPICS', 'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES',
+           'CONFIGURATION_TOPIC', 'CONFIGURATION_TYPE', 'DIAGNOSTICS_TOPIC', 'DIAGNOSTICS_TYPE',
+           'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS', 'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES',
            'INPUT_QOS_CHOICES', 'INPUT_READERS', 'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC',
-           'NODE_PACKAGES', 'normalise_namespace', 'OPTIONAL_INPUTS', 'PX4_IN_TOPICS',
-           'PX4_OUT_TOPICS', 'QosClass', 'RECORDED_TOPICS', 'relative_topic', 'SCENARIOS',
-           'SOURCES', 'topic_in_namespace', 'TOPIC_QOS', 'VEHICLE_STATUS_TOPIC',
-           'VEHICLE_STATUS_TYPE', 'WIRING']
+           'NODE_PACKAGES', 'node_topic', 'normalise_namespace', 'OPTIONAL_INPUTS',
+           'PX4_IN_TOPICS', 'PX4_OPTIONAL_OUT_TOPICS', 'PX4_OUT_TOPICS', 'QosClass',
+           'RECORDED_TOPICS', 'relative_topic', 'SCENARIOS', 'SOURCES', 'topic_in_namespace',
+           'TOPIC_QOS', 'VEHICLE_STATUS_TOPIC', 'VEHICLE_STATUS_TYPE', 'WIRING']
 
 #: The agent's two inputs: the estimator's belief and the independent position fix.
 INPUT_TOPICS: Mapping[str, str] = {
@@ -51,11 +51,18 @@ VEHICLE_STATUS_TYPE = 'ghost_interfaces/msg/VehicleStatus'
 #: with the configuration in force (ghost_core.run_configuration).
 CONFIGURATION_TOPIC = '/ghost/configuration'
 CONFIGURATION_TYPE = 'ghost_interfaces/msg/ConfigurationChange'
-#: What the recorder records by default: the inputs, the agent's outputs and its
-#: configuration changes (the bringup adds the gate's topics when it runs one).
+#: The monitor's health and live verdicts (diagnostic_msgs/DiagnosticArray). Absolute, as
+#: ROS tools expect it (rqt_robot_monitor via diagnostic_aggregator, Foxglove): graphs in
+#: different namespaces share it; their status names differ.
+DIAGNOSTICS_TOPIC = '/diagnostics'
+DIAGNOSTICS_TYPE = 'diagnostic_msgs/msg/DiagnosticArray'
+#: What the recorder records by default: the inputs, the agent's outputs, its configuration
+#: changes and /diagnostics, so that a diagnostics panel (Foxglove) also works after the
+#: flight (the bringup adds the gate's topics when it runs one).
 RECORDED_TOPICS: Mapping[str, str] = {**INPUT_TOPICS, VEHICLE_STATUS_TOPIC: VEHICLE_STATUS_TYPE,
                                       **GHOST_TOPICS,
-                                      CONFIGURATION_TOPIC: CONFIGURATION_TYPE}
+                                      CONFIGURATION_TOPIC: CONFIGURATION_TYPE,
+                                      DIAGNOSTICS_TOPIC: DIAGNOSTICS_TYPE}
 #: The command gate's record of every output it sent (ghost_interfaces/GateEmission).
 GATE_TOPIC = '/ghost/gate'
 #: What the mission wants to send, into the gate: PX4 mode, and the generic (Twist) mode.
@@ -65,16 +72,17 @@ CMD_VEL_IN_TOPIC = '/cmd_vel_in'
 CMD_VEL_TOPIC = '/cmd_vel'
 #: Each node's readiness report (ghost_nodes.readiness), which a source waits for.
 GRAPH_STATUS_TOPIC = '/ghost/graph_status'
-#: The monitor's health and live verdicts (diagnostic_msgs/DiagnosticArray). Absolute, as
-#: ROS tools expect it (rqt_robot_monitor via diagnostic_aggregator, Foxglove): graphs in
-#: different namespaces share it; their status names differ.
-DIAGNOSTICS_TOPIC = '/diagnostics'
 #: PX4's uXRCE-DDS topics (px4_msgs): what px4_bridge reads, and what the gate writes.
 PX4_OUT_TOPICS: Mapping[str, str] = {
     '/fmu/out/vehicle_odometry': 'px4_msgs/msg/VehicleOdometry',
     '/fmu/out/vehicle_local_position': 'px4_msgs/msg/VehicleLocalPosition',
     '/fmu/out/vehicle_gps_position': 'px4_msgs/msg/SensorGps',
     '/fmu/out/vehicle_status': 'px4_msgs/msg/VehicleStatus',
+}
+#: What px4_bridge also reads when the installed px4_msgs defines the type (not every subset
+#: does): the land detector, for the flight status.
+PX4_OPTIONAL_OUT_TOPICS: Mapping[str, str] = {
+    '/fmu/out/vehicle_land_detected': 'px4_msgs/msg/VehicleLandDetected',
 }
 PX4_IN_TOPICS: Mapping[str, str] = {
     '/fmu/in/trajectory_setpoint': 'px4_msgs/msg/TrajectorySetpoint',
@@ -202,6 +210,15 @@ AGENT_SETTINGS: tuple[AgentSetting, ...] = (
 def relative_topic(topic: str) -> str:
     """The name a node uses for a default topic: without the root '/', so a namespace applies."""
     return topic.removeprefix('/')
+
+
+def node_topic(topic: str) -> str:
+    """The name a node subscribes to a graph topic by: relative, but /diagnostics stays absolute.
+
+    /diagnostics is shared by every graph on the domain (``DIAGNOSTICS_TOPIC``); a namespace
+    must not move it.
+    """
+    return topic if topic == DIAGNOSTICS_TOPIC else relative_topic(topic)
 
 
 def normalise_namespace(namespace: str) -> str:

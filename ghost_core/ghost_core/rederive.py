@@ -1,7 +1,7 @@
 """Re-derivation from the inputs: re-run the agent on recorded inputs, compare field by field.
 
-The pure half of ``verify_all --replay`` (``ghost_verify.rederive`` reads the bag) and of
-``ghost_replay`` (``ghost.replay`` writes one):
+The pure half of ``verify_all``'s re-derivation (``ghost_verify.rederive`` reads the bag)
+and of ``ghost_replay`` (``ghost.replay`` writes one):
 
 - ``Replay`` feeds recorded inputs (beliefs and fixes, in the order they were received) to the
   very ``Pipeline`` the nodes' functions make up, applying the outcome evaluator's idle flush

@@ -14,8 +14,8 @@ from ghost_bag.layout import MAX_CHUNK_SIZE
 from ghost_core.graph import (
     GATE_MODES,
     INPUT_QOS_CHOICES,
+    node_topic,
     RECORDED_TOPICS,
-    relative_topic,
     SCENARIOS,
 )
 from ghost_core.parameters import (
@@ -58,7 +58,7 @@ GATE_NODE_MODES = tuple(mode for mode in GATE_MODES if mode != 'none')
 NO_COVARIANCE_CHOICES = ('unknown', 'uncertain')
 
 _BLOCKS = (('position', 'm'), ('velocity', 'm/s'), ('orientation', 'rad'))
-_DEFAULT_TOPICS = [f'{relative_topic(topic)}={type_name}' for topic, type_name in
+_DEFAULT_TOPICS = [f'{node_topic(topic)}={type_name}' for topic, type_name in
                    RECORDED_TOPICS.items()]
 _MAVLINK_ID = (at_least(0), at_most(255))
 
@@ -173,8 +173,9 @@ _RECORDER = (
     ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
               'directory). It must not exist yet.', read_only=True),
     ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two '
-              'inputs, every ghost topic and ghost/configuration, by their default names, '
-              'relative to the namespace; remaps apply).', read_only=True),
+              'inputs, vehicle_status, every ghost topic and ghost/configuration, by their '
+              'default names, relative to the namespace, and the absolute /diagnostics; remaps '
+              'apply).', read_only=True),
     ParamSpec('input_qos', 'best_effort', "Reliability of the subscriptions to the inputs "
               "(state/nav, observations) and to topics of other packages' types (the command "
               "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "

@@ -34,7 +34,12 @@ from typing import Any
 
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
-from ghost_core.graph import GRAPH_STATUS_TOPIC, relative_topic
+from ghost_core.graph import (
+    CONFIGURATION_TOPIC,
+    DIAGNOSTICS_TOPIC,
+    GRAPH_STATUS_TOPIC,
+    relative_topic,
+)
 
 __all__ = ['FOREIGN_WARNING_PERIOD_S', 'STATUS_TOPIC', 'EndpointReport', 'GraphReadiness',
            'GraphStatusReporter', 'STATUS_READER_QOS', 'STATUS_WRITER_QOS',
@@ -116,10 +121,24 @@ def missing_edges(expected_readers: Mapping[str, int],
     return missing
 
 
+#: Topics with many producers by design: every graph (and any other stack) on the domain
+#: publishes /diagnostics, which the recorder records; three nodes of a graph publish its
+#: ghost/configuration (each change names its node), in whatever namespace.
+_SHARED = frozenset({DIAGNOSTICS_TOPIC})
+_SHARED_IN_NAMESPACE = CONFIGURATION_TOPIC
+
+
+def _shared(topic: str) -> bool:
+    return topic in _SHARED or topic.endswith(_SHARED_IN_NAMESPACE)
+
+
 def foreign_producers(readers: Mapping[str, int], expected_writers: int = 1) -> dict[str, int]:
-    """The subscribed topics whose reader has matched more than ``expected_writers`` writers."""
+    """The subscribed topics whose reader has matched more than ``expected_writers`` writers.
+
+    /diagnostics and ghost/configuration are shared by design and never count.
+    """
     return {topic: count for topic, count in sorted(readers.items())
-            if count > expected_writers}
+            if count > expected_writers and not _shared(topic)}
 
 
 def foreign_producer_message(topic: str, matched: int, expected: int,

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 import math
 from pathlib import Path
+import re
 from typing import Any
 
 import numpy
@@ -22,6 +23,7 @@ __all__ = [
     'EKF_POSITION_FLAG',
     'EVENT_KINDS',
     'EVENT_TOPICS',
+    'FAILSAFE_MESSAGE',
     'LIMIT_PARAMETERS',
     'LimitParameter',
     'Px4Event',
@@ -39,6 +41,14 @@ EVENT_KINDS = ('failsafe', 'nav_state', 'position_invalid', 'position_valid', 'e
                'log_message')
 #: The kinds that count as PX4 acting on a degraded position/estimator (what Ghost should lead).
 SAFETY_KINDS = ('failsafe', 'position_invalid')
+#: PX4's own announcement of a failsafe in a logged message, by generation, after the module
+#: tag v1.14 on puts first ('[failsafe] '): 'failsafe mode on' (the oldest commander),
+#: 'Failsafe enabled: <reason>' (to v1.13, beside vehicle_status.failsafe), 'Failsafe
+#: activated' and 'Failsafe activated, entering Hold for N seconds' (v1.14 on, also when the
+#: action is only a warning, which leaves vehicle_status.failsafe unset).
+FAILSAFE_MESSAGE = re.compile(
+    r'(?:\[\w+\]\s*)?(?:failsafe activated|failsafe enabled|failsafe mode on)\b',
+    re.IGNORECASE)
 
 #: The log topics ``px4_events`` reads (``load_px4_events`` loads only these).
 EVENT_TOPICS = ('vehicle_status', 'vehicle_status_flags', 'failsafe_flags',
@@ -96,6 +106,17 @@ class Px4Event:
                              f'{", ".join(EVENT_KINDS)}')
         if not isinstance(self.detail, str):
             raise ValueError(f'Px4Event.detail: {self.detail!r} is not a string')
+
+    @property
+    def safety(self) -> bool:
+        """PX4 acting on a degraded position or estimator, what Ghost should lead.
+
+        A failsafe's start, a position becoming invalid, or a logged message announcing a
+        failsafe (``FAILSAFE_MESSAGE``); a failsafe ending is none.
+        """
+        if self.kind == 'log_message':
+            return FAILSAFE_MESSAGE.match(self.detail) is not None
+        return self.kind in SAFETY_KINDS and not self.detail.startswith('failsafe off')
 
 
 def _version(ulog: Any) -> tuple[int, int] | None:

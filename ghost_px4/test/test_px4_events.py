@@ -250,6 +250,28 @@ def test_px4_event_refuses_what_is_not_an_event() -> None:
     assert set(SAFETY_KINDS) <= set(EVENT_KINDS)
 
 
+@pytest.mark.parametrize(('kind', 'detail', 'safety'), [
+    ('failsafe', 'failsafe on (nav_state AUTO_RTL)', True),
+    ('failsafe', 'failsafe off (nav_state POSCTL)', False),
+    ('position_invalid', 'vehicle_local_position.xy_valid false', True),
+    ('position_valid', 'vehicle_local_position.xy_valid true', False),
+    ('ekf_reset', 'xy_reset_counter 1 -> 2', False),
+    # PX4's failsafe announcements, by generation (the module tag from v1.14 on).
+    ('log_message', '[failsafe] Failsafe activated', True),
+    ('log_message', 'Failsafe activated, entering Hold for 5 seconds', True),
+    ('log_message', 'Failsafe enabled: no global position', True),
+    ('log_message', 'failsafe mode on', True),
+    ('log_message', 'failsafe mode off', False),
+    ('log_message', '[health_and_arming_checks] Preflight Fail: Flight termination active',
+     False),
+    ('log_message', 'Failsafe warning: RC lost', False),
+])
+def test_safety_events_are_failsafe_starts_invalid_positions_and_failsafe_messages(
+        kind: str, detail: str, safety: bool) -> None:
+    """What Ghost's lead is measured against, whatever PX4 generation wrote the log."""
+    assert Px4Event(1, kind, detail).safety is safety
+
+
 def test_px4_events_is_pure() -> None:
     """The module loads without rclpy."""
     code = 'import sys, ghost_px4.events; print("rclpy" in sys.modules)'

@@ -24,7 +24,8 @@ from ghost_core.calibration import REASON_DOWNGRADE
 
 from .flight import BLOCKS, CycleRow
 
-__all__ = ['MAX_PHASES', 'Episode', 'cycle_cause', 'episodes', 'fix_ages', 'lead_time']
+__all__ = ['MAX_PHASES', 'Episode', 'cycle_cause', 'episodes', 'fix_ages', 'lead_text',
+           'lead_time', 'seconds_text']
 
 #: Cause changes listed per episode; the rest are counted.
 MAX_PHASES = 8
@@ -199,3 +200,19 @@ def lead_time(rows: Sequence[CycleRow], event_ns: int) -> float | None:
     later = next((i for i in range(index + 1, len(decided))
                   if decided[i].decision != _PROCEED), None)
     return None if later is None else (event_ns - stamps[later]) / 1e9
+
+
+def seconds_text(seconds: float, digits: int = 1, *, sign: bool = False) -> str:
+    """`seconds` with `digits` decimals (a + for positive with `sign`); never '-0.0'."""
+    text = f'{seconds:+.{digits}f}' if sign else f'{seconds:.{digits}f}'
+    return text if float(text) != 0 else f'{0:.{digits}f}'
+
+
+def lead_text(lead: float | None, none: str) -> str:
+    """A lead time (``lead_time``) as the index and the report show it; `none` for None."""
+    if lead is None:
+        return none
+    text = seconds_text(lead, 2, sign=True)
+    if float(text) == 0:
+        return f'{text} s (at the event)'
+    return f'{text} s ({"ahead" if lead > 0 else "behind"})'

@@ -7,7 +7,7 @@ from html import escape
 
 from ghost_core.levels import DecisionKind
 
-from .episodes import lead_time
+from .episodes import lead_text, lead_time, seconds_text
 from .review import FlightReview
 
 __all__ = ['decision_shares', 'index_html']
@@ -42,11 +42,9 @@ def _lead(review: FlightReview) -> str:
         return 'no PX4 failsafe or position-invalid event'
     parts = []
     for event in safety[:4]:
-        lead = lead_time(rows, event.time_ns)
+        text = lead_text(lead_time(rows, event.time_ns), 'none')
         at = (event.time_ns - rows[0].stamp_ns) / 1e9 if rows else 0.0
-        text = ('none' if lead is None
-                else f'{lead:+.2f} s ({"ahead" if lead >= 0 else "behind"})')
-        parts.append(f'{escape(event.detail)} at {at:.1f} s: {text}')
+        parts.append(f'{escape(event.detail)} at {seconds_text(at)} s: {text}')
     more = f'<li>… {len(safety) - 4} more</li>' if len(safety) > 4 else ''
     return '<ul>' + ''.join(f'<li>{part}</li>' for part in parts) + more + '</ul>'
 

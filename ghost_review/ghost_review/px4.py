@@ -20,8 +20,8 @@ __all__ = ['LogEvent', 'LogInfo', 'import_ulog', 'log_info']
 class LogEvent:
     """One PX4 event: PX4 time since boot (ns), its kind and its text.
 
-    `safety`: PX4 acting on a degraded position or estimator (ghost_px4's SAFETY_KINDS; a
-    failsafe ending is not one), what Ghost's lead time is measured against.
+    `safety`: PX4 acting on a degraded position or estimator, or announcing a failsafe
+    (ghost_px4's ``Px4Event.safety``), what Ghost's lead time is measured against.
     """
 
     time_ns: int
@@ -50,7 +50,7 @@ def _px4() -> None:
 def log_info(path: Path) -> LogInfo:
     """Read the log's vehicle, version and events; ReviewInputError when it cannot be read."""
     _px4()
-    from ghost_px4.events import EVENT_TOPICS, px4_events, SAFETY_KINDS
+    from ghost_px4.events import EVENT_TOPICS, px4_events
     from ghost_px4.ulog_read import load_ulog, px4_version_label, UlogReadError
 
     try:
@@ -60,9 +60,7 @@ def log_info(path: Path) -> LogInfo:
     info = ulog.msg_info_dict
     vehicle = ' '.join(str(info[key]) for key in ('ver_hw', 'ver_hw_subtype')
                        if info.get(key)) or 'not stated'
-    events = tuple(LogEvent(event.time_ns, event.kind, event.detail,
-                            event.kind in SAFETY_KINDS
-                            and not event.detail.startswith('failsafe off'))
+    events = tuple(LogEvent(event.time_ns, event.kind, event.detail, event.safety)
                    for event in px4_events(ulog))
     return LogInfo(vehicle, px4_version_label(ulog), events)
 

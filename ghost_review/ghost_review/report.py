@@ -10,7 +10,7 @@ from ghost_core.assessment import REASON_ESTIMATOR_INVALID, REASON_NO_COVARIANCE
 from ghost_core.calibration import REASON_DOWNGRADE
 from ghost_verify import LinkRecord
 
-from .episodes import Episode, fix_ages, lead_time
+from .episodes import Episode, fix_ages, lead_text, lead_time, seconds_text
 from .flight import BLOCKS, CONTEXT_FIELDS, CycleRow
 from .review import FlightReview
 from .svg import (
@@ -19,6 +19,7 @@ from .svg import (
     DECISION_COLOURS,
     GATE_COLOURS,
     hline,
+    LABEL_HEIGHT,
     Panel,
     series_path,
     svg,
@@ -51,7 +52,7 @@ vertical-align:top;text-align:left}th{background:#fafafa}code{font-size:11px}
 
 
 def _s(value: float) -> str:
-    return f'{value:.2f}'
+    return seconds_text(value, 2)
 
 
 def _header(review: FlightReview, span_s: float, t0_ns: int) -> str:
@@ -150,7 +151,10 @@ def _sigma_lane(axis: Axis, times: list[float], rows: Sequence[CycleRow], block:
             body += (f'<rect class="hyst" x="{axis.x(0):.1f}" y="{y0:.1f}" width="{980}" '
                      f'height="{max(y1 - y0, 0.5):.1f}"><title>hysteresis band: recovery '
                      f'needs σ ≤ {bound * (1 - margin):.3g} {unit}</title></rect>')
-        body += hline(panel, limits.known_max_std, f'KNOWN ≤ {limits.known_max_std:g}', 'known')
+        # Close thresholds (velocity's 0.5 and 0.7 m/s): KNOWN's label goes under its line.
+        close = panel.y(limits.known_max_std) - panel.y(limits.uncertain_max_std) < LABEL_HEIGHT
+        body += hline(panel, limits.known_max_std, f'KNOWN ≤ {limits.known_max_std:g}', 'known',
+                      below=close)
         body += hline(panel, limits.uncertain_max_std,
                       f'UNKNOWN > {limits.uncertain_max_std:g}', 'uncertain')
     gaps = [(a, b, state, f'{block}: {state}') for a, b, state in
@@ -258,13 +262,12 @@ def _events_table(review: FlightReview, t0_ns: int) -> str:
         return ''
     rows = []
     for event in review.log.events[:MAX_EVENT_ROWS]:
-        lead = lead_time(review.data.cycles, event.time_ns) if event.safety else None
-        lead_text = '' if not event.safety else (
-            'none (PROCEED then and after, or before the first decision)' if lead is None
-            else f'{lead:+.2f} s ({"ahead" if lead >= 0 else "behind"})')
-        rows.append(f'<tr><td>{(event.time_ns - t0_ns) / 1e9:.2f}</td>'
+        lead = '' if not event.safety else lead_text(
+            lead_time(review.data.cycles, event.time_ns),
+            'none (PROCEED then and after, or before the first decision)')
+        rows.append(f'<tr><td>{_s((event.time_ns - t0_ns) / 1e9)}</td>'
                     f'<td>{event.time_ns / 1e9:.3f}</td><td>{escape(event.kind)}</td>'
-                    f'<td>{escape(event.detail)}</td><td>{lead_text}</td></tr>')
+                    f'<td>{escape(event.detail)}</td><td>{lead}</td></tr>')
     more = len(review.log.events) - MAX_EVENT_ROWS
     note = f'<p>… and {more} more events (all are marked above)</p>' if more > 0 else ''
     return ('<h2>PX4 events</h2><table id="events"><tr><th>s</th><th>boot s</th><th>kind</th>'

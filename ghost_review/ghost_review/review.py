@@ -34,11 +34,13 @@ _STATE_TYPE = 'nav_msgs/msg/Odometry'
 
 @dataclass(frozen=True, slots=True)
 class FlightInput:
-    """One flight to review: its path, what it is, and its name in the output."""
+    """One flight to review: its path, what it is, its name in the output, its path as given."""
 
     path: Path
     kind: str
     name: str
+    #: The path as the user gave it (the report shows it); '': `path`.
+    shown: str = ''
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +133,7 @@ def find_inputs(paths: Sequence[Path]) -> tuple[list[FlightInput], list[str]]:
             while name in names:
                 name, number = f'{base}-{number}', number + 1
             names.add(name)
-            flights.append(FlightInput(path, kind, name))
+            flights.append(FlightInput(path, kind, name, str(path)))
     return flights, errors
 
 
@@ -151,7 +153,9 @@ def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
     log = None
     if flight.kind == ULOG:
         log = log_info(flight.path)
-        warnings += import_ulog(flight.path, folder / 'input')
+        # The importer names the log by the path it was given; say it as the user did.
+        warnings += [warning.replace(str(flight.path), flight.shown or str(flight.path))
+                     for warning in import_ulog(flight.path, folder / 'input')]
         bag = folder / 'bag'
         _replay(folder / 'input', bag, config)
     elif flight.kind == INPUT_BAG:
@@ -168,7 +172,7 @@ def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
     lines = verdict.lines + verdict.errors
     found = episodes(data.cycles,
                      review_config.pipeline.thresholds if review_config.pipeline else None)
-    source = f'{flight.kind} {flight.path}'
+    source = f'{flight.kind} {flight.shown or flight.path}'
     if flight.kind != GHOST_BAG:
         source += f' (replayed into {flight.name}/bag)'
     return FlightReview(flight.name, source, bag, log, data, review_config, lines,

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from html import escape
 import math
 
-__all__ = ['DECISION_COLOURS', 'Axis', 'Panel', 'bands', 'hline', 'nice_ticks', 'series_path']
+__all__ = ['DECISION_COLOURS', 'Axis', 'bands', 'hline', 'LABEL_HEIGHT', 'nice_ticks', 'Panel',
+           'series_path']
 
 #: Plot area: left margin for labels, width in pixels.
 LEFT, WIDTH, RIGHT = 110, 980, 20
@@ -107,11 +108,16 @@ def series_path(axis: Axis, panel: Panel, times: Sequence[float],
     return ''.join(commands)
 
 
-def hline(panel: Panel, value: float, label: str, css: str) -> str:
-    """A horizontal reference line with its label at the right end."""
+#: Vertical room a reference line's label takes (px; the .ref text is 10 px).
+LABEL_HEIGHT = 12
+
+
+def hline(panel: Panel, value: float, label: str, css: str, *, below: bool = False) -> str:
+    """A horizontal reference line with its label at the right end, above it (or below)."""
     y = _f(panel.y(value))
+    text_y = float(y) + LABEL_HEIGHT - 1 if below else float(y) - 2
     return (f'<line class="{css}" x1="{LEFT}" x2="{LEFT + WIDTH}" y1="{y}" y2="{y}"/>'
-            f'<text class="ref" x="{LEFT + WIDTH - 2}" y="{float(y) - 2:.1f}" '
+            f'<text class="ref" x="{LEFT + WIDTH - 2}" y="{text_y:.1f}" '
             f'text-anchor="end">{escape(label)}</text>')
 
 

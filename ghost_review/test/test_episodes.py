@@ -3,7 +3,7 @@
 import pytest
 
 from ghost_core.profiles import ACCURACY_PROFILES
-from ghost_review.episodes import episodes, fix_ages, lead_time
+from ghost_review.episodes import episodes, fix_ages, lead_text, lead_time, seconds_text
 from ghost_review.flight import CycleRow
 
 pytestmark = pytest.mark.bag
@@ -68,3 +68,14 @@ def test_fix_age_and_lead_time() -> None:
     assert lead_time(ROWS, round(3.5 * S)) == 1.5
     assert lead_time(ROWS, round(5.5 * S)) == -0.5
     assert lead_time(ROWS, S // 2) is None
+
+
+def test_times_never_read_minus_zero() -> None:
+    """An event a hair before the first cycle is at 0.0 s, and a lead that rounds to 0 is 0."""
+    assert seconds_text(-0.0001) == '0.0' and seconds_text(-0.04, 2) == '-0.04'
+    assert seconds_text(-0.004, 2) == '0.00' and seconds_text(1.25, 1) == '1.2'
+    assert seconds_text(0.001, 2, sign=True) == '0.00'
+    assert lead_text(-0.001, 'none') == '0.00 s (at the event)'
+    assert lead_text(2.5, 'none') == '+2.50 s (ahead)'
+    assert lead_text(-1.0, 'none') == '-1.00 s (behind)'
+    assert lead_text(None, 'none') == 'none'

@@ -1,6 +1,8 @@
 """ghost_review end to end: an input bag reviewed, decisions.csv for pandas, bad inputs."""
 
 from pathlib import Path
+import re
+import shutil
 import subprocess
 import sys
 
@@ -15,6 +17,7 @@ import pytest
 
 from ghost_review.cli import main
 from ghost_review.csv_out import COLUMNS
+from ghost_review.svg import LABEL_HEIGHT
 
 pytestmark = pytest.mark.bag
 
@@ -60,6 +63,30 @@ def test_the_report_lists_exactly_the_episodes_the_decisions_imply(reviewed: Pat
         assert (f'data-decision="{kind}" data-start-ns="{start}" data-end-ns="{end}"') in html
     assert html.count('<tr class="episode"') == len(expected)
     assert 'drift: ' in html  # the cause chain names the calibrated downgrade
+
+
+def test_threshold_labels_of_each_sigma_plot_do_not_overlap(reviewed: Path) -> None:
+    """KNOWN and UNKNOWN labels of a block (velocity: 0.5 and 0.7 m/s) stay apart."""
+    html = (reviewed / 'drift' / 'report.html').read_text(encoding='utf-8')
+    labels = [float(y) for y in re.findall(
+        r'<text class="ref" x="[\d.]+" y="([\d.]+)" text-anchor="end">(?:UNKNOWN &gt;|KNOWN ≤)',
+        html)]
+    assert len(labels) == 6  # two per block
+    for known, unknown in zip(labels[::2], labels[1::2], strict=True):
+        assert abs(known - unknown) >= LABEL_HEIGHT, labels
+
+
+def test_a_replayed_bag_has_its_configuration_and_a_bag_without_manifest_says_so(
+        reviewed: Path, tmp_path: Path) -> None:
+    """ghost_replay writes manifest.json: no self-reported warning; without one, said plainly."""
+    html = (reviewed / 'drift' / 'report.html').read_text(encoding='utf-8')
+    assert 'self-reported' not in html and '(source: manifest.json)' in html
+    bare = shutil.copytree(reviewed / 'drift' / 'bag', tmp_path / 'bare')
+    (bare / 'manifest.json').unlink()
+    assert main([str(bare), '--output', str(tmp_path / 'out')]) == 0
+    html = (tmp_path / 'out' / 'bare' / 'report.html').read_text(encoding='utf-8')
+    assert 'no manifest.json: the run configuration is not recorded' in html
+    assert 'manifest: none (unsigned bag)' in html
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -37,8 +37,9 @@ exit codes:
   1  a property is violated, a chain link is broken or missing, (verify_all) a cycle is
      incomplete, a recorded history differs from the recorded outcomes or a cycle does not
      conform to the policies it names (an unknown policy id is not checked: exit 1 too), a
-     command gate's record fails GATE-v1, (--replay) a recorded message differs from the
-     one re-derived from the inputs or the replay is not possible, coverage was required
+     command gate's record fails GATE-v1, (verify_all, unless --no-replay) a recorded
+     message differs from the one re-derived from the inputs (--strict: or the bag cannot
+     be re-derived: no inputs or configuration recorded), coverage was required
      and a precondition never held, or part of the bag could not be read (truncated,
      damaged): the verdicts then cover what was read, and a note says what was not
   2  usage error (bad arguments, or an output file that cannot be written)
@@ -255,7 +256,7 @@ def verify_all_main(argv: Sequence[str] | None = None) -> int:
     options = VerifyOptions(
         min_outcomes=args.min_outcomes, downgrade_threshold=args.downgrade_threshold,
         window_size=args.window_size, cycle_window=args.cycle_window, strict=args.strict,
-        replay=args.replay, require_coverage=args.require_coverage,
+        replay=not args.no_replay, require_coverage=args.require_coverage,
         public_key=args.public_key, jobs=args.jobs, prog=prog)
     out: TextIO = sys.stderr if args.json == '-' else sys.stdout
     try:
@@ -283,11 +284,13 @@ def _verify_all_parser(prog: str) -> _Parser:
     parser.add_argument('--public-key', metavar='KEY',
                         help='check the signed run manifest (manifest.json) with this Ed25519 '
                              'public key (PEM, from ghost_keygen) before anything else')
-    parser.add_argument('--replay', action='store_true',
-                        help='also re-run the agent from the inputs the bag holds, with the '
-                             'configuration it recorded, and compare every recorded Ghost '
-                             'message with the re-derived one exactly (exit 1 when one '
-                             'differs, or when the replay is not possible)')
+    parser.add_argument('--no-replay', action='store_true',
+                        help='skip the re-derivation: by default the agent (and px4_bridge, '
+                             'when the bag holds its fmu/out inputs) is re-run from the '
+                             'inputs the bag holds, with the configuration it recorded, and '
+                             'every recorded message compared with the re-derived one exactly '
+                             '(exit 1 when one differs; a bag without inputs or configuration '
+                             'is reported not re-derivable, exit 1 only with --strict)')
     parser.add_argument('--jobs', '-j', type=_positive, default=1, metavar='N',
                         help='processes to use: one bag is cut into N parts verified in '
                              'parallel (the report is the one-process report, field for '

@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 import time
-from typing import Any, TYPE_CHECKING
+from typing import Any, TYPE_CHECKING, TypeVar
 
 from ghost_bag.errors import BagError
 from ghost_bag.manifest import load_public_key, ManifestError
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     'BagVerdict',
     'FleetRun',
+    'map_on_dask',
     'SchedulerError',
     'VerifyOptions',
     'verify_bag',
@@ -40,6 +41,8 @@ __all__ = [
 
 #: How long to wait for the Dask scheduler to answer.
 SCHEDULER_TIMEOUT_S = 10.0
+
+_Result = TypeVar('_Result')
 
 
 class SchedulerError(RuntimeError):
@@ -55,7 +58,7 @@ class VerifyOptions:
     window_size: int | None = None
     cycle_window: int | None = None
     strict: bool = False
-    replay: bool = False
+    replay: bool = True
     require_coverage: bool = False
     #: The Ed25519 public key (PEM file) the manifests are checked with; None: not checked.
     public_key: str | None = None
@@ -240,14 +243,28 @@ def verify_fleet(
 def _on_dask(names: Sequence[str], options: VerifyOptions, scheduler: str,
              collect: Callable[[BagVerdict], None]) -> int:
     """Run verify_bag for every bag on the Dask cluster at `scheduler`; return its workers."""
+    # The workers open the bags themselves: give them paths that do not depend on where
+    # this command runs from.
+    absolute = [str(Path(name).absolute()) for name in names]
+    given = iter(names)
+    return map_on_dask(verify_bag, absolute, scheduler,
+                       lambda verdict: collect(_renamed(verdict, next(given))), options=options)
+
+
+def map_on_dask(function: Callable[..., _Result], items: Sequence[Any], scheduler: str,
+                collect: Callable[[_Result], None], **kwargs: Any) -> int:
+    """``function(item, **kwargs)`` for every item on the Dask cluster at `scheduler`.
+
+    `collect` gets the results in the order of `items`, each as soon as it and those before
+    it are in; returns the cluster's worker count. SchedulerError when dask[distributed] is
+    not installed or no scheduler answers at `scheduler`; an exception `function` raises is
+    raised here.
+    """
     try:
         from distributed import Client
     except ImportError as err:
         raise SchedulerError(f'needs dask[distributed] ({err}); pip install -r '
                              'requirements.txt (or requirements-ros.txt)') from err
-    # The workers open the bags themselves: give them paths that do not depend on where
-    # this command runs from.
-    absolute = [str(Path(name).absolute()) for name in names]
     try:
         client = Client(scheduler, set_as_default=False,  # type: ignore[no-untyped-call]
                         timeout=SCHEDULER_TIMEOUT_S)
@@ -256,10 +273,9 @@ def _on_dask(names: Sequence[str], options: VerifyOptions, scheduler: str,
                              ) from err
     with client:
         workers = max(len(client.scheduler_info().get('workers', {})), 1)
-        futures = client.map(verify_bag, absolute, options=options, pure=False)
-        for name, future in zip(names, futures, strict=True):
-            verdict: BagVerdict = future.result()
-            collect(_renamed(verdict, name))
+        futures = client.map(function, items, pure=False, **kwargs)
+        for future in futures:
+            collect(future.result())
     return workers
 
 

@@ -57,6 +57,7 @@ from mcap.reader import make_reader
 from .bag import BagScan, DEFAULT_CYCLE_WINDOW, FileScan, GhostBag, resolve_bag
 from .events import BagInfo
 from .manifest import check_manifest, ManifestCheck
+from .rederive import RederivationReport, rederive
 from .run_parameters import load_run_parameters, RunParameters
 from .single_pass import Checks, VerificationResult, verify_single_pass
 from .split_part import Chunk, Declarations, Part, PartOptions, PartResult, run_part
@@ -108,14 +109,16 @@ def verify_split(
     manifest: ManifestCheck | None = None,
     strict: bool = False,
     pool: Pool | None = None,
+    replay: bool = True,
 ) -> VerificationResult:
     """verify_all of `bag` with its chunks cut into `jobs` parts judged in parallel.
 
     Returns what ``verify_all(bag, ...)`` returns in a single pass (which is what runs when
-    a split could not be exact, see the module docstring; `log` says why).
+    a split could not be exact, see the module docstring; `log` says why). With `replay`,
+    this process re-derives the bag from its inputs while the parts run.
     """
     result, _ = run_split(bag, jobs, parameters, cycle_window=cycle_window, manifest=manifest,
-                          strict=strict, pool=pool)
+                          strict=strict, pool=pool, replay=replay)
     return result
 
 
@@ -128,6 +131,7 @@ def run_split(
     manifest: ManifestCheck | None = None,
     strict: bool = False,
     pool: Pool | None = None,
+    replay: bool = True,
 ) -> tuple[VerificationResult, SplitRun]:
     """verify_split, and how the bag was split (or why it was verified in a single pass)."""
     if manifest is None:
@@ -140,7 +144,7 @@ def run_split(
         log.info('%s: verified in a single pass: %s', bag, reason)
         assert parameters is not None
         return verify_single_pass(bag, manifest, parameters, cycle_window=cycle_window,
-                                  strict=strict), SplitRun(1, single_pass=reason)
+                                  strict=strict, replay=replay), SplitRun(1, single_pass=reason)
 
     if strict:
         return single('--strict judges every cycle with the first recorded M and K')
@@ -164,6 +168,10 @@ def run_split(
             for future in futures:
                 future.cancel()
             return single(f'the bag cannot be scanned ({" ".join(str(err).split())})')
+        # And the re-derivation from the inputs, a pass of its own (it reads the bag for
+        # what it needs; a single pass, when one runs below, does it again).
+        replayed = (rederive(bag, cycle_window=cycle_window, parameters=parameters)
+                    if replay else None)
         results = [future.result() for future in futures]
     finally:
         if pool is None:
@@ -171,11 +179,12 @@ def run_split(
     reason = _disagreement(bag, chunks, declarations, parts, results, scan)
     if reason is not None:
         return single(reason)
-    return _merged_result(bag, results, scan, manifest)
+    return _merged_result(bag, results, scan, manifest, replayed)
 
 
 def _merged_result(bag: str | os.PathLike[str], results: Sequence[PartResult], scan: BagScan,
-                   manifest: ManifestCheck) -> tuple[VerificationResult, SplitRun]:
+                   manifest: ManifestCheck, replayed: RederivationReport | None = None,
+                   ) -> tuple[VerificationResult, SplitRun]:
     """The parts' checkers merged into the result of a single pass, and how it was split."""
     merged = results[0].checks
     assert merged is not None
@@ -197,7 +206,7 @@ def _merged_result(bag: str | os.PathLike[str], results: Sequence[PartResult], s
                               if time is not None), default=None),
     )
     starts = tuple(result.start for result in results[1:] if result.start is not None)
-    return merged.result(info, manifest, bag=bag), SplitRun(len(results), starts)
+    return merged.result(info, manifest, replayed, bag=bag), SplitRun(len(results), starts)
 
 
 def _plan(bag: str | os.PathLike[str]) -> tuple[list[Chunk], Declarations]:

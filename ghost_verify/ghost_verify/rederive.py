@@ -1,4 +1,4 @@
-"""Re-derivation from the inputs (``verify_all --replay``): re-run the agent, compare exactly.
+"""Re-derivation from the inputs (``verify_all``, by default): re-run the agent, compare exactly.
 
 One cohesive job (re-derivation: scan, re-run, compare, report), so one module past 400 lines.
 
@@ -52,6 +52,7 @@ from ghost_core.run_configuration import ConfigurationTimeline
 from ghost_core.samples import BeliefSample
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
+from .bridge_rederive import bag_px4_topics, BridgeReport, rederive_bridge
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError
 from .report_json import read_errors_to_json
 from .run_parameters import load_run_parameters, RunParameters
@@ -211,6 +212,9 @@ class RederivationReport:
     `not_possible_reason`: why the replay could not be done, or could not go on from
     `replayed_until_ns` (None when the whole bag was re-derived). `holds` is True exactly when
     the whole bag was re-derived and every recorded message equals the re-derived one.
+    `bridge`: the re-derivation of px4_bridge's conversion, when the bag holds its fmu/out
+    inputs. `violated`: something re-derived differs (a failure of verify_all); what could
+    not be re-derived fails only with --strict (``fails``).
     """
 
     property_version: str
@@ -230,6 +234,7 @@ class RederivationReport:
     superseded_observations: int
     idle_flushes: int
     read_errors: tuple[ReadError, ...] = ()
+    bridge: BridgeReport | None = None
 
     @property
     def possible(self) -> bool:
@@ -248,8 +253,23 @@ class RederivationReport:
 
     @property
     def holds(self) -> bool:
-        """True when the whole bag was re-derived and nothing differs."""
-        return self.possible and self.messages_differing == 0
+        """True when the whole bag (and the bridge's conversion) was re-derived, all equal."""
+        return (self.possible and self.messages_differing == 0
+                and (self.bridge is None or self.bridge.holds))
+
+    @property
+    def violated(self) -> bool:
+        """True when a recorded message differs from the one re-derived from the inputs."""
+        return self.messages_differing > 0 or (self.bridge is not None and self.bridge.violated)
+
+    @property
+    def complete(self) -> bool:
+        """True when everything was re-derived: no part not possible, nothing one-sided."""
+        return self.holds and (self.bridge is None or self.bridge.unmatched == 0)
+
+    def fails(self, strict: bool) -> bool:
+        """Whether verify_all fails on it: a difference; with `strict`, anything not done."""
+        return self.violated or (strict and not self.complete)
 
     @property
     def incomplete_input(self) -> bool:
@@ -299,6 +319,8 @@ class RederivationReport:
             'idle_flushes': self.idle_flushes,
             'incomplete_input': self.incomplete_input,
             'read_errors': read_errors_to_json(self.read_errors),
+            'violated': self.violated,
+            'px4_bridge': None if self.bridge is None else self.bridge.to_json(),
         }
 
     def summary(self) -> str:
@@ -306,7 +328,7 @@ class RederivationReport:
         compared = self.messages_compared
         exact = compared - sum(topic.differing for topic in self.topics)
         if not self.replayed:
-            return f'replay: NOT POSSIBLE ({self.not_possible_reason})'
+            return f'replay: not possible ({self.not_possible_reason})'
         if self.messages_differing:
             counts = ', '.join(f'{topic.kind} {topic.differences}' for topic in self.topics
                                if topic.differences)
@@ -317,11 +339,11 @@ class RederivationReport:
                        f'{self.messages_differing} differ: {counts}; the first at '
                        f'{difference.cycle_stamp_ns} ns: {kind} {difference.describe()})')
             if self.not_possible_reason is not None:
-                verdict += (f'; NOT POSSIBLE from {self.replayed_until_ns} ns: '
+                verdict += (f'; not possible from {self.replayed_until_ns} ns: '
                             f'{self.not_possible_reason}')
             return verdict
         if self.not_possible_reason is not None:
-            return (f'replay: NOT POSSIBLE from {self.replayed_until_ns} ns '
+            return (f'replay: not possible from {self.replayed_until_ns} ns '
                     f'({self.not_possible_reason}); before it {exact}/{compared} messages '
                     'were re-derived exactly')
         return (f'replay: {exact}/{compared} messages re-derived exactly ({self.cycles_compared}'
@@ -345,6 +367,8 @@ class RederivationReport:
             lines.append(f'replay: {self.late_observations} fixes reached the bag after their '
                          "cycle's lag: the agent may have received them sooner, and resolved "
                          'those cycles otherwise')
+        if self.bridge is not None:
+            lines.extend(self.bridge.notes())
         return tuple(lines)
 
 
@@ -578,8 +602,10 @@ class _Comparison:
         self.reason: str | None = None
         self.until_ns: int | None = None
 
-    def run(self, bag: str | os.PathLike[str], cycle_window: int) -> None:
-        for cycle in GhostBag(bag, cycle_window=cycle_window).cycles():
+    def run(self, bag: str | os.PathLike[str], cycle_window: int) -> BagInfo:
+        """Compare every recorded cycle; return what the pass read of the bag."""
+        ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+        for cycle in ghost_bag.cycles():
             recorded = _recorded(cycle)
             for kind, messages in recorded.items():
                 self.topics[kind].topics.update(message.topic for message in messages)
@@ -616,6 +642,7 @@ class _Comparison:
                     self.topics[kind].pend(trace.stamp_ns, message)
         for topic in self.topics.values():
             topic.settle_pending(recorded_later=False)
+        return ghost_bag.info
 
     def _impossible(self, cycle: CycleEvent, trace: CycleTrace | None,
                     recorded: Mapping[str, tuple[GhostMessage, ...]]) -> str | None:
@@ -696,31 +723,51 @@ def rederive(
     """
     if parameters is None:
         parameters = load_run_parameters(bag)
-    if info is None:
-        ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-        for _cycle in ghost_bag.cycles():
-            pass
-        info = ghost_bag.info
     timeline = parameters.timeline
     reason = parameters.problem or parameters.missing or None
-    if info.read_errors and reason is None:
-        reason = ('part of the bag could not be read (see read_errors): a re-run needs every '
-                  'input and every recorded message')
+    unread = ('part of the bag could not be read (see read_errors): a re-run needs every '
+              'input and every recorded message')
+    if info is not None and info.read_errors and reason is None:
+        reason = unread
     comparison = None
     if reason is None:
         assert timeline is not None  # no problem and nothing missing: a configuration
         try:
             inputs = _Inputs(resolve_bag(bag).files, parameters.input_topics)
             comparison = _Comparison(timeline, timeline.start, inputs)
-            comparison.run(bag, cycle_window)
+            # Without `info`, this pass's own reading of the bag is it (no pass more).
+            read = comparison.run(bag, cycle_window)
+            if info is None:
+                info = read
+                if info.read_errors:
+                    reason, comparison = unread, None
         except _NotPossible as err:
             reason, comparison = str(err), None
+    if info is None:
+        ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+        for _cycle in ghost_bag.cycles():
+            pass
+        info = ghost_bag.info
+    bridge = _bridge(bag, parameters, info)
     if comparison is None:
-        return _not_replayed(parameters, reason or 'the run configuration is missing', info)
-    return _replayed(parameters, comparison, info)
+        return _not_replayed(parameters, reason or 'the run configuration is missing', info,
+                             bridge)
+    return _replayed(parameters, comparison, info, bridge)
 
 
-def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo) -> RederivationReport:
+def _bridge(bag: str | os.PathLike[str], parameters: RunParameters,
+            info: BagInfo) -> BridgeReport | None:
+    """The re-derivation of px4_bridge's conversion, when the bag holds its fmu/out inputs."""
+    topics = bag_px4_topics(bag)
+    if not topics:
+        return None
+    if info.read_errors:
+        return BridgeReport('part of the bag could not be read (see read_errors)')
+    return rederive_bridge(bag, parameters.px4_bridge, topics)
+
+
+def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,
+                  bridge: BridgeReport | None) -> RederivationReport:
     return RederivationReport(
         property_version=REPLAY_VERSION, replayed=False, not_possible_reason=reason,
         replayed_until_ns=None, config_source=MANIFEST_NAME if parameters.config_sha256
@@ -729,11 +776,11 @@ def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo) -> Rede
         observations=0, cycles_replayed=0, cycles_compared=0,
         topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
         parameters_followed=(), late_observations=0, superseded_observations=0,
-        idle_flushes=0, read_errors=info.read_errors)
+        idle_flushes=0, read_errors=info.read_errors, bridge=bridge)
 
 
-def _replayed(parameters: RunParameters, comparison: _Comparison,
-              info: BagInfo) -> RederivationReport:
+def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
+              bridge: BridgeReport | None) -> RederivationReport:
     pipeline = comparison.rederiver.replay.pipeline
     return RederivationReport(
         property_version=REPLAY_VERSION, replayed=True,
@@ -748,4 +795,5 @@ def _replayed(parameters: RunParameters, comparison: _Comparison,
         parameters_followed=followed_changes(comparison.timeline),
         late_observations=pipeline.late_observations,
         superseded_observations=pipeline.superseded_observations,
-        idle_flushes=comparison.rederiver.replay.idle_flushes, read_errors=info.read_errors)
+        idle_flushes=comparison.rederiver.replay.idle_flushes, read_errors=info.read_errors,
+        bridge=bridge)

@@ -38,8 +38,13 @@ from ghost_core.run_configuration import (
 from .events import CycleEvent
 from .manifest import manifest_dir
 
-__all__ = ['load_run_config', 'load_run_parameters', 'ParameterAuthority', 'ParametersChecker',
-           'ParametersMismatch', 'ParametersReport', 'RunParameters', 'parse_run_config']
+__all__ = ['BRIDGE_CONFIG_KEY', 'load_run_config', 'load_run_parameters', 'ParameterAuthority',
+           'ParametersChecker', 'ParametersMismatch', 'ParametersReport', 'RunParameters',
+           'parse_run_config']
+
+#: The run configuration's key for px4_bridge's (ghost_px4.bridge.BRIDGE_CONFIG_KEY; the
+#: auditor does not import ghost_px4 to read it).
+BRIDGE_CONFIG_KEY = 'px4_bridge'
 
 
 class ParameterAuthority(StrEnum):
@@ -61,8 +66,7 @@ def load_run_config(bag: str | os.PathLike[str]) -> tuple[dict[str, object] | No
                       'not recorded (give the bag directory)')
     path = folder / MANIFEST_NAME
     if not path.is_file():
-        return None, (f'the bag has no {MANIFEST_NAME}, so the configuration Ghost ran with is '
-                      "not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost)")
+        return None, f'no {MANIFEST_NAME}: the run configuration is not recorded'
     try:
         document = json.loads(path.read_text(encoding='utf-8'))
     except (OSError, UnicodeDecodeError, ValueError) as err:
@@ -82,7 +86,9 @@ def parse_run_config(document: dict[str, object]) -> tuple[PipelineConfig, dict[
     ConfigError names what is wrong.
     """
     topics = document.get('input_topics')
-    agent = {key: value for key, value in document.items() if key != 'input_topics'}
+    # The PX4 bridge's configuration is the bridge re-derivation's (bridge_rederive).
+    agent = {key: value for key, value in document.items()
+             if key not in ('input_topics', BRIDGE_CONFIG_KEY)}
     names: dict[str, str] = {}
     if topics is not None:
         if not isinstance(topics, dict) or set(topics) != {'state', 'observations'} or not all(
@@ -108,6 +114,8 @@ class RunParameters:
     input_topics: dict[str, str] = field(default_factory=dict)
     #: The content address of manifest.json's config, when there is one.
     config_sha256: str = ''
+    #: The recorded px4_bridge configuration (``bridge_rederive`` reads it), when there is one.
+    px4_bridge: object = None
     missing: str = ''
     problem: str = ''
 
@@ -144,9 +152,9 @@ class RunParameters:
         if self.timeline is not None or not unused:
             return None
         why = self.problem or self.missing
-        return (f'self-reported parameters: {why}; {", ".join(unused)} not given, so those '
-                "parameters are the ones the agent's own messages claim (give them to judge "
-                'with yours)')
+        return (f"self-reported parameters: {why} (Ghost's recorder writes it: ghost_run, ros2 "
+                f'launch ghost); {", ".join(unused)} not given, so those parameters are the ones '
+                "the agent's own messages claim (give them to judge with yours)")
 
 
 def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None = None,
@@ -162,7 +170,7 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         start, topics = parse_run_config(document)
     except ConfigError as err:
         return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
-    given = replace(given, input_topics=topics)
+    given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY))
     try:
         changes = [change_in_force(record.node, record.in_force_after_stamp_ns,
                                               record.configuration, record.log_time_ns)

@@ -47,7 +47,7 @@ class VerificationResult:
     strict: bool = False
     #: The GATE-v1 report (the command gate's records); not applicable without gate records.
     gate: GateReport | None = None
-    #: The re-derivation from the inputs (``--replay``); ``None`` when it was not asked for.
+    #: The re-derivation from the inputs; ``None`` when it was skipped (``--no-replay``).
     replay: RederivationReport | None = None
     #: The check of every message's parameters against the run's configuration.
     parameters: ParametersReport | None = None
@@ -89,14 +89,15 @@ class VerificationResult:
         every recorded history is consistent (or the check was skipped), every cycle
         conforms to the policies it names (every one of them known), no gate record fails
         GATE-v1 (a bag without gate records does not fail it), every byte of the bag was
-        read, (with a public key) the signed manifest verifies, and (with replay) every
-        recorded message equals the one re-derived from the inputs (a replay that was not
-        possible does not hold).
+        read, (with a public key) the signed manifest verifies, and (unless skipped) every
+        recorded message re-derived from the inputs equals the recorded one. A re-derivation
+        that was not possible (no inputs or configuration recorded, an input the bag lacks)
+        fails only with `strict`.
         """
         return (self.baud.holds and self.erur.holds and self.trace.holds
                 and self.completeness.holds and self.history.holds and self.conformance.holds
                 and (self.gate is None or not self.gate.violated)
-                and (self.replay is None or self.replay.holds)
+                and (self.replay is None or not self.replay.fails(self.strict))
                 and (self.parameters is None or self.parameters.holds)
                 and (self.recovery is None or not self.recovery.violated)
                 and not self.incomplete_input
@@ -123,6 +124,8 @@ class VerificationResult:
             lines.append(self.gate.summary())
         if self.replay is not None:
             lines.append(self.replay.summary())
+            if self.replay.bridge is not None:
+                lines.append(self.replay.bridge.summary())
         unverifiable = self.unverifiable
         if unverifiable:
             reasons: dict[str, int] = {}
@@ -140,6 +143,10 @@ class VerificationResult:
             lines.extend(f'note: {note}' for note in self.recovery.notes())
         if self.replay is not None:
             lines.extend(f'note: {note}' for note in self.replay.notes())
+            if not self.replay.violated and not self.replay.complete:
+                lines.append('note: replay: what could not be re-derived is not a failure '
+                             '(--strict makes it one)' if not self.strict else
+                             'note: replay: what could not be re-derived fails with --strict')
         lines.extend(f'note: {note}' for note in read_error_notes(self.read_errors))
         if self.parameters is not None and self.parameters.warning is not None:
             lines.append(f'warning: {self.parameters.warning}')
@@ -176,11 +183,12 @@ def verify_single_pass(
     *,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
     strict: bool = False,
-    replay: bool = False,
+    replay: bool = True,
 ) -> VerificationResult:
     """``verify_all`` in this process, in one pass over the bag (the manifest already checked).
 
-    Every cycle is judged with `parameters` (``run_parameters.load_run_parameters``).
+    Every cycle is judged with `parameters` (``run_parameters.load_run_parameters``); with
+    `replay`, the bag is then re-derived from its inputs (``rederive``, a second pass).
     """
     checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict)
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)

@@ -25,7 +25,7 @@ def verify_all(
     public_key: Ed25519PublicKey | None = None,
     manifest: ManifestCheck | None = None,
     strict: bool = False,
-    replay: bool = False,
+    replay: bool = True,
     jobs: int = 1,
     pool: Pool | None = None,
 ) -> VerificationResult:
@@ -49,24 +49,26 @@ def verify_all(
     makes those cycles fail (and, without a recorded configuration, judges every cycle with
     the first recorded M and K).
 
-    `replay` re-runs the agent from the bag's inputs with its recorded configuration and
-    compares every recorded Ghost message with the re-derived one (``ghost_verify.rederive``;
-    a second pass over the bag, after this one).
+    `replay` (on by default; ``--no-replay`` turns it off) re-runs the agent, and px4_bridge's
+    conversion when the bag holds its fmu/out inputs, from the bag's inputs with its recorded
+    configuration and compares every recorded message with the re-derived one
+    (``ghost_verify.rederive``; a second pass over the bag). A difference fails; a bag without
+    inputs or configuration is reported not re-derivable, which fails only with `strict`.
 
-    With `jobs` > 1 (and no `replay`), the bag is split into that many parts read by as many
-    processes (of `pool`, else of a pool made for the call), each carrying the evidence state
-    over from the part before; the result is the one of a single pass, field for field
-    (``ghost_verify.jobs``).
+    With `jobs` > 1, the bag is split into that many parts read by as many processes (of
+    `pool`, else of a pool made for the call), each carrying the evidence state over from the
+    part before, while this process re-derives it; the result is the one of a single pass,
+    field for field (``ghost_verify.jobs``).
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
     parameters = load_run_parameters(bag, min_outcomes=min_outcomes,
                                      downgrade_threshold=downgrade_threshold,
                                      window_size=window_size)
-    if jobs > 1 and not replay:
+    if jobs > 1:
         # The same checks, the bag split across processes (jobs.py: falls back to one pass
         # whenever a split could not give exactly its result).
         return verify_split(bag, jobs, parameters, cycle_window=cycle_window,
-                            manifest=manifest, strict=strict, pool=pool)
+                            manifest=manifest, strict=strict, pool=pool, replay=replay)
     return verify_single_pass(bag, manifest, parameters, cycle_window=cycle_window,
                               strict=strict, replay=replay)

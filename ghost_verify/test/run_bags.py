@@ -18,8 +18,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from bags import shared_typestore
+from rosbags.typesys.store import Typestore
 
 from ghost_bag.manifest import bag_file_digests, ManifestBuilder, write_manifest
+from ghost_bag.recorded_inputs import STATUS_TYPE
 from ghost_bag.write import GhostBagWriter
 from ghost_core.assessment import SelfAssessor, ThresholdsConfig
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment, PredictionOutcome
@@ -30,7 +32,7 @@ from ghost_core.rederive import Replay, TimedInput, trace_messages, TYPE_NAMES
 from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.scenarios import Scenario
-from ghost_core.wire import ns_to_stamp
+from ghost_core.wire import ns_to_stamp, parse_vehicle_status
 
 STATE = ('/state/nav', 'nav_msgs/msg/Odometry')
 OBSERVATIONS = ('/observations', 'geometry_msgs/msg/PoseWithCovarianceStamped')
@@ -94,6 +96,8 @@ class RecordedInput:
 
     def timed(self) -> TimedInput:
         """What the agent takes from it (converted as ghost_core.ros_inputs converts)."""
+        if self.type_name == STATUS_TYPE:
+            return TimedInput(self.log_time_ns, parse_vehicle_status(self.msg))
         message = _attributes(self.msg)
         sample = (belief_sample(message) if self.type_name == STATE[1]
                   else observation_of(message))
@@ -159,10 +163,12 @@ def run_messages(inputs: Sequence[RecordedInput], config: PipelineConfig,
 
 
 def write_run_bag(path: Path, written: Iterable[Written], config: dict[str, Any] | None,
-                  manifest: bool = True) -> Path:
+                  manifest: bool = True, chunk_size: int | None = None,
+                  typestore: Typestore | None = None) -> Path:
     """Write the messages as a rosbag2 bag with manifest.json holding `config`."""
     builder = ManifestBuilder(config or {}, {'ghost': 'test'})
-    with GhostBagWriter(path, typestore=shared_typestore()) as writer:
+    options: dict[str, Any] = {} if chunk_size is None else {'chunk_size': chunk_size}
+    with GhostBagWriter(path, typestore=typestore or shared_typestore(), **options) as writer:
         for item in written:
             data = writer.serialize(item.type_name, item.msg)
             writer.write(item.topic, item.type_name, data, item.log_time_ns)
@@ -182,14 +188,15 @@ def run_config(config: PipelineConfig, topic_prefix: str = '') -> dict[str, Any]
 
 def run_bag(path: Path, inputs: Sequence[RecordedInput], config: PipelineConfig,
             pipeline: Pipeline | None = None,
-            changes: Sequence[Written] = ()) -> tuple[Path, list[CycleTrace]]:
+            changes: Sequence[Written] = (),
+            chunk_size: int | None = None) -> tuple[Path, list[CycleTrace]]:
     """An honest (or, with `pipeline`, a lying) run recorded to `path`.
 
     `changes` (``configuration_change``) are recorded where their log time puts them.
     """
     written, traces = run_messages(inputs, config, pipeline)
     written = sorted([*written, *changes], key=lambda item: item.log_time_ns)
-    return write_run_bag(path, written, run_config(config)), traces
+    return write_run_bag(path, written, run_config(config), chunk_size=chunk_size), traces
 
 
 CONFIGURATION = ('/ghost/configuration', 'ghost_interfaces/msg/ConfigurationChange')

@@ -58,15 +58,18 @@ def bags(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 #: verify_all's RECOVERY-v1 line on a bag with no manifest.json (the test bags).
-NO_RECOVERY = (
-    'RECOVERY-v1: not applicable (the bag has no manifest.json, so the configuration Ghost '
-    "ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost))")
+NO_RECOVERY = ('RECOVERY-v1: not applicable (no manifest.json: the run configuration is not '
+               'recorded)')
+#: Its replay lines on such a bag.
+NO_REPLAY = ('replay: not possible (no manifest.json: the run configuration is not recorded)',
+             'note: replay: what could not be re-derived is not a failure (--strict makes it '
+             'one)')
 #: Its warning line on such a bag.
 SELF_REPORTED = (
-    'warning: self-reported parameters: the bag has no manifest.json, so the configuration '
-    "Ghost ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch "
-    "ghost); -m, -k, -w not given, so those parameters are the ones the agent's own messages "
-    'claim (give them to judge with yours)')
+    "warning: self-reported parameters: no manifest.json: the run configuration is not "
+    "recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost); -m, -k, -w not "
+    "given, so those parameters are the ones the agent's own messages claim (give them to "
+    'judge with yours)')
 
 
 def run(main: Main, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -83,7 +86,8 @@ def test_verify_all_prints_one_line_per_check_and_exits_0(
     assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
                    'chain: 10/10 verified\ncycles: 10/10 complete\n'
                    'history: 10/10 consistent\nconformance: 10/10 conform\n'
-                   + NO_RECOVERY + '\n' + SELF_REPORTED + '\nmanifest: none (unsigned bag)\n')
+                   + '\n'.join((NO_RECOVERY, *NO_REPLAY, SELF_REPORTED))
+                   + '\nmanifest: none (unsigned bag)\n')
 
 
 def test_a_violated_property_or_a_broken_chain_exits_1(
@@ -260,4 +264,5 @@ def test_python_dash_m_runs_the_combined_check(bags: dict[str, Path]) -> None:
     assert done.stdout.splitlines()[2:] == ['chain: 10/10 verified', 'cycles: 10/10 complete',
                                             'history: 10/10 consistent',
                                             'conformance: 10/10 conform', NO_RECOVERY,
-                                            SELF_REPORTED, 'manifest: none (unsigned bag)']
+                                            *NO_REPLAY, SELF_REPORTED,
+                                            'manifest: none (unsigned bag)']

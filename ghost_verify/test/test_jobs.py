@@ -24,6 +24,7 @@ from bags import (
     write_bag,
 )
 import pytest
+from run_bags import LyingEvaluator, run_bag, scenario_inputs
 
 from ghost_core.levels import DecisionKind
 from ghost_core.loop import closed_loop_step, LoopConfig
@@ -120,6 +121,25 @@ def test_a_split_bag_gives_the_single_pass_report_on_every_field(
                for start in run.starts]
     if scenario != 'gnss_outage':  # whose outage leaves windows without observed outcomes
         assert min(windows) >= 8, windows
+
+
+@pytest.mark.parametrize('lying', [False, True])
+def test_the_re_derivation_runs_beside_the_split_parts(tmp_path: Path, lying: bool) -> None:
+    """A bag with inputs and configuration: split and re-derived, the single pass's report.
+
+    The parts judge the cycles while the parent re-runs the agent from the inputs; an
+    evaluator that lies is caught by the re-derivation either way.
+    """
+    scenario = generate_scenario('drift_then_recovery', cycles=300)
+    config = scenario.parameters.pipeline_config()
+    bag, _ = run_bag(tmp_path / 'bag', scenario_inputs(scenario), config,
+                     LyingEvaluator(config) if lying else None, chunk_size=16384)
+    result, run = _split(bag, 2)
+    assert run == SplitRun(2, run.starts), run
+    assert result.replay is not None and result.replay.possible
+    assert result.replay.cycles_compared == 300
+    assert result.replay.violated is lying and result.holds is not lying, (
+        result.summary_lines())
 
 
 def test_a_mid_run_change_of_m_and_k_carries_over_the_split(tmp_path: Path) -> None:

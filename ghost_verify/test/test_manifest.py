@@ -19,7 +19,8 @@ import stat
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from ghost_verify_test.bags import Entry, scenario_traces, shared_typestore, trace_entries
+from ghost_verify_test.bags import Entry, shared_typestore
+from ghost_verify_test.run_bags import run_messages, scenario_inputs
 from hypothesis import given, HealthCheck, settings
 from hypothesis import strategies as st
 import pytest
@@ -47,26 +48,15 @@ from ghost_verify.manifest import chains_from_mcap, check_manifest
 #: The run configuration of the smoke scenario's messages, as Ghost's recorder records it.
 CONFIG = json.loads(json.dumps(
     generate_scenario('smoke').parameters.pipeline_config().to_dict()))
-OBSERVATIONS = ('/observations', 'geometry_msgs/msg/PoseWithCovarianceStamped')
-
-
-def _observation(entry: Entry) -> Entry:
-    stamp = entry.msg['header']['stamp']  # type: ignore[index]
-    return Entry(OBSERVATIONS[0], OBSERVATIONS[1], {
-        'header': {'stamp': stamp, 'frame_id': 'map'},
-        'pose': {'pose': {'position': {'x': 1.0, 'y': 2.0, 'z': 3.0},
-                          'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}},
-                 'covariance': [0.01] * 36}}, entry.log_time_ns + 1, entry.stamp_ns)
-
-
 def smoke_entries() -> list[Entry]:
-    """The smoke scenario's messages on every topic, the two inputs included."""
-    entries: list[Entry] = []
-    for entry in trace_entries(scenario_traces('smoke')):
-        entries.append(entry)
-        if entry.topic == '/state/nav':
-            entries.append(_observation(entry))
-    return entries
+    """The smoke scenario's run on every topic, its real inputs included (as recorded).
+
+    Real inputs, so that verify_all's re-derivation from them holds too.
+    """
+    scenario = generate_scenario('smoke')
+    written, _ = run_messages(scenario_inputs(scenario), scenario.parameters.pipeline_config())
+    return [Entry(item.topic, item.type_name, item.msg, item.log_time_ns, item.stamp_ns or 0)
+            for item in written]
 
 
 def cdr_messages(entries: list[Entry]) -> list[tuple[str, str, bytes, int]]:

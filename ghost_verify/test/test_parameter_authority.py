@@ -128,7 +128,7 @@ def test_a_bag_without_a_configuration_says_so(tmp_path: Path,
     bag = _bag(tmp_path / 'bag', scenario_traces('smoke'), manifest=False)
     assert cli.verify_all_main([str(bag)]) == EXIT_OK
     out = capsys.readouterr().out
-    assert 'warning: self-reported parameters: the bag has no manifest.json' in out
+    assert 'warning: self-reported parameters: no manifest.json' in out
     assert '-m, -k, -w not given' in out
     assert cli.verify_all_main([str(bag), '-m', '4', '-k', '2', '-w', '32']) == EXIT_OK
     out = capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""verify_all --replay: the agent re-run from the bag's inputs, every message compared exactly.
+"""verify_all re-derives by default: the agent re-run from the inputs, compared exactly.
 
 The bags are runs of the real pure pipeline (ghost_core.rederive.Replay), recorded as Ghost's
 recorder records them (inputs, Ghost messages, manifest.json with the run configuration);
@@ -70,7 +70,7 @@ def test_an_honest_run_is_re_derived_exactly(tmp_path: Path, name: str) -> None:
     """Every scenario, recorded as the recorder does: every message re-derived, bit for bit."""
     scenario, config, inputs = _scenario(name)
     bag, traces = run_bag(tmp_path / 'bag', inputs, config)
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     assert result.holds, result.summary_lines()
     replay = result.replay
     assert replay is not None and replay.holds and replay.possible
@@ -83,7 +83,7 @@ def test_an_honest_run_is_re_derived_exactly(tmp_path: Path, name: str) -> None:
                     f're-derived exactly ({len(traces)} cycles, from {replay.beliefs} beliefs '
                     f'and {replay.observations} fixes)')
     assert line in result.summary_lines()
-    assert verify_all(bag).replay is None  # only asked for
+    assert verify_all(bag, replay=False).replay is None  # --no-replay skips it
 
 
 def test_a_lying_evaluator_passes_every_check_but_replay(tmp_path: Path) -> None:
@@ -98,10 +98,10 @@ def test_a_lying_evaluator_passes_every_check_but_replay(tmp_path: Path) -> None
     bag, lied = run_bag(tmp_path / 'bag', inputs, config, LyingEvaluator(config))
     assert any(t.rationale.decision.kind != DecisionKind.PROCEED for t in honest)
     assert all(t.rationale.decision.kind == DecisionKind.PROCEED for t in lied)
-    plain = verify_all(bag)
+    plain = verify_all(bag, replay=False)
     assert plain.holds, plain.summary_lines()
     _every_other_check_holds(plain)
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     _every_other_check_holds(result)
     assert not result.holds
     replay = result.replay
@@ -118,9 +118,9 @@ def test_a_lying_evaluator_passes_every_check_but_replay(tmp_path: Path) -> None
     assert replay.summary().startswith('replay: DIFFERS (')
     assert any(line.startswith('note: replay: outcome (/prediction_outcomes): ')
                for line in result.summary_lines())
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
-    assert cli.verify_all_main([str(bag), '--replay']) == EXIT_VIOLATED
-    assert cli.verify_all_main([str(honest_bag), '--replay']) == EXIT_OK
+    assert cli.verify_all_main([str(bag), '--no-replay']) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(honest_bag)]) == EXIT_OK
 
 
 def _uncertain_middle(cycles: range) -> list[RecordedInput]:
@@ -154,9 +154,9 @@ def test_a_lying_assessor_passes_every_check_but_replay(tmp_path: Path, liar) ->
         assert all(t.raw.overall_level == SelfAssessmentLevel.KNOWN for t in lied)
         assert sum(t.rationale.decision.kind == DecisionKind.PROCEED for t in lied) > sum(
             t.rationale.decision.kind == DecisionKind.PROCEED for t in honest)
-    _every_other_check_holds(verify_all(bag))
-    assert verify_all(bag).holds
-    result = verify_all(bag, replay=True)
+    _every_other_check_holds(verify_all(bag, replay=False))
+    assert verify_all(bag, replay=False).holds
+    result = verify_all(bag)
     _every_other_check_holds(result)
     assert result.replay is not None and not result.holds
     stream, difference = result.replay.first_difference()
@@ -169,25 +169,35 @@ def test_a_lying_assessor_passes_every_check_but_replay(tmp_path: Path, liar) ->
     else:
         assert difference.field == expected
         assert difference.recorded == difference.recomputed / 2.0
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
-    assert cli.verify_all_main([str(bag), '--replay']) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--no-replay']) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
 
 
 def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> None:
-    """No recorded inputs (or no recorded configuration): NOT POSSIBLE and why, never holds."""
+    """No recorded inputs (or configuration): not possible and why; a failure only --strict.
+
+    Someone else's recorder may not record the inputs: that the bag cannot be re-derived is
+    said, not judged a failure, unless the auditor asks for everything (--strict).
+    """
     _, config, inputs = _scenario()
     written, _ = run_messages(inputs, config)
     ghost_only = [item for item in written if item.stamp_ns is not None]
     bag = write_run_bag(tmp_path / 'no_inputs', ghost_only, run_config(config))
-    result = verify_all(bag, replay=True)
-    assert verify_all(bag).holds
+    result = verify_all(bag)
     replay = result.replay
     assert replay is not None and not replay.replayed and not replay.holds
+    assert not replay.violated and not replay.complete
     assert replay.not_possible_reason == ('the bag holds no /state/nav (the recorded '
                                           'input_topics.state): the inputs were not recorded')
-    assert replay.summary() == f'replay: NOT POSSIBLE ({replay.not_possible_reason})'
-    assert not result.holds
-    assert cli.verify_all_main([str(bag), '--replay']) == EXIT_VIOLATED
+    assert replay.summary() == f'replay: not possible ({replay.not_possible_reason})'
+    assert result.holds, result.summary_lines()
+    assert ('note: replay: what could not be re-derived is not a failure (--strict makes it '
+            'one)') in result.summary_lines()
+    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    strict = verify_all(bag, strict=True)
+    _every_other_check_holds(strict)
+    assert not strict.holds and strict.replay is not None and strict.replay.fails(True)
+    assert cli.verify_all_main([str(bag), '--strict']) == EXIT_VIOLATED
     # A bag written without the recorder: no manifest.json, no configuration.
     plain = write_bag(tmp_path / 'plain', trace_entries(scenario_traces('smoke')))
     report = rederive(plain)
@@ -233,7 +243,7 @@ def test_a_mid_run_change_of_m_k_and_q_is_followed_exactly(tmp_path: Path) -> No
         t.rationale.decision.kind for t in unchanged]
     assert changed[12].calibrated.downgrade_threshold == 5
     assert changed[12].prediction is not None and changed[12].prediction.process_noise == 0.5
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     assert result.holds, result.summary_lines()
     assert result.parameters is not None and result.parameters.holds
     assert len(result.parameters.changes) == 2
@@ -255,7 +265,7 @@ def test_an_unrecorded_change_of_m_k_and_q_is_a_parameters_mismatch(tmp_path: Pa
     switch = unchanged[12].stamp_ns
     schedule = ParametersFrom(config, switch, new_m=3, new_k=5, new_q=0.5)
     bag, changed = run_bag(tmp_path / 'bag', inputs, config, Pipeline(config, schedule))
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     assert not result.holds
     report = result.parameters
     assert report is not None and not report.holds
@@ -292,7 +302,7 @@ def test_thresholds_changed_mid_run_stop_the_replay_at_that_cycle(tmp_path: Path
     assert replay.replayed_until_ns == switch and replay.messages_differing == 0
     assert replay.cycles_compared == 15
     assert 'a recorded change set the thresholds' in (replay.not_possible_reason or '')
-    assert replay.summary().startswith(f'replay: NOT POSSIBLE from {switch} ns (')
+    assert replay.summary().startswith(f'replay: not possible from {switch} ns (')
     assert sum(topic.not_compared for topic in replay.topics) == 15 * 6
     unrecorded, _ = run_bag(tmp_path / 'unrecorded', inputs, config,
                             ThresholdsChangedAt(config, switch, wider))
@@ -316,12 +326,14 @@ def _cut(tmp_path: Path, first: int, last: int) -> tuple[Path, list]:
 
 
 def test_a_late_started_recording_cannot_be_replayed(tmp_path: Path) -> None:
-    """The agent's state (history, hysteresis) began before the bag: NOT POSSIBLE, not a diff.
+    """The agent's state (history, hysteresis) began before the bag: not possible, not a diff.
 
-    Without --replay the bag still holds (its first cycles are unverifiable).
+    The bag still holds (its first cycles are unverifiable, and so is the re-derivation);
+    --strict fails it.
     """
     bag, traces = _cut(tmp_path, first=3 * 8 + 2, last=0)
     assert verify_all(bag).holds
+    assert not verify_all(bag, strict=True).holds
     replay = rederive(bag)
     assert replay.replayed and not replay.holds and replay.messages_differing == 0
     assert replay.not_possible_reason is not None
@@ -336,7 +348,7 @@ def test_an_early_stopped_recording_is_replayed_up_to_its_end(tmp_path: Path) ->
     actuation of the one before, were cut.
     """
     bag, traces = _cut(tmp_path, first=0, last=11)
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     assert result.holds, result.summary_lines()
     replay = result.replay
     assert replay is not None and replay.holds
@@ -375,11 +387,11 @@ def test_a_namespaced_run_is_found_by_its_recorded_input_topics(tmp_path: Path) 
 
 
 def test_the_json_report_carries_the_replay(tmp_path: Path) -> None:
-    """--replay --json: a 'replay' object with the counts, the first difference, the config."""
+    """--json: a 'replay' object with the counts, the first difference, the config."""
     _, config, inputs = _scenario()
     bag, _ = run_bag(tmp_path / 'bag', inputs, config, LyingEvaluator(config))
     out = tmp_path / 'report.json'
-    assert cli.verify_all_main([str(bag), '--replay', '--json', str(out)]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--json', str(out)]) == EXIT_VIOLATED
     document = json.loads(out.read_text(encoding='utf-8'))
     replay = document['replay']
     assert document['holds'] is False and replay['holds'] is False and replay['possible']
@@ -389,7 +401,8 @@ def test_the_json_report_carries_the_replay(tmp_path: Path) -> None:
     assert replay['topics']['raw_assessment']['differing'] == 0
     assert replay['config_source'] == 'manifest.json' and len(replay['config_sha256']) == 64
     assert replay['input_topics'] == {'state': '/state/nav', 'observations': '/observations'}
-    cli.verify_all_main([str(bag), '--json', str(out)])
+    assert replay['violated'] is True and replay['px4_bridge'] is None
+    cli.verify_all_main([str(bag), '--no-replay', '--json', str(out)])
     assert json.loads(out.read_text(encoding='utf-8'))['replay'] is None
 
 
@@ -472,7 +485,7 @@ def test_random_runs_hold_with_and_without_replay(tmp_path_factory, run: AgentRu
         changes = schedule.recorded(0)
     bag, traces = run_bag(tmp_path_factory.mktemp('run') / 'bag', _recorded(run), config,
                           pipeline, changes)
-    result = verify_all(bag, replay=True)
+    result = verify_all(bag)
     _every_other_check_holds(result)
     replay = result.replay
     assert replay is not None

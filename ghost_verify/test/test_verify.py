@@ -71,12 +71,13 @@ def test_smoke_witness_erur_on_cycles_1_to_4_baud_on_5_to_10_and_a_partition(
         'cycles: 10/10 complete',
         'history: 10/10 consistent',
         'conformance: 10/10 conform',
-        'RECOVERY-v1: not applicable (the bag has no manifest.json, so the configuration Ghost '
-        "ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost))",
-        'warning: self-reported parameters: the bag has no manifest.json, so the configuration '
-        "Ghost ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch "
-        "ghost); -m, -k, -w not given, so those parameters are the ones the agent's own "
-        'messages claim (give them to judge with yours)',
+        'RECOVERY-v1: not applicable (no manifest.json: the run configuration is not recorded)',
+        'replay: not possible (no manifest.json: the run configuration is not recorded)',
+        'note: replay: what could not be re-derived is not a failure (--strict makes it one)',
+        'warning: self-reported parameters: no manifest.json: the run configuration is not '
+        "recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost); -m, -k, -w not "
+        "given, so those parameters are the ones the agent's own messages claim (give them to "
+        'judge with yours)',
     )
 
 

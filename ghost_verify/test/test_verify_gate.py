@@ -105,13 +105,14 @@ def test_a_gate_that_follows_its_rule_holds_gate_v1_with_every_other_check(
         'cycles: 10/10 complete',
         'history: 10/10 consistent',
         'conformance: 10/10 conform',
-        'RECOVERY-v1: not applicable (the bag has no manifest.json, so the configuration Ghost '
-        "ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost))",
+        'RECOVERY-v1: not applicable (no manifest.json: the run configuration is not recorded)',
         'GATE-v1: HOLDS (20 gate records: 8 passed, 12 held, 0 vehicle commands)',
-        'warning: self-reported parameters: the bag has no manifest.json, so the configuration '
-        "Ghost ran with is not recorded (Ghost's recorder writes it: ghost_run, ros2 launch "
-        "ghost); -m, -k, -w not given, so those parameters are the ones the agent's own "
-        'messages claim (give them to judge with yours)',
+        'replay: not possible (no manifest.json: the run configuration is not recorded)',
+        'note: replay: what could not be re-derived is not a failure (--strict makes it one)',
+        'warning: self-reported parameters: no manifest.json: the run configuration is not '
+        "recorded (Ghost's recorder writes it: ghost_run, ros2 launch ghost); -m, -k, -w not "
+        "given, so those parameters are the ones the agent's own messages claim (give them to "
+        'judge with yours)',
     )
     document = result.to_json()['gate']
     assert isinstance(document, dict)

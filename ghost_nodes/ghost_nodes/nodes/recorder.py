@@ -1,4 +1,4 @@
-"""Recorder node: writes every ghost topic and the two inputs to a rosbag2-layout MCAP bag.
+"""Recorder node: writes the ghost topics, the inputs and /diagnostics to a rosbag2 MCAP bag.
 
 Messages are recorded as received (serialized CDR, no decode), with the schemas embedded as
 ros2msg and the publishers' QoS in the channel metadata, like `ros2 bag record -s mcap`.
@@ -48,10 +48,10 @@ from ghost_bag.write import (
     normalize_type_name,
     register_msg_package,
 )
-from ghost_core.graph import CONFIGURATION_TOPIC, INPUT_TOPICS, relative_topic
+from ghost_core.graph import CONFIGURATION_TOPIC, DIAGNOSTICS_TOPIC, INPUT_TOPICS, relative_topic
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.node_parameters import PARAMETERS
-from ghost_nodes.qos import CONFIGURATION_QOS, GHOST_QOS, input_qos
+from ghost_nodes.qos import CONFIGURATION_QOS, DIAGNOSTICS_QOS, GHOST_QOS, input_qos
 
 __all__ = ['RecorderNode', 'main']
 
@@ -132,8 +132,10 @@ class RecorderNode(GhostNode):
             self._topics[resolved] = type_name
             # Ghost's own topics are reliable (SPEC section 2); the inputs, and the other
             # stacks' topics (the gate's px4_msgs outputs), as input_qos says.
-            # Configuration changes transient-local, so those made before it started come too.
+            # Configuration changes transient-local, so those made before it started come too;
+            # /diagnostics as its publishers (diagnostic_updater's profile).
             qos = (CONFIGURATION_QOS if relative_topic(topic) == _CONFIGURATION_NAME
+                   else DIAGNOSTICS_QOS if resolved == DIAGNOSTICS_TOPIC
                    else GHOST_QOS if type_name.startswith('ghost_interfaces/')
                    and relative_topic(topic) not in _INPUT_NAMES
                    else input_qos(self.param('input_qos')))
