@@ -1,4 +1,4 @@
-"""README's "Using Ghost with a ROS 2 Jazzy install" works under PEP 668 (externally managed).
+"""README's "On a ROS 2 Jazzy install" works under PEP 668 (externally managed).
 
 The fenced block after the ``ros-install`` marker in README.md is run by bash exactly as written,
 in a scratch copy of the workspace, with only what this machine lacks stood in for:
