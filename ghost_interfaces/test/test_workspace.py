@@ -12,11 +12,11 @@ pytestmark = pytest.mark.ros2_tools
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_colcon_finds_the_six_packages() -> None:
+def test_colcon_finds_every_package() -> None:
     out = subprocess.run(['colcon', 'list', '--names-only'], cwd=ROOT, text=True,
                          capture_output=True, check=True, timeout=60).stdout
     assert sorted(out.split()) == ['ghost', 'ghost_bag', 'ghost_core', 'ghost_interfaces',
-                                   'ghost_nodes', 'ghost_px4', 'ghost_verify']
+                                   'ghost_nodes', 'ghost_px4', 'ghost_review', 'ghost_verify']
 
 
 def test_second_bootstrap_installs_and_builds_nothing() -> None:

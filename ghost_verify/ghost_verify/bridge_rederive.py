@@ -20,6 +20,7 @@ recorded inputs convert to another message, or do not produce at all, is a diffe
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 import importlib
@@ -100,6 +101,9 @@ class BridgeStream:
     recorded_only: int = 0
     input_not_recorded: int = 0
     not_recorded: int = 0
+    #: /vehicle_status outputs that equal the re-derived status of the neighbouring belief: the
+    #: bridge received a PX4 status and a belief in another order than the recorder did.
+    reordered: int = 0
     first: BridgeDifference | None = None
 
     @property
@@ -117,7 +121,7 @@ class BridgeStream:
         return {'topic': self.topic, 'compared': self.compared, 'differing': self.differing,
                 'recorded_only': self.recorded_only,
                 'input_not_recorded': self.input_not_recorded,
-                'not_recorded': self.not_recorded,
+                'not_recorded': self.not_recorded, 'reordered': self.reordered,
                 'first_difference': None if self.first is None else self.first.to_json()}
 
 
@@ -163,7 +167,8 @@ class BridgeReport:
     @property
     def unmatched(self) -> int:
         """Outputs on one side only because an input or output was not recorded."""
-        return sum(stream.input_not_recorded + stream.not_recorded for stream in self.streams)
+        return sum(stream.input_not_recorded + stream.not_recorded + stream.reordered
+                   for stream in self.streams)
 
     def first_difference(self) -> tuple[BridgeStream, BridgeDifference] | None:
         """The earliest difference over the three streams."""
@@ -206,6 +211,11 @@ class BridgeReport:
                              'recorded messages whose PX4 input the bag lacks, '
                              f'{stream.not_recorded} re-derived messages the bag lacks (a '
                              'best-effort sample one reader missed; not compared)')
+            if stream.reordered:
+                lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} statuses equal '
+                             'the re-derived status of the neighbouring belief: the bridge '
+                             'received a PX4 status and a belief in another order than the '
+                             'recorder (not a difference; --strict makes it one)')
         return tuple(lines)
 
     def to_json(self) -> dict[str, JsonValue]:
@@ -304,6 +314,10 @@ class _Comparison:
         self.derived: dict[str, dict[int, dict[str, Any]]] = {s: {} for s in self.streams}
         # The stamps the recorded inputs can give a belief or a fix (produced or not).
         self.input_stamps: dict[str, set[int]] = {s: set() for s in self.streams}
+        # Every re-derived status by stamp, and the recorded statuses that differ from the
+        # re-derived one of their stamp (judged at the end, against the neighbouring beliefs).
+        self.statuses: dict[int, dict[str, Any]] = {}
+        self.status_differences: list[tuple[int, dict[str, Any], BridgeDifference]] = []
 
     def run(self, bag: str | os.PathLike[str]) -> None:
         for topic, message, log_time in _messages(bag, (*self.methods, *self.outputs)):
@@ -358,13 +372,60 @@ class _Comparison:
         recorded, recomputed = (waiting, message) if derived else (message, waiting)
         stats = self.streams[stream]
         stats.compared += 1
+        if stream == 'vehicle_status':
+            self.statuses[stamp_ns] = recomputed
         found = first_difference(recorded, recomputed)
-        if found is not None:
-            stats.differing += 1
-            stats.note(BridgeDifference(stamp_ns, 'field', found.field, found.recorded,
-                                        found.recomputed))
+        if found is None:
+            return
+        difference = BridgeDifference(stamp_ns, 'field', found.field, found.recorded,
+                                      found.recomputed)
+        if stream == 'vehicle_status':
+            self.status_differences.append((stamp_ns, recorded, difference))
+            return
+        stats.differing += 1
+        stats.note(difference)
+
+    def _judge_statuses(self) -> None:
+        """A status differing by one belief's shift is a reorder; anything else a difference.
+
+        The bridge attaches the latest PX4 status it received to each belief (and publishes it
+        on a change, or a second after the last): a status sample and a belief that reach the
+        bridge and the recorder in opposite orders move one status change by one belief. Only
+        that shift is excused: the recorded status must equal, apart from its stamp, the
+        re-derived status in force at the belief before or after its own.
+        """
+        stats = self.streams['vehicle_status']
+        derived = {**self.derived['vehicle_status'], **self.statuses}
+        derived_stamps = sorted(derived)
+        beliefs = sorted(self.input_stamps['vehicle_status'])
+
+        def in_force(stamp_ns: int) -> Mapping[str, Any] | None:
+            index = bisect_right(derived_stamps, stamp_ns) - 1
+            return derived[derived_stamps[index]] if index >= 0 else None
+
+        def shifted(stamp_ns: int, recorded: Mapping[str, Any]) -> bool:
+            index = bisect_left(beliefs, stamp_ns)
+            for neighbour in (index - 1, index + 1):
+                if 0 <= neighbour < len(beliefs):
+                    status = in_force(beliefs[neighbour])
+                    if status is not None and _same_status(recorded, status):
+                        return True
+            return False
+
+        for stamp_ns, recorded, difference in self.status_differences:
+            if shifted(stamp_ns, recorded):
+                stats.reordered += 1
+            else:
+                stats.differing += 1
+                stats.note(difference)
+        for stamp_ns in sorted(self.recorded['vehicle_status']):
+            if (stamp_ns in self.input_stamps['vehicle_status']
+                    and shifted(stamp_ns, self.recorded['vehicle_status'][stamp_ns])):
+                stats.reordered += 1
+                del self.recorded['vehicle_status'][stamp_ns]
 
     def report(self, config: Mapping[str, object]) -> BridgeReport:
+        self._judge_statuses()
         for name, stats in self.streams.items():
             stats.not_recorded += len(self.derived[name])
             for stamp in sorted(self.recorded[name]):
@@ -376,6 +437,12 @@ class _Comparison:
         return BridgeReport(None, tuple(sorted(self.inputs.items())),
                             tuple(self.streams.values()), config,
                             tuple(sorted(self.dropped.items())))
+
+
+def _same_status(recorded: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Equal status messages apart from their header (the stamp of the belief they go with)."""
+    return first_difference({k: v for k, v in recorded.items() if k != 'header'},
+                            {k: v for k, v in other.items() if k != 'header'}) is None
 
 
 def _messages(bag: str | os.PathLike[str],

@@ -122,11 +122,14 @@ def _attributes(value: Any) -> Any:
 
 def _run(tmp_path: Path, alter: Callable[[str, dict[str, Any]], None] | None = None,
          drop: Callable[[str, int], bool] | None = None,
-         bridge_config: object = None) -> tuple[Path, list[Written]]:
+         bridge_config: object = None,
+         relog: Callable[[str, int, int], int] | None = None) -> tuple[Path, list[Written]]:
     """The bridge over the PX4 stream, the agent over its outputs, all recorded in a bag.
 
     `alter(topic, message)` changes a bridge output after the bridge (before the agent saw
-    it); `drop(method, index)` leaves a PX4 input out of the bag (the bridge still got it).
+    it); `drop(method, index)` leaves a PX4 input out of the bag (the bridge still got it);
+    `relog(method, index, log)` is when the recorder received a PX4 input (default `log`, when
+    the bridge did).
     """
     store = _typestore()
     px4 = bridge.Px4Bridge(CONFIG)
@@ -136,7 +139,8 @@ def _run(tmp_path: Path, alter: Callable[[str, dict[str, Any]], None] | None = N
     for log, method, type_name, msg in _px4_inputs(store):
         index = seen[method] = seen.get(method, -1) + 1
         if drop is None or not drop(method, index):
-            px4_written.append(Written(f'/{bridge.IN_TOPICS[method]}', type_name, msg, log))
+            px4_written.append(Written(f'/{bridge.IN_TOPICS[method]}', type_name, msg,
+                                       log if relog is None else relog(method, index, log)))
         for k, item in enumerate(getattr(px4, method)(_attributes(msg)), start=1):
             if isinstance(item, bridge.Output):
                 message = dict(item.message)
@@ -225,6 +229,38 @@ def test_an_input_the_recorder_missed_is_counted_not_failed(tmp_path: Path) -> N
     nav = next(stream for stream in report.streams if stream.stream == 'state/nav')
     assert (nav.compared, nav.input_not_recorded) == (CYCLES - 1, 1)
     assert not verify_all(bag, strict=True).holds
+
+
+def test_a_status_received_in_another_order_is_a_reorder_not_a_difference(
+        tmp_path: Path) -> None:
+    """The recorder got the arming status after the belief the bridge attached it to.
+
+    The re-derived status moves by one belief: the recorded one equals its neighbour's, so it
+    is counted as reordered (a failure only with --strict). A recorded status no neighbouring
+    belief has is a difference.
+    """
+    def late(method: str, index: int, log: int) -> int:
+        return log + 2500 if method == 'status' and index == 1 else log  # after the odometry
+
+    bag, _ = _run(tmp_path, relog=late)
+    result = verify_all(bag)
+    assert result.holds, result.summary_lines()
+    report = result.replay.bridge if result.replay is not None else None
+    assert report is not None and not report.violated
+    status = next(stream for stream in report.streams if stream.stream == 'vehicle_status')
+    # The change and the heartbeats after it move by one belief.
+    assert status.reordered >= 1 and status.differing == status.recorded_only == 0
+    assert any('statuses equal the re-derived status of the neighbouring belief' in line
+               for line in result.summary_lines())
+    assert not verify_all(bag, strict=True).holds
+
+    def forged(topic: str, message: dict[str, Any]) -> None:
+        if topic == 'vehicle_status':
+            message['mission_status'] = 7  # LANDING: never the vehicle's here
+
+    forged_bag, _ = _run(tmp_path / 'forged', alter=forged)
+    report = verify_all(forged_bag).replay.bridge  # type: ignore[union-attr]
+    assert report is not None and report.violated
 
 
 def test_without_the_bridge_configuration_or_ghost_px4_it_is_not_possible(
