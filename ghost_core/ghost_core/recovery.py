@@ -70,6 +70,10 @@ class RunBreak(StrEnum):
     UNRECORDED_BELIEF = 'unrecorded_belief'
     #: A belief recorded after a newer one (the assessor drops it; which one it saw is moot).
     OUT_OF_ORDER = 'out_of_order'
+    #: A recorded belief the agent published nothing for: it never reached the assessor
+    #: (best-effort input: the recorder got it, the agent did not), so it is no part of the
+    #: agent's run.
+    NOT_RECEIVED = 'not_received'
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +215,9 @@ class RecoveryJudge:
             # received interrupted nothing. One the agent received and the bag lacks did, maybe.
             if self._published.any_between(previous, stamp):
                 interruption = RunBreak.UNRECORDED_BELIEF
+        if self._published.level_at(stamp) is None:
+            self._break(RunBreak.NOT_RECEIVED)
+            return
         thresholds = config.thresholds
         if assess_belief_sample(belief, thresholds).overall_level != SelfAssessmentLevel.KNOWN:
             self._break(RunBreak.NOT_KNOWN)

@@ -1,5 +1,8 @@
 """Re-derivation of px4_bridge's conversion: the recorded fmu/out messages converted again.
 
+One cohesive job (the bridge's re-derivation: read, re-run, match, classify, report), so one
+module past 400 lines.
+
 With ``px4_bridge`` the recorder also records the bridge's PX4 inputs (/fmu/out/...). This
 check runs the bridge's own rules (``ghost_px4.bridge.Px4Bridge``, what the node runs) over
 them, in the order the recorder received them (log time), with the bridge configuration the

@@ -69,6 +69,9 @@ __all__ = [
 ]
 
 REPLAY_VERSION = 'REPLAY-v1'
+#: The decision context fields of a rationale (ADR-0021), and their values with no status.
+_CONTEXT = ('flight_status', 'mission_status', 'perception_mode')
+_UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': ''}
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
@@ -235,6 +238,9 @@ class RederivationReport:
     idle_flushes: int
     read_errors: tuple[ReadError, ...] = ()
     bridge: BridgeReport | None = None
+    #: Rationales whose recorded vehicle context was the previous cycle's (its status reached
+    #: the policy just after the decision): taken as recorded, and noted.
+    contexts_behind: int = 0
 
     @property
     def possible(self) -> bool:
@@ -314,6 +320,7 @@ class RederivationReport:
             'topics': {topic.kind: topic.to_json() for topic in self.topics},
             'parameters_followed': [run.to_json() for run in self.parameters_followed],
             'parameters_changed': self.parameters_changed,
+            'contexts_behind': self.contexts_behind,
             'late_observations': self.late_observations,
             'superseded_observations': self.superseded_observations,
             'idle_flushes': self.idle_flushes,
@@ -363,6 +370,10 @@ class RederivationReport:
                 lines.append(f'replay: followed the recorded change of {change.parameter} '
                              f'from {change.previous} to {change.value} for the cycles after '
                              f'{change.in_force_after_stamp_ns} ns')
+        if self.contexts_behind:
+            lines.append(f'replay: {self.contexts_behind} decisions record the previous '
+                         "cycle's vehicle status (the status reached the policy just after "
+                         'the decision; taken as recorded)')
         if self.late_observations:
             lines.append(f'replay: {self.late_observations} fixes reached the bag after their '
                          "cycle's lag: the agent may have received them sooner, and resolved "
@@ -599,6 +610,11 @@ class _Comparison:
         self.rederiver = _Rederiver(config, timeline, inputs)
         self.topics = {kind: _TopicStats(kind) for kind in MESSAGE_KINDS}
         self.cycles_compared = 0
+        # The decision context of the previous cycle, and the recorded rationale address an
+        # actuation is compared with when its rationale was one status behind.
+        self._previous_context: dict[str, object] = dict(_UNKNOWN_CONTEXT)
+        self._taken_address: str | None = None
+        self.contexts_behind = 0
         self.reason: str | None = None
         self.until_ns: int | None = None
 
@@ -679,6 +695,32 @@ class _Comparison:
                     'thresholds address)')
         return None
 
+    def _context_behind(self, kind: str, message: GhostMessage,
+                        ours: dict[str, object]) -> dict[str, object]:
+        """`ours`, taking a recorded decision context one vehicle status behind as recorded.
+
+        The decision policy takes the latest vehicle status it has received; a status and a
+        cycle's calibrated assessment travel on different topics, so the status of the cycle
+        may reach it just after the decision (the replay feeds every status first). Only that
+        lag is taken as the run's: the recorded context must be the one of the previous cycle
+        (UNKNOWN before the first), and then the actuation names that recorded rationale.
+        """
+        if kind == 'rationale':
+            context = {name: ours.get(name) for name in _CONTEXT}
+            recorded = {name: message.msg.get(name) for name in _CONTEXT}
+            behind = self._previous_context
+            self._previous_context = context
+            self._taken_address = None
+            if recorded != context and recorded == behind and all(
+                    message.msg.get(key) == value for key, value in ours.items()
+                    if key not in _CONTEXT):
+                self.contexts_behind += 1
+                self._taken_address = message.sha256 or content_address(dict(message.msg))
+                return {**ours, **recorded}
+        elif kind == 'actuation' and self._taken_address is not None:
+            return {**ours, 'rationale_sha256': self._taken_address}
+        return ours
+
     def _compare(self, stamp_ns: int, trace: CycleTrace,
                  recorded: Mapping[str, tuple[GhostMessage, ...]]) -> None:
         self.cycles_compared += 1
@@ -699,6 +741,7 @@ class _Comparison:
                                           or content_address(dict(message.msg)), None))
                     continue
                 topic.compared += 1
+                ours = self._context_behind(kind, message, ours)
                 found: FieldDifference | None = first_difference(message.msg, ours)
                 if found is not None:
                     topic.differing += 1
@@ -796,4 +839,4 @@ def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
         late_observations=pipeline.late_observations,
         superseded_observations=pipeline.superseded_observations,
         idle_flushes=comparison.rederiver.replay.idle_flushes, read_errors=info.read_errors,
-        bridge=bridge)
+        bridge=bridge, contexts_behind=comparison.contexts_behind)

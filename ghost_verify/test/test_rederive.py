@@ -39,11 +39,15 @@ from run_bags import (
     Written,
 )
 
+from ghost_bag.recorded_inputs import STATUS_TYPE
 from ghost_core.assessment import BlockThresholds, ThresholdsConfig
-from ghost_core.levels import DecisionKind, SelfAssessmentLevel
+from ghost_core.contracts import VehicleStatus
+from ghost_core.hashing import content_address
+from ghost_core.levels import DecisionKind, FlightStatus, MissionStatus, SelfAssessmentLevel
 from ghost_core.pipeline import Pipeline, PipelineConfig
 from ghost_core.samples import BeliefSample
 from ghost_core.scenarios import generate_scenario
+from ghost_core.wire import to_msg_dict
 from ghost_verify import cli
 from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.rederive import rederive, REPLAY_VERSION
@@ -492,3 +496,49 @@ def test_random_runs_hold_with_and_without_replay(tmp_path_factory, run: AgentRu
     assert replay.holds, (replay.summary(), replay.notes())
     assert replay.cycles_compared == len(traces) == replay.cycles_replayed
     assert result.holds, result.summary_lines()
+
+
+def _with_context(written: list[Written], stamp_ns: int,
+                  context: dict[str, object]) -> list[Written]:
+    """The run with the rationale of `stamp_ns` recording `context`, its actuation re-chained."""
+    out = []
+    address = None
+    for item in written:
+        if item.stamp_ns == stamp_ns and item.topic == '/decisions':
+            msg = {**item.msg, **context}
+            address = content_address(msg)
+            item = replace(item, msg=msg)
+        elif item.stamp_ns == stamp_ns and item.topic == '/actuations':
+            assert address is not None
+            item = replace(item, msg={**item.msg, 'rationale_sha256': address})
+        out.append(item)
+    return out
+
+
+def test_a_decision_one_vehicle_status_behind_is_taken_as_recorded(tmp_path: Path) -> None:
+    """The status of cycle 1 reached the policy just after its decision: UNKNOWN recorded.
+
+    The replay feeds every status first, so it decides with the status; the recorded context
+    is the previous cycle's (none yet: UNKNOWN), which is the one lag taken as the run's. A
+    context no earlier cycle had is a difference.
+    """
+    _, config, inputs = _scenario('smoke')
+    first = inputs[0]
+    status = VehicleStatus(stamp_ns=0, frame_id='map', flight_status=FlightStatus.IN_AIR,
+                           mission_status=MissionStatus.ON_MISSION, source='scenario')
+    inputs = [RecordedInput(first.log_time_ns - 1, '/vehicle_status', STATUS_TYPE,
+                            to_msg_dict(status)), *inputs]
+    written, traces = run_messages(inputs, config)
+    assert traces[0].rationale.flight_status is FlightStatus.IN_AIR
+    unknown = {'flight_status': 0, 'mission_status': 0, 'perception_mode': ''}
+    late = write_run_bag(tmp_path / 'late', _with_context(written, traces[0].stamp_ns, unknown),
+                         run_config(config))
+    result = verify_all(late)
+    assert result.holds, result.summary_lines()
+    assert result.replay is not None and result.replay.contexts_behind == 1
+    assert any("record the previous cycle's vehicle status" in line
+               for line in result.summary_lines())
+    forged = write_run_bag(tmp_path / 'forged', _with_context(
+        written, traces[5].stamp_ns, {'flight_status': 1}), run_config(config))  # DISARMED
+    replay = verify_all(forged).replay
+    assert replay is not None and not replay.holds and replay.contexts_behind == 0
