@@ -41,7 +41,18 @@ class ScenarioNode(SourceNode):
         period_s = 1.0 / rate if rate > 0 else self._scenario.parameters.period_ns / 1e9
         self.get_logger().info(f'playing {self._scenario.name!r}: {len(self._scenario.cycles)} '
                                f'cycles every {period_s * 1e3:.1f} ms')
+        self._publish_status(0)
         self._timer = self.create_timer(period_s, self._publish_cycle)
+
+    def _publish_status(self, index: int) -> None:
+        """The vehicle status of cycle `index` (stamped with it: in force from that cycle on).
+
+        Published a period ahead of its cycle's belief, so that it has reached the decision
+        policy before that cycle's decision whatever the order the topics are delivered in.
+        """
+        if index < len(self._scenario.cycles):
+            status = replace(self._scenario.cycles[index].vehicle, frame_id=self._frame)
+            self._status_pub.publish(from_msg_dict(VehicleStatus, to_msg_dict(status)))
 
     def _publish_cycle(self) -> None:
         if self._next >= len(self._scenario.cycles):
@@ -51,13 +62,11 @@ class ScenarioNode(SourceNode):
         cycle = self._scenario.cycles[self._next]
         self._next += 1
         odom, obs = cycle_messages(cycle, self._frame)
-        # The status first: the decision of this cycle records it (in force from its stamp).
-        status = replace(cycle.vehicle, frame_id=self._frame)
-        self._status_pub.publish(from_msg_dict(VehicleStatus, to_msg_dict(status)))
         if obs is not None:
             # The observation goes first: it is usually needed as soon as the belief is.
             self._obs_pub.publish(obs)
         self._state_pub.publish(odom)
+        self._publish_status(self._next)  # the next cycle's, a period ahead
 
 
 def main(args: list[str] | None = None) -> None:
