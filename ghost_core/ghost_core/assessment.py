@@ -6,7 +6,7 @@ One cohesive job, kept in one module: the assessor ASSESSOR_ID names, config to 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import math
 
 from ghost_core import _checks as check
@@ -35,6 +35,7 @@ __all__ = [
     'REASON_UNCONFIRMED',
     'REASON_WITHIN_KNOWN',
     'REASON_WITHIN_UNCERTAIN',
+    'AssessorState',
     'BlockThresholds',
     'HysteresisConfig',
     'SelfAssessor',
@@ -363,6 +364,14 @@ class _BlockState:
     uncertain_since_ns: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AssessorState:
+    """A copy of a SelfAssessor's hysteresis state (its blocks and its first belief)."""
+
+    blocks: tuple[tuple[str, _BlockState], ...]
+    first_belief_ns: int | None
+
+
 class SelfAssessor:
     """The reference self-assessor with hysteresis: one instance per belief stream (stateful).
 
@@ -384,6 +393,34 @@ class SelfAssessor:
         self._states: dict[str, _BlockState] = {}
         self._confirmed_ns: int | None = None
         self._first_belief_ns: int | None = None
+
+    @property
+    def confirmed_ns(self) -> int | None:
+        """The stamp of the latest finite observation received (None before any)."""
+        return self._confirmed_ns
+
+    def state(self) -> AssessorState:
+        """A copy of the hysteresis state (``restore`` goes back to it)."""
+        return AssessorState(tuple((name, replace(block)) for name, block in self._states.items()),
+                             self._first_belief_ns)
+
+    def restore(self, state: AssessorState) -> None:
+        """Go back to a state taken by ``state`` (a replay trying another arrival order)."""
+        self._states = {name: replace(block) for name, block in state.blocks}
+        self._first_belief_ns = state.first_belief_ns
+
+    def assess_confirmed(self, belief: BeliefSample,
+                         confirmed_ns: int | None) -> BeliefSelfAssessment:
+        """As ``assess``, with the confirmation the assessor had when `belief` arrived.
+
+        A replay judges a belief after later fixes were taken; this gives the judgement the
+        confirmation of the belief's own arrival (the observations are left as they are).
+        """
+        latest, self._confirmed_ns = self._confirmed_ns, confirmed_ns
+        try:
+            return self.assess(belief)
+        finally:
+            self._confirmed_ns = latest
 
     def observe(self, stamp_ns: int, position: Sequence[float]) -> None:
         """Take an independent observation (a fix): a finite one confirms up to its stamp."""

@@ -14,6 +14,7 @@ from typing import Protocol
 from ghost_core.actions import REFERENCE_EMISSION_CONTRACT_ID
 from ghost_core.assessment import (
     ASSESSOR_ID,
+    AssessorState,
     BlockThresholds,
     HysteresisConfig,
     SelfAssessor,
@@ -294,11 +295,14 @@ class Pipeline:
     """The whole agent as one pure, incremental object: feed inputs, get finished cycles.
 
     Inputs come in arrival order (the order a live graph would receive them; a bag's log-time
-    order). Per belief t: the self-assessor (with its hysteresis state) judges it and the
-    predictor predicts from it at once; the cycle is finished once its outcome is known (the
-    same OutcomeSequencer the outcome evaluator node uses decides when), and then calibrated
+    order). Per belief t: the predictor predicts from it at once; the cycle is finished once
+    its outcome is known (the same OutcomeSequencer the outcome evaluator node uses decides
+    when), and then judged by the self-assessor (with its hysteresis state, in belief order,
+    with the confirmation it had when t arrived: what the node published at once), calibrated
     with the outcomes up to and including t, decided (with the vehicle status in force at t,
-    the decision policy node's VehicleStatusTracker) and emitted. `late_observations` and
+    the decision policy node's VehicleStatusTracker) and emitted. ``resolve`` and ``complete``
+    are the two halves of ``feed``, for a replay that chooses the inputs a cycle is finished
+    with (the arrival order a node had, named by what it recorded). `late_observations` and
     `superseded_observations` count fixes that were not used. Pure: same inputs in the same
     order, same outputs.
 
@@ -318,8 +322,11 @@ class Pipeline:
         self._assessor = SelfAssessor(self.config.thresholds)
         self._sequencer: OutcomeSequencer[ForwardPrediction, Observation] = OutcomeSequencer(
             self.config.grace_cycles, self.config.evaluator.max_observation_lag_ns)
-        self._cycles: dict[int, tuple[BeliefSample, BeliefSelfAssessment,
+        # Per pending cycle: its belief, the assessor's confirmation when it arrived, and the
+        # prediction made from it.
+        self._cycles: dict[int, tuple[BeliefSample, int | None,
                                       ForwardPrediction | None]] = {}
+        self._confirmation: int | None = None  # the one ``assess`` judges with
         # Only the last W observed outcomes can ever enter a history, so that is all we keep.
         self._observed: deque[PredictionOutcome] = deque(maxlen=self.config.loop.max_history)
         self._last_belief_ns: int | None = None
@@ -341,8 +348,12 @@ class Pipeline:
         return self._sequencer.pending_cycles
 
     def assess(self, belief: BeliefSample) -> BeliefSelfAssessment:
-        """The self-assessor's raw assessment of a new belief (stateful: hysteresis)."""
-        return self._assessor.assess(belief)
+        """The self-assessor's raw assessment of a belief (stateful: hysteresis).
+
+        Judged with the confirmation the assessor had when the belief arrived (beliefs are
+        judged in their order, when their cycle is finished).
+        """
+        return self._assessor.assess_confirmed(belief, self._confirmation)
 
     def observe(self, observation: Observation) -> None:
         """The self-assessor's view of a fix: it confirms the beliefs up to its stamp."""
@@ -360,9 +371,23 @@ class Pipeline:
 
     def feed(self, item: AgentInput) -> list[CycleTrace]:
         """Take one input; return the cycles it finishes, in cycle order."""
+        return [self.complete(cycle) for cycle in self.resolve(item)]
+
+    def finish(self) -> list[CycleTrace]:
+        """Finish every pending cycle with what has arrived; feeding may go on afterwards.
+
+        The end of the input, or the outcome evaluator's idle flush in a replay.
+        """
+        return [self.complete(cycle) for cycle in self.resolve_pending()]
+
+    def resolve(self, item: AgentInput) -> list[CycleInputs[ForwardPrediction, Observation]]:
+        """Take one input; return the cycles whose outcome inputs it resolves.
+
+        ``complete`` finishes each, in this order; ``feed`` is both.
+        """
         if isinstance(item, Observation):
             self.observe(item)
-            return self._finish(self._sequencer.on_observation(item.stamp_ns, item))
+            return self._sequencer.on_observation(item.stamp_ns, item)
         if isinstance(item, VehicleStatus):
             self._vehicle.on_status(item)
             return []
@@ -372,22 +397,58 @@ class Pipeline:
         if self._last_belief_ns is not None and item.stamp_ns <= self._last_belief_ns:
             return []  # an old or repeated belief is not a new cycle (as the nodes do)
         self._last_belief_ns = item.stamp_ns
-        raw = self.assess(item)
         q = (self.config.process_noise_q if self._parameters is None
              else self._parameters.process_noise_q(item.stamp_ns))
         prediction = self.predict(item, q)
-        self._cycles[item.stamp_ns] = (item, raw, prediction)
+        self._cycles[item.stamp_ns] = (item, self._assessor.confirmed_ns, prediction)
         done = self._sequencer.on_belief(item.stamp_ns)
         if prediction is not None:
             done += self._sequencer.on_prediction(item.stamp_ns, prediction)
-        return self._finish(done)
+        return done
 
-    def finish(self) -> list[CycleTrace]:
-        """Finish every pending cycle with what has arrived; feeding may go on afterwards.
+    def resolve_pending(self) -> list[CycleInputs[ForwardPrediction, Observation]]:
+        """Resolve every pending cycle with what has arrived (``finish`` without finishing)."""
+        return self._sequencer.flush()
 
-        The end of the input, or the outcome evaluator's idle flush in a replay.
+    def pending_belief(self, stamp_ns: int) -> BeliefSample:
+        """The belief of the pending cycle stamped `stamp_ns`."""
+        return self._cycles[stamp_ns][0]
+
+    def arrival_confirmation(self, stamp_ns: int) -> int | None:
+        """The assessor's confirmation when the pending belief stamped `stamp_ns` arrived."""
+        return self._cycles[stamp_ns][1]
+
+    def assessor_state(self) -> AssessorState:
+        """A copy of the assessor's hysteresis state (``restore_assessor`` goes back to it)."""
+        return self._assessor.state()
+
+    def restore_assessor(self, state: AssessorState) -> None:
+        """Go back to an assessor state (a replay trying another arrival order)."""
+        self._assessor.restore(state)
+
+    def assess_pending(self, stamp_ns: int, confirmed_ns: int | None) -> BeliefSelfAssessment:
+        """Judge the pending belief stamped `stamp_ns` with the confirmation `confirmed_ns`.
+
+        A replay whose inputs reached a node in another order than the recorder gives the
+        confirmation that order would have left; ``complete`` takes the result.
         """
-        return self._finish(self._sequencer.flush())
+        self._confirmation = confirmed_ns
+        return self.assess(self._cycles[stamp_ns][0])
+
+    def complete(self, cycle: CycleInputs[ForwardPrediction, Observation],
+                 raw: BeliefSelfAssessment | None = None) -> CycleTrace:
+        """Finish one resolved cycle: raw assessment (unless given), outcome, loop step."""
+        if raw is None:
+            raw = self.assess_pending(cycle.stamp_ns, self.arrival_confirmation(cycle.stamp_ns))
+        belief, _, prediction = self._cycles.pop(cycle.stamp_ns)
+        outcome = self.evaluate(cycle.stamp_ns, belief.frame_id, cycle.prediction,
+                                cycle.observation)
+        if outcome.observed:
+            self._observed.append(outcome)
+        result = closed_loop_step(raw, self._observed, self._loop_config(cycle.stamp_ns),
+                                  self._vehicle.at(cycle.stamp_ns))
+        self._vehicle.forget_before(cycle.stamp_ns)
+        return CycleTrace(cycle.stamp_ns, raw, prediction, outcome, result)
 
     def _loop_config(self, stamp_ns: int) -> LoopConfig:
         if self._parameters is None:
@@ -397,21 +458,6 @@ class Pipeline:
         if loop is None:
             loop = self._loops[key] = LoopConfig(key[0], key[1], self.config.loop.max_history)
         return loop
-
-    def _finish(self, resolved: list[CycleInputs[ForwardPrediction, Observation]]
-                ) -> list[CycleTrace]:
-        traces: list[CycleTrace] = []
-        for cycle in resolved:
-            belief, raw, prediction = self._cycles.pop(cycle.stamp_ns)
-            outcome = self.evaluate(cycle.stamp_ns, belief.frame_id, cycle.prediction,
-                                    cycle.observation)
-            if outcome.observed:
-                self._observed.append(outcome)
-            result = closed_loop_step(raw, self._observed, self._loop_config(cycle.stamp_ns),
-                                      self._vehicle.at(cycle.stamp_ns))
-            self._vehicle.forget_before(cycle.stamp_ns)
-            traces.append(CycleTrace(cycle.stamp_ns, raw, prediction, outcome, result))
-        return traces
 
 
 def iter_pipeline(

@@ -34,6 +34,8 @@ from ghost_core.contracts import (
 from ghost_core.hashing import canonical_json
 from ghost_core.pipeline import AgentInput, CycleParameters, CycleTrace, Pipeline, PipelineConfig
 from ghost_core.properties import JsonValue
+from ghost_core.samples import Observation
+from ghost_core.sequencing import CycleInputs
 from ghost_core.wire import to_msg_dict
 
 __all__ = [
@@ -115,19 +117,23 @@ class Replay:
 
     def feed(self, item: TimedInput) -> list[CycleTrace]:
         """Take one input; return the cycles it (or an idle flush before it) finishes."""
-        done: list[CycleTrace] = []
-        last = self._last_log_ns
-        if (self._idle_ns and last is not None and item.log_time_ns - last >= self._idle_ns
-                and self.pipeline.pending_cycles):
-            done += self.pipeline.finish()
-            self.idle_flushes += 1
-        self._last_log_ns = item.log_time_ns
-        done += self.pipeline.feed(item.sample)
-        return done
+        return [self.pipeline.complete(cycle) for cycle in self.resolve(item)]
 
     def finish(self) -> list[CycleTrace]:
         """End of the input: finish every pending cycle (the node's idle flush at the end)."""
         return self.pipeline.finish()
+
+    def resolve(self, item: TimedInput) -> list[CycleInputs[ForwardPrediction, Observation]]:
+        """As ``feed``, leaving each resolved cycle to ``pipeline.complete``."""
+        done: list[CycleInputs[ForwardPrediction, Observation]] = []
+        last = self._last_log_ns
+        if (self._idle_ns and last is not None and item.log_time_ns - last >= self._idle_ns
+                and self.pipeline.pending_cycles):
+            done += self.pipeline.resolve_pending()
+            self.idle_flushes += 1
+        self._last_log_ns = item.log_time_ns
+        done += self.pipeline.resolve(item.sample)
+        return done
 
     def run(self, inputs: Iterable[TimedInput]) -> list[CycleTrace]:
         """Feed every input, then finish; return every cycle in cycle order."""

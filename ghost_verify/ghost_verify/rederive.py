@@ -23,10 +23,11 @@ does not record), the report says the replay was not possible, and why: never th
 
 from __future__ import annotations
 
-from collections import deque
+from collections import deque, OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 import json
+import math
 import os
 from pathlib import Path
 from typing import cast
@@ -36,6 +37,7 @@ from mcap.reader import make_reader
 from ghost_bag.errors import InputBagError
 from ghost_bag.manifest import MANIFEST_NAME
 from ghost_bag.recorded_inputs import OBSERVATION_TYPE, read_file_inputs, STATE_TYPE, STATUS_TYPE
+from ghost_core.contracts import BeliefSelfAssessment, ForwardPrediction
 from ghost_core.errors import GhostError
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import CycleTrace, PipelineConfig
@@ -49,7 +51,9 @@ from ghost_core.rederive import (
     trace_messages,
 )
 from ghost_core.run_configuration import ConfigurationTimeline
-from ghost_core.samples import BeliefSample
+from ghost_core.samples import BeliefSample, Observation
+from ghost_core.sequencing import CycleInputs
+from ghost_core.wire import to_msg_dict
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .bridge_rederive import bag_px4_topics, BridgeReport, rederive_bridge
@@ -59,6 +63,7 @@ from .run_parameters import load_run_parameters, RunParameters
 from .schema import quiet_parser
 
 __all__ = [
+    'RACE_WINDOW_NS',
     'REPLAY_VERSION',
     'Difference',
     'FollowedChange',
@@ -75,6 +80,15 @@ _UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': 
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
+#: Inputs the recorder received within this long of each other may have reached a node in the
+#: other order (DDS orders one topic, not two; a loaded machine delays one subscription more
+#: than another). A recorded message that is exactly the agent's function of such an order
+#: is taken as recorded (counted in ``reordered``).
+RACE_WINDOW_NS = 1_000_000_000
+
+
+_REORDERED = {'raw_assessment': 'raw assessments (the confirmation they were judged with)',
+              'outcome': 'outcomes (the prediction and fix they pair)'}
 
 
 class _NotPossible(Exception):
@@ -241,6 +255,9 @@ class RederivationReport:
     #: Rationales whose recorded vehicle context was the previous cycle's (its status reached
     #: the policy just after the decision): taken as recorded, and noted.
     contexts_behind: int = 0
+    #: Cycles finished with the inputs the agent recorded having used, in an arrival order
+    #: within RACE_WINDOW_NS of the recorder's, by stream (raw_assessment, outcome).
+    reordered: tuple[tuple[str, int], ...] = ()
 
     @property
     def possible(self) -> bool:
@@ -270,8 +287,12 @@ class RederivationReport:
 
     @property
     def complete(self) -> bool:
-        """True when everything was re-derived: no part not possible, nothing one-sided."""
-        return self.holds and (self.bridge is None or self.bridge.unmatched == 0)
+        """True when everything was re-derived in the recorder's order.
+
+        No part not possible, nothing one-sided, no cycle finished in another order of arrival.
+        """
+        return (self.holds and (self.bridge is None or self.bridge.unmatched == 0)
+                and not any(count for _, count in self.reordered))
 
     def fails(self, strict: bool) -> bool:
         """Whether verify_all fails on it: a difference; with `strict`, anything not done."""
@@ -321,6 +342,7 @@ class RederivationReport:
             'parameters_followed': [run.to_json() for run in self.parameters_followed],
             'parameters_changed': self.parameters_changed,
             'contexts_behind': self.contexts_behind,
+            'reordered': dict(self.reordered),
             'late_observations': self.late_observations,
             'superseded_observations': self.superseded_observations,
             'idle_flushes': self.idle_flushes,
@@ -374,6 +396,12 @@ class RederivationReport:
             lines.append(f'replay: {self.contexts_behind} decisions record the previous '
                          "cycle's vehicle status (the status reached the policy just after "
                          'the decision; taken as recorded)')
+        for stream, count in self.reordered:
+            if count:
+                lines.append(f'replay: {count} {_REORDERED[stream]} follow an order of '
+                             "arrival other than the recorder's (within "
+                             f"{RACE_WINDOW_NS / 1e9:g} s of it), and are exactly the agent's "
+                             'own function of that order (taken as recorded; --strict fails)')
         if self.late_observations:
             lines.append(f'replay: {self.late_observations} fixes reached the bag after their '
                          "cycle's lag: the agent may have received them sooner, and resolved "
@@ -521,35 +549,86 @@ class _Inputs:
 
 
 class _Rederiver:
-    """The merge of the re-run (in cycle order) with the recorded cycles (in stamp order)."""
+    """The merge of the re-run (in cycle order) with the recorded cycles (in stamp order).
+
+    Inputs are fed as the bag holds them; each cycle they resolve waits, with its outcome's
+    inputs, for the comparison to finish it (``complete``), which may finish it with the
+    inputs the agent recorded having used (see _Comparison).
+    """
 
     def __init__(self, config: PipelineConfig, parameters: ConfigurationTimeline,
                  inputs: _Inputs) -> None:
         self.config = config
         self.replay = Replay(config, parameters, idle_flush=True)
+        self.pipeline = self.replay.pipeline
         self._inputs = iter(inputs)
         self._exhausted = False
-        self._traces: deque[CycleTrace] = deque()
+        self._resolved: deque[CycleInputs[ForwardPrediction, Observation]] = deque()
         self.cycles_replayed = 0
         self.first_belief_ns: int | None = None
-        self._beliefs: deque[int] = deque(maxlen=_RECENT_STAMPS)
-        self._belief_set: set[int] = set()
-        self._fixes: deque[int] = deque(maxlen=_RECENT_STAMPS)
-        self._fix_set: set[int] = set()
-
-    def _remember(self, stamps: deque[int], known: set[int], stamp: int) -> None:
-        if stamp in known:
-            return
-        if len(stamps) == stamps.maxlen:
-            known.discard(stamps[0])
-        stamps.append(stamp)
-        known.add(stamp)
+        self.last_log_ns: int | None = None
+        # Recent inputs, by stamp: when the recorder received each belief, and each fix.
+        self._beliefs: OrderedDict[int, int] = OrderedDict()
+        self._fixes: OrderedDict[int, tuple[int, Observation]] = OrderedDict()
+        # The latest finite fix stamp among the fixes forgotten (a confirmation floor).
+        self._forgotten_confirmation: int | None = None
 
     def has_belief(self, stamp: int) -> bool:
-        return stamp in self._belief_set
+        return stamp in self._beliefs
 
-    def has_fix(self, stamp: int) -> bool:
-        return stamp in self._fix_set
+    def fix(self, stamp: int, until_log_ns: int | None = None) -> Observation | None:
+        """The fix stamped `stamp`, feeding inputs received up to `until_log_ns` to find it."""
+        while (stamp not in self._fixes and until_log_ns is not None
+               and (self.last_log_ns is None or self.last_log_ns <= until_log_ns)
+               and self._pull()):
+            pass
+        found = self._fixes.get(stamp)
+        return None if found is None else found[1]
+
+    def fix_log_ns(self, stamp: int) -> int | None:
+        """When the recorder received the (recent) fix stamped `stamp`, if it did."""
+        found = self._fixes.get(stamp)
+        return None if found is None else found[0]
+
+    def confirmations(self, stamp: int) -> list[int | None]:
+        """The confirmations the assessor may have had when the belief `stamp` reached it.
+
+        The latest finite fix stamp received before it, for every order in which fixes the
+        recorder received within RACE_WINDOW_NS of the belief could have reached the
+        assessor; the nearest to the recorder's order first.
+        """
+        received = self._beliefs.get(stamp)
+        if received is None:
+            return []
+        self.fix(-1, received + RACE_WINDOW_NS)  # feed what the window holds
+        confirmed = self._forgotten_confirmation
+        options: list[tuple[int, int | None]] = []
+        for log_ns, fix in self._fixes.values():
+            if log_ns > received + RACE_WINDOW_NS:
+                break
+            if log_ns >= received - RACE_WINDOW_NS and not options:
+                options.append((received - log_ns, confirmed))
+            if all(math.isfinite(x) for x in fix.position) and (
+                    confirmed is None or fix.stamp_ns > confirmed):
+                confirmed = fix.stamp_ns
+            if log_ns >= received - RACE_WINDOW_NS:
+                options.append((abs(log_ns - received), confirmed))
+        seen: list[int | None] = []
+        for _, value in sorted(options, key=lambda option: option[0]):
+            if value not in seen:
+                seen.append(value)
+        return seen
+
+    def _remember_fix(self, log_ns: int, fix: Observation) -> None:
+        if fix.stamp_ns in self._fixes:
+            return
+        if len(self._fixes) == _RECENT_STAMPS:
+            _, (_, old) = self._fixes.popitem(last=False)
+            if all(math.isfinite(x) for x in old.position) and (
+                    self._forgotten_confirmation is None
+                    or old.stamp_ns > self._forgotten_confirmation):
+                self._forgotten_confirmation = old.stamp_ns
+        self._fixes[fix.stamp_ns] = (log_ns, fix)
 
     def _pull(self) -> bool:
         if self._exhausted:
@@ -558,33 +637,37 @@ class _Rederiver:
         try:
             if item is None:
                 self._exhausted = True
-                done = self.replay.finish()
+                done = self.pipeline.resolve_pending()
             else:
+                self.last_log_ns = item.log_time_ns
                 sample = item.sample
                 if isinstance(sample, BeliefSample):
                     if self.first_belief_ns is None:
                         self.first_belief_ns = sample.stamp_ns
-                    self._remember(self._beliefs, self._belief_set, sample.stamp_ns)
-                else:
-                    self._remember(self._fixes, self._fix_set, sample.stamp_ns)
-                done = self.replay.feed(item)
+                    if sample.stamp_ns not in self._beliefs:
+                        self._beliefs[sample.stamp_ns] = item.log_time_ns
+                        if len(self._beliefs) > _RECENT_STAMPS:
+                            self._beliefs.popitem(last=False)
+                elif isinstance(sample, Observation):
+                    self._remember_fix(item.log_time_ns, sample)
+                done = self.replay.resolve(item)
         except GhostError as err:
             # The agent's own functions refuse this input: so would the nodes have.
             where = 'at the end of the input' if item is None else (
                 f'on the input received at {item.log_time_ns} ns')
             raise _NotPossible(f'the re-run stops {where}: {err}') from err
         self.cycles_replayed += len(done)
-        self._traces.extend(done)
+        self._resolved.extend(done)
         return True
 
-    def up_to(self, stamp_ns: int | None) -> list[CycleTrace]:
-        """Every re-run cycle stamped <= `stamp_ns` (None: all), feeding inputs as needed."""
-        while (stamp_ns is None or not self._traces or self._traces[-1].stamp_ns < stamp_ns
+    def up_to(self, stamp_ns: int | None) -> list[CycleInputs[ForwardPrediction, Observation]]:
+        """Every resolved cycle stamped <= `stamp_ns` (None: all), feeding inputs as needed."""
+        while (stamp_ns is None or not self._resolved or self._resolved[-1].stamp_ns < stamp_ns
                ) and self._pull():
             pass
         out = []
-        while self._traces and (stamp_ns is None or self._traces[0].stamp_ns <= stamp_ns):
-            out.append(self._traces.popleft())
+        while self._resolved and (stamp_ns is None or self._resolved[0].stamp_ns <= stamp_ns):
+            out.append(self._resolved.popleft())
         return out
 
 
@@ -615,6 +698,12 @@ class _Comparison:
         self._previous_context: dict[str, object] = dict(_UNKNOWN_CONTEXT)
         self._taken_address: str | None = None
         self.contexts_behind = 0
+        # Cycles finished in another arrival order than the recorder's, by stream.
+        self.reordered = {'raw_assessment': 0, 'outcome': 0}
+        # The last finished cycle's stamp and the prediction made at it.
+        self._previous: tuple[int | None, ForwardPrediction | None] = (None, None)
+        # When the recorder received the recent predictions, by the stamp they were made at.
+        self._prediction_log: OrderedDict[int, int] = OrderedDict()
         self.reason: str | None = None
         self.until_ns: int | None = None
 
@@ -630,27 +719,28 @@ class _Comparison:
                     self.topics[kind].not_compared += len(messages)
                 continue
             try:
-                traces = self.rederiver.up_to(cycle.stamp_ns)
+                resolved = self.rederiver.up_to(cycle.stamp_ns)
+                current = (resolved.pop() if resolved and resolved[-1].stamp_ns == cycle.stamp_ns
+                           else None)
+                for earlier in resolved:
+                    trace = self._complete(earlier)
+                    for kind, message in trace_messages(trace):
+                        self.topics[kind].pend(trace.stamp_ns, message)
+                reason = self._impossible(cycle, current, recorded)
+                if reason is None:
+                    assert current is not None
+                    trace = self._complete(current, recorded)
             except _NotPossible as err:
-                self.reason, self.until_ns = str(err), cycle.stamp_ns
-                for kind, messages in recorded.items():
-                    self.topics[kind].not_compared += len(messages)
-                continue
-            trace = traces.pop() if traces and traces[-1].stamp_ns == cycle.stamp_ns else None
-            for earlier in traces:
-                for kind, message in trace_messages(earlier):
-                    self.topics[kind].pend(earlier.stamp_ns, message)
-            reason = self._impossible(cycle, trace, recorded)
+                reason = str(err)
             if reason is not None:
                 self.reason, self.until_ns = reason, cycle.stamp_ns
                 for kind, messages in recorded.items():
                     self.topics[kind].not_compared += len(messages)
                 continue
-            assert trace is not None
             self._compare(cycle.stamp_ns, trace, recorded)
         if self.reason is None:
             try:
-                rest = self.rederiver.up_to(None)
+                rest = [self._complete(cycle) for cycle in self.rederiver.up_to(None)]
             except _NotPossible:
                 rest = []  # after the last recorded cycle: nothing left to compare
             for trace in rest:
@@ -660,12 +750,106 @@ class _Comparison:
             topic.settle_pending(recorded_later=False)
         return ghost_bag.info
 
-    def _impossible(self, cycle: CycleEvent, trace: CycleTrace | None,
+    def _complete(self, cycle: CycleInputs[ForwardPrediction, Observation],
+                  recorded: Mapping[str, tuple[GhostMessage, ...]] | None = None) -> CycleTrace:
+        """Finish a resolved cycle; with `recorded`, in the arrival order the agent had.
+
+        A node receives its inputs over several topics, and the recorder over its own
+        subscriptions: under load, a fix may reach the assessor or the evaluator before or
+        after a belief or a prediction in another order than the recorder's. What the agent
+        recorded names the inputs it used: the outcome its prediction and fix, the raw
+        assessment (through its level) the confirmation it had. When the recorded message is
+        exactly the agent's own function of inputs the bag holds, in an order within
+        RACE_WINDOW_NS of the recorder's, the cycle is finished with those inputs (counted in
+        ``reordered``); otherwise as the bag's order gives, and any difference stands.
+        """
+        pipeline = self.rederiver.pipeline
+        raw = None
+        for made in () if recorded is None else recorded['prediction']:
+            self._prediction_log[made.stamp_ns] = made.log_time_ns
+            if len(self._prediction_log) > _RECENT_STAMPS:
+                self._prediction_log.popitem(last=False)
+        try:
+            if recorded is not None and len(recorded['outcome']) == 1:
+                cycle = self._outcome_inputs(cycle, recorded['outcome'][0])
+            if recorded is not None and len(recorded['raw_assessment']) == 1:
+                raw = self._raw(cycle.stamp_ns, recorded['raw_assessment'][0])
+            trace = pipeline.complete(cycle, raw)
+        except GhostError as err:
+            raise _NotPossible(f'the re-run stops at cycle {cycle.stamp_ns} ns: {err}') from err
+        self._previous = (cycle.stamp_ns, trace.prediction)
+        return trace
+
+    def _outcome_inputs(self, cycle: CycleInputs[ForwardPrediction, Observation],
+                        message: GhostMessage) -> CycleInputs[ForwardPrediction, Observation]:
+        """The cycle's outcome inputs as the recorded outcome names them, if admissible."""
+        named = (_stamp(message.msg.get('prediction_stamp')) or 0,
+                 _stamp(message.msg.get('observation_stamp')) or 0)
+        ours = (0 if cycle.prediction is None else cycle.prediction.stamp_ns,
+                0 if cycle.observation is None else cycle.observation.stamp_ns)
+        if named == ours:
+            return cycle
+        previous_ns, previous_prediction = self._previous
+        prediction, observation = cycle.prediction, cycle.observation
+        if named[0] != ours[0]:
+            if named[0] == 0:
+                # It reached the evaluator after its grace: recorded close enough to the outcome.
+                made_log = self._prediction_log.get(ours[0])
+                if made_log is not None and message.log_time_ns - made_log > RACE_WINDOW_NS:
+                    return cycle
+                prediction = None
+            elif previous_prediction is not None and previous_prediction.stamp_ns == named[0]:
+                prediction = previous_prediction
+            else:
+                return cycle
+        if named[1] != ours[1]:
+            if named[1] == 0:
+                # It reached the evaluator after the cycle's window closed: recorded close
+                # enough to the outcome.
+                fix_log = self.rederiver.fix_log_ns(ours[1])
+                if fix_log is not None and message.log_time_ns - fix_log > RACE_WINDOW_NS:
+                    return cycle
+                observation = None
+            elif previous_ns is not None and not previous_ns < named[1] <= cycle.stamp_ns:
+                return cycle  # not a fix of this cycle's window
+            else:
+                observation = self.rederiver.fix(named[1])
+                if observation is None:
+                    return cycle
+        belief = self.rederiver.pipeline.pending_belief(cycle.stamp_ns)
+        alternative = self.rederiver.pipeline.evaluate(cycle.stamp_ns, belief.frame_id,
+                                                       prediction, observation)
+        if first_difference(message.msg, to_msg_dict(alternative)) is not None:
+            return cycle
+        self.reordered['outcome'] += 1
+        return CycleInputs(cycle.stamp_ns, prediction, observation)
+
+    def _raw(self, stamp_ns: int, message: GhostMessage) -> BeliefSelfAssessment:
+        """The raw assessment with the confirmation the recorded one shows, if admissible."""
+        pipeline = self.rederiver.pipeline
+        arrival = pipeline.arrival_confirmation(stamp_ns)
+        state = pipeline.assessor_state()
+        raw = pipeline.assess_pending(stamp_ns, arrival)
+        if first_difference(message.msg, to_msg_dict(raw)) is None:
+            return raw
+        for confirmed in self.rederiver.confirmations(stamp_ns):
+            if confirmed == arrival:
+                continue
+            pipeline.restore_assessor(state)
+            alternative = pipeline.assess_pending(stamp_ns, confirmed)
+            if first_difference(message.msg, to_msg_dict(alternative)) is None:
+                self.reordered['raw_assessment'] += 1
+                return alternative
+        pipeline.restore_assessor(state)
+        return pipeline.assess_pending(stamp_ns, arrival)
+
+    def _impossible(self, cycle: CycleEvent,
+                    current: CycleInputs[ForwardPrediction, Observation] | None,
                     recorded: Mapping[str, tuple[GhostMessage, ...]]) -> str | None:
         """Why this cycle (and every later one) cannot be re-derived, or None."""
         t = cycle.stamp_ns
         first = self.rederiver.first_belief_ns
-        if trace is None:
+        if current is None:
             if first is None or t < first:
                 return (f'the recording started after the run: the agent published messages '
                         f'for cycle {t} ns, whose belief is not in the bag'
@@ -677,6 +861,7 @@ class _Comparison:
             return (f'the bag holds the belief stamped {t} ns, but out of order (the re-run '
                     'drops it as an old stamp, as the nodes do), yet the agent published '
                     "messages for that cycle: its order of arrival is not the bag's")
+        ours = 0 if current.observation is None else current.observation.stamp_ns
         for message in recorded['outcome']:
             made = _stamp(message.msg.get('prediction_stamp'))
             if made and not self.rederiver.has_belief(made):
@@ -684,11 +869,11 @@ class _Comparison:
                         f'{made} ns, whose belief is not in the bag (the recording started '
                         'after the run, or the recorder lost that input)')
             fix = _stamp(message.msg.get('observation_stamp'))
-            if fix and fix != trace.outcome.observation_stamp_ns and not self.rederiver.has_fix(
-                    fix):
+            if fix and fix != ours and self.rederiver.fix(
+                    fix, (self.rederiver.last_log_ns or 0) + RACE_WINDOW_NS) is None:
                 return (f"cycle {t} ns: the agent's outcome uses the fix stamped {fix} ns, "
-                        'which the bag does not hold by the time the cycle was resolved (the '
-                        'recorder lost it, or received it after the lag)')
+                        'which the bag does not hold within the race window of the cycle (the '
+                        'recorder lost it)')
         if self.timeline.config_at(t).thresholds != self.config.thresholds:
             return (f'cycle {t} ns: a recorded change set the thresholds, which the re-run '
                     'does not follow (it follows M, K and Q; the parameters check judges the '
@@ -839,4 +1024,5 @@ def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
         late_observations=pipeline.late_observations,
         superseded_observations=pipeline.superseded_observations,
         idle_flushes=comparison.rederiver.replay.idle_flushes, read_errors=info.read_errors,
-        bridge=bridge, contexts_behind=comparison.contexts_behind)
+        bridge=bridge, contexts_behind=comparison.contexts_behind,
+        reordered=tuple(sorted(comparison.reordered.items())))

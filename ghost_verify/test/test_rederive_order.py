@@ -1,0 +1,159 @@
+"""Re-derivation when the agent received its inputs in another order than the recorder.
+
+DDS orders one topic, not two: under load a fix reaches the outcome evaluator or the
+self-assessor before or after a belief or a prediction in another order than the recorder's.
+Each bag here is recorded as such a run is: the Ghost messages are the agent's over *its* order
+of arrival, the inputs are in the recorder's. The re-derivation finishes such a cycle with the
+inputs the agent recorded having used when the recorded message is exactly the agent's function
+of them, in an order within RACE_WINDOW_NS of the recorder's (counted in ``reordered``, a
+failure only with --strict); a message no such order gives is still a difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bags import write_bag  # noqa: F401 - the test folder's helpers are importable
+from run_bags import (
+    OBSERVATIONS,
+    RecordedInput,
+    run_config,
+    run_messages,
+    scenario_inputs,
+    write_run_bag,
+    Written,
+)
+
+from ghost_core.contracts import PredictionOutcome
+from ghost_core.pipeline import Pipeline, PipelineConfig
+from ghost_core.scenarios import generate_scenario
+from ghost_verify.rederive import RACE_WINDOW_NS, rederive
+from ghost_verify.verify import verify_all
+
+
+def _stamp_ns(item: RecordedInput) -> int:
+    stamp = item.msg['header']['stamp']
+    return stamp['sec'] * 1_000_000_000 + stamp['nanosec']
+
+
+def _fixes_late(inputs: list[RecordedInput], from_ns: int, delay_ns: int) -> list[RecordedInput]:
+    """`inputs` with every fix stamped from `from_ns` on received `delay_ns` later.
+
+    One topic is FIFO: delaying a fix delays the ones after it.
+    """
+    moved = [replace(item, log_time_ns=item.log_time_ns + delay_ns)
+             if item.topic == OBSERVATIONS[0] and _stamp_ns(item) >= from_ns else item
+             for item in inputs]
+    return sorted(moved, key=lambda item: item.log_time_ns)
+
+
+def _recorded_run(path: Path, agent: list[RecordedInput], recorder: list[RecordedInput],
+                  config: PipelineConfig, pipeline: Pipeline | None = None) -> Path:
+    """A bag whose Ghost messages are the agent's over `agent`, its inputs `recorder`."""
+    written, _ = run_messages(agent, config, pipeline)
+    ghost = [item for item in written if item.stamp_ns is not None]
+    inputs = [Written(item.topic, item.type_name, item.msg, item.log_time_ns)
+              for item in recorder]
+    return write_run_bag(path, sorted([*ghost, *inputs], key=lambda item: item.log_time_ns),
+                         run_config(config))
+
+
+def _nominal(horizon_ns: int = 0) -> tuple[PipelineConfig, list[RecordedInput], int]:
+    """The nominal scenario (100 cycles, a fix each), and the stamp of its cycle 40."""
+    scenario = generate_scenario('nominal')
+    config = scenario.parameters.pipeline_config()
+    if horizon_ns:
+        config = replace(config, thresholds=replace(config.thresholds,
+                                                    unconfirmed_horizon_ns=horizon_ns))
+    return config, scenario_inputs(scenario), scenario.cycles[40].belief.stamp_ns
+
+
+def test_fixes_late_at_the_agent_are_taken_in_its_order(tmp_path: Path) -> None:
+    """Every fix from cycle 40 on reached the evaluator 400 ms late: taken in its order.
+
+    Beyond the 250 ms lag, its outcomes are unobserved; the recorder's order would pair them.
+    """
+    config, inputs, from_ns = _nominal()
+    bag = _recorded_run(tmp_path / 'bag', _fixes_late(inputs, from_ns, 400_000_000), inputs,
+                        config)
+    result = verify_all(bag)
+    replay = result.replay
+    assert replay is not None and replay.holds, (replay.summary(), replay.notes())
+    assert dict(replay.reordered)['outcome'] > 0 and not replay.complete
+    assert result.holds and not verify_all(bag, strict=True).holds
+    assert any('outcomes (the prediction and fix they pair) follow an order of arrival' in line
+               for line in replay.notes())
+
+
+def test_fixes_late_at_the_recorder_are_found_within_the_window(tmp_path: Path) -> None:
+    """The recorder got the fixes 400 ms late: found in the bag within the race window.
+
+    The agent's outcomes name fixes the recorder's order resolves without.
+    """
+    config, inputs, from_ns = _nominal()
+    bag = _recorded_run(tmp_path / 'bag', inputs, _fixes_late(inputs, from_ns, 400_000_000),
+                        config)
+    replay = rederive(bag)
+    assert replay.holds, (replay.summary(), replay.notes())
+    assert dict(replay.reordered)['outcome'] > 0
+
+
+def test_fixes_later_than_the_race_window_are_not_taken(tmp_path: Path) -> None:
+    """Fixes 1.5 s late at the recorder: outside the window, so not possible (never holds)."""
+    config, inputs, from_ns = _nominal()
+    late = _fixes_late(inputs, from_ns, RACE_WINDOW_NS + 500_000_000)
+    replay = rederive(_recorded_run(tmp_path / 'bag', inputs, late, config))
+    assert not replay.holds and replay.not_possible_reason is not None
+    assert 'within the race window' in replay.not_possible_reason
+
+
+def test_a_confirmation_late_at_the_assessor_is_taken_in_its_order(tmp_path: Path) -> None:
+    """The assessor got the fixes 500 ms late: its confirmation is taken in its order.
+
+    Unconfirmed horizon 300 ms: its raw assessments are capped, the recorder's order confirms
+    them.
+    """
+    config, inputs, from_ns = _nominal(horizon_ns=300_000_000)
+    agent = _fixes_late(inputs, from_ns, 500_000_000)
+    written, traces = run_messages(agent, config)
+    assert any(trace.raw.position.reason == 'unconfirmed_beyond_horizon' for trace in traces)
+    replay = rederive(_recorded_run(tmp_path / 'bag', agent, inputs, config))
+    assert replay.holds, (replay.summary(), replay.notes())
+    assert dict(replay.reordered)['raw_assessment'] > 0
+
+
+class _PredictionLateAt(Pipeline):
+    """An honest agent whose evaluator got the prediction for one cycle after its grace."""
+
+    def __init__(self, config: PipelineConfig, stamp_ns: int, lie: float = 0.0) -> None:
+        super().__init__(config)
+        self._late_ns, self._lie = stamp_ns, lie
+
+    def evaluate(self, stamp_ns: int, frame_id: str, prediction: Any,
+                 observation: Any) -> PredictionOutcome:
+        if stamp_ns != self._late_ns:
+            return super().evaluate(stamp_ns, frame_id, prediction, observation)
+        outcome = super().evaluate(stamp_ns, frame_id, None, observation)
+        x, y, z = outcome.observed_position
+        return replace(outcome, observed_position=(x + self._lie, y, z))
+
+
+def test_a_prediction_late_at_the_evaluator_is_taken_and_a_forged_outcome_is_not(
+        tmp_path: Path) -> None:
+    """Cycle 40's outcome pairs no prediction (it came after the grace): taken.
+
+    The same outcome with a made-up fix position is no order's outcome: a difference.
+    """
+    config, inputs, stamp_ns = _nominal()
+    honest = _recorded_run(tmp_path / 'late', inputs, inputs, config,
+                           _PredictionLateAt(config, stamp_ns))
+    replay = rederive(honest)
+    assert replay.holds and dict(replay.reordered) == {'outcome': 1, 'raw_assessment': 0}
+    forged = _recorded_run(tmp_path / 'forged', inputs, inputs, config,
+                           _PredictionLateAt(config, stamp_ns, lie=0.5))
+    replay = rederive(forged)
+    assert replay.violated and dict(replay.reordered)['outcome'] == 0
+    first = replay.first_difference()
+    assert first is not None and first[0] == 'outcome' and first[1].cycle_stamp_ns == stamp_ns
