@@ -48,14 +48,16 @@ class ToolParser(argparse.ArgumentParser):
     """An argument parser with Ghost's usage errors, exit codes and ``--version``.
 
     A usage error is one line, ``<tool>: error: <what> (see --help)``, and exit 2. The help
-    ends with the exit codes. `distribution` names the installed package whose version
-    ``--version`` prints.
+    ends with the exit codes (after `epilog`, kept as written with `raw_epilog`).
+    `distribution` names the installed package whose version ``--version`` prints.
     """
 
     def __init__(self, prog: str, description: str, distribution: str,
-                 epilog: str = '') -> None:
+                 epilog: str = '', *, raw_epilog: bool = False) -> None:
         super().__init__(prog=prog, description=description,
-                         epilog=f'{epilog}\n{EXIT_CODES_HELP}' if epilog else EXIT_CODES_HELP)
+                         epilog=f'{epilog}\n{EXIT_CODES_HELP}' if epilog else EXIT_CODES_HELP,
+                         formatter_class=(argparse.RawDescriptionHelpFormatter if raw_epilog
+                                          else argparse.HelpFormatter))
         self.add_argument('--version', action='version',
                           version=f'{prog} {_version(distribution)}')
 

@@ -6,15 +6,15 @@ import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 import sys
-from typing import NoReturn, TextIO
+from typing import TextIO
 
 from ghost_bag.errors import BagError
 from ghost_bag.manifest import load_public_key, ManifestError
+from ghost_core.cli import ExitCode, guarded, tool_error, ToolParser
 from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW
 from .cycle_properties import verify_property
-from .exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 from .fleet import BagVerdict, SchedulerError, verify_bag, verify_fleet, VerifyOptions
 from .report_json import canonical_report_json, read_error_notes
 from .trace import trace_decisions
@@ -28,38 +28,25 @@ __all__ = [
 
 
 _EXIT_CODES = """\
-exit codes:
-  0  everything checked holds over the whole bag (and, with --require-coverage, every
-     precondition held once: a property that held on 0 cycles prints 'HOLDS vacuously');
-     cycles the recording cut at its start or end (for BAUD-v1/ERUR-v1: only a missing
-     actuation after the bag's last message), and histories whose evidence window starts
-     before the bag, are listed as unverifiable, not failures (--strict: exit 1)
-  1  a property is violated, a chain link is broken or missing, (verify_all) a cycle is
-     incomplete, a recorded history differs from the recorded outcomes or a cycle does not
-     conform to the policies it names (an unknown policy id is not checked: exit 1 too), a
-     command gate's record fails GATE-v1, (verify_all, unless --no-replay) a recorded
-     message differs from the one re-derived from the inputs (--strict: or the bag cannot
-     be re-derived: no inputs or configuration recorded), coverage was required
-     and a precondition never held, or part of the bag could not be read (truncated,
-     damaged): the verdicts then cover what was read, and a note says what was not
-  2  usage error (bad arguments, or an output file that cannot be written)
-     (verify_all --public-key) the signed manifest does not verify: it is missing, partial
-     or unsigned, its signature fails with the key, or a file, a topic's count or a topic's
-     message chain differs from it (exit 1 even when the bag then cannot be read at all)
-  3  the input cannot be read as a rosbag2 MCAP bag: no ghost message could be read at all,
-     it has no ghost topics, a ghost schema is not the one the verifier reads, or a message
-     arrived after its cycle had left the --cycle-window
+what each exit code means here (the last line of verify_all says VERIFIED or NOT VERIFIED):
+  0  everything checked holds over the whole bag. A property whose precondition never held
+     says 'HOLDS vacuously' (with --require-coverage: exit 1). Cycles the recording cut at
+     its start or end, and histories whose evidence starts before the bag, are listed as
+     unverifiable, not failures (--strict: exit 1).
+  1  a verdict does not hold: a property violated, a chain link broken or missing, a cycle
+     incomplete, a history or a policy not matching what was recorded, a gate record failing
+     GATE-v1, a recorded message differing from the one re-derived from the inputs, the
+     signed manifest not verifying (--public-key), or part of the bag unreadable (the
+     verdicts then cover what was read; a note says what was not).
+  2  usage error: a bad option or value, an output that cannot be written, an unreadable
+     --public-key.
+  3  the input is not a Ghost bag it can read: not a bag (a PX4 ULog: run ghost_import_ulog
+     first), no ghost message readable at all, no ghost topics, a ghost schema it does not
+     read, or a message after its cycle left the --cycle-window.
 """
 
 _BAG_HELP = ('a rosbag2 directory (metadata.yaml + .mcap files, read in the listed order) '
              'or a single .mcap file')
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (and exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f'{self.prog}: error: {message} (see --help)\n')
 
 
 def _count(text: str) -> int:
@@ -79,13 +66,8 @@ def _positive(text: str) -> int:
     return value
 
 
-def _parser(prog: str, description: str) -> _Parser:
-    parser = _Parser(
-        prog=prog,
-        description=description,
-        epilog=_EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def _parser(prog: str, description: str) -> ToolParser:
+    parser = ToolParser(prog, description, 'ghost_verify', _EXIT_CODES, raw_epilog=True)
     parser.add_argument('--cycle-window', type=_positive, default=DEFAULT_CYCLE_WINDOW,
                         metavar='N',
                         help='how many cycles may be open at once while streaming the bag '
@@ -99,7 +81,7 @@ def _parser(prog: str, description: str) -> _Parser:
     return parser
 
 
-def _add_property_options(parser: _Parser, *, several: bool = False) -> None:
+def _add_property_options(parser: ToolParser, *, several: bool = False) -> None:
     if several:
         parser.add_argument('bag', nargs='+', metavar='BAG',
                             help=_BAG_HELP + '; with several, each is verified as alone and '
@@ -120,15 +102,10 @@ def _add_property_options(parser: _Parser, *, several: bool = False) -> None:
         parser.add_argument('--window-size', '-w', type=_positive, metavar='W',
                             help='W, the window of outcomes each calibration history is '
                                  'recomputed with, at least 1 (default: as for M)')
-    parser.add_argument('--json', '--output', dest='json', metavar='PATH',
+    parser.add_argument('--json', metavar='PATH',
                         help="write the full report as canonical JSON to PATH ('-' for stdout)")
     parser.add_argument('--require-coverage', action='store_true',
                         help='exit 1 when a precondition never held (a vacuous verdict)')
-
-
-def _fail(prog: str, message: str, code: int) -> int:
-    print(f'{prog}: error: {message}', file=sys.stderr)
-    return code
 
 
 def _write_json(prog: str, path: str, document: dict[str, JsonValue]) -> int | None:
@@ -140,15 +117,18 @@ def _write_json(prog: str, path: str, document: dict[str, JsonValue]) -> int | N
     try:
         Path(path).write_text(text, encoding='utf-8')
     except OSError as err:
-        return _fail(prog, f'cannot write {path}: {err.strerror}', EXIT_USAGE)
+        return tool_error(prog, f'cannot write {path}: {err.strerror}', ExitCode.USAGE)
     return None
 
 
 def _guarded(prog: str, run: Callable[[], int]) -> int:
-    try:
-        return run()
-    except BagError as err:
-        return _fail(prog, ' '.join(str(err).split()), EXIT_BAD_BAG)
+    """Run a tool's work with ghost_core.cli's guard; a bag it cannot read is exit 3."""
+    def work() -> int:
+        try:
+            return run()
+        except BagError as err:
+            return tool_error(prog, str(err), ExitCode.BAD_INPUT)
+    return guarded(prog, work)
 
 
 def _property_main(
@@ -176,12 +156,12 @@ def _property_main(
             if failed is not None:
                 return failed
         if not report.holds or report.incomplete_input:
-            return EXIT_VIOLATED
+            return ExitCode.VIOLATED
         if args.require_coverage and not report.covered:
             print(f'{report.property_version}: precondition never held '
                   '(--require-coverage)', file=out)
-            return EXIT_VIOLATED
-        return EXIT_OK
+            return ExitCode.VIOLATED
+        return ExitCode.OK
 
     return _guarded(prog, run)
 
@@ -213,12 +193,12 @@ def trace_decisions_main(argv: Sequence[str] | None = None) -> int:
         prog,
         'Trace every decision of a bag (ADR-0022) and check each SHA-256 link of the chain '
         'assessment -> calibrated -> rationale -> actuation. Prints the canonical JSON '
-        'report to stdout, or writes it to --output and prints a one-line summary.',
+        'report to stdout, or writes it to --json PATH and prints a one-line summary.',
     )
     parser.add_argument('bag', nargs='?', help=_BAG_HELP)
     parser.add_argument('--mcap', metavar='BAG', help='the bag, as ADR-0022 spells it')
-    parser.add_argument('--output', '--json', dest='output', metavar='PATH',
-                        help='write the JSON report to PATH instead of stdout')
+    parser.add_argument('--json', metavar='PATH',
+                        help="write the JSON report to PATH instead of stdout ('-': stdout)")
     args = parser.parse_args(argv)
     if (args.bag is None) == (args.mcap is None):
         parser.error('give the bag either as an argument or with --mcap, once')
@@ -226,7 +206,7 @@ def trace_decisions_main(argv: Sequence[str] | None = None) -> int:
 
     def run() -> int:
         report = trace_decisions(bag, cycle_window=args.cycle_window, strict=args.strict)
-        output = '-' if args.output is None else args.output
+        output = '-' if args.json is None else args.json
         failed = _write_json(prog, output, report.to_json())
         if failed is not None:
             return failed
@@ -234,7 +214,7 @@ def trace_decisions_main(argv: Sequence[str] | None = None) -> int:
         print(report.summary(), file=out)
         for note in read_error_notes(report.read_errors):
             print(f'note: {note}', file=out)
-        return EXIT_OK if report.holds and not report.incomplete_input else EXIT_VIOLATED
+        return ExitCode.OK if report.holds and not report.incomplete_input else ExitCode.VIOLATED
 
     return _guarded(prog, run)
 
@@ -252,26 +232,30 @@ def verify_all_main(argv: Sequence[str] | None = None) -> int:
         try:
             load_public_key(args.public_key)
         except ManifestError as err:
-            return _fail(prog, f'--public-key {err}', EXIT_USAGE)
+            return tool_error(prog, f'--public-key {err}', ExitCode.USAGE)
     options = VerifyOptions(
         min_outcomes=args.min_outcomes, downgrade_threshold=args.downgrade_threshold,
         window_size=args.window_size, cycle_window=args.cycle_window, strict=args.strict,
         replay=not args.no_replay, require_coverage=args.require_coverage,
         public_key=args.public_key, jobs=args.jobs, prog=prog)
     out: TextIO = sys.stderr if args.json == '-' else sys.stdout
-    try:
-        if len(args.bag) > 1:
-            return _verify_fleet(prog, args, options, out)
-        if args.scheduler is not None:
-            verdict = verify_fleet(args.bag, options, scheduler=args.scheduler).verdicts[0]
-        else:
-            verdict = verify_bag(args.bag[0], options)
-    except SchedulerError as err:
-        return _fail(prog, f'--scheduler: {err}', EXIT_USAGE)
-    return _print_verdict(prog, verdict, args.json, out)
+
+    def run() -> int:
+        try:
+            if len(args.bag) > 1:
+                return _verify_fleet(prog, args, options, out)
+            if args.scheduler is not None:
+                verdict = verify_fleet(args.bag, options, scheduler=args.scheduler).verdicts[0]
+            else:
+                verdict = verify_bag(args.bag[0], options)
+        except SchedulerError as err:
+            return tool_error(prog, f'--scheduler: {err}', ExitCode.USAGE)
+        return _print_verdict(prog, verdict, args.json, out)
+
+    return guarded(prog, run)
 
 
-def _verify_all_parser(prog: str) -> _Parser:
+def _verify_all_parser(prog: str) -> ToolParser:
     """verify_all's arguments: the property options, several bags, and its own options."""
     parser = _parser(
         prog,
@@ -323,7 +307,7 @@ def _verify_fleet(prog: str, args: argparse.Namespace, options: VerifyOptions,
         try:
             sink = Path(args.json).open('w', encoding='utf-8')
         except OSError as err:
-            return _fail(prog, f'cannot write {args.json}: {err.strerror}', EXIT_USAGE)
+            return tool_error(prog, f'cannot write {args.json}: {err.strerror}', ExitCode.USAGE)
 
     def each(verdict: BagVerdict) -> None:
         print(verdict.line, file=out, flush=True)

@@ -21,9 +21,9 @@ from typing import Any, TYPE_CHECKING, TypeVar
 
 from ghost_bag.errors import BagError
 from ghost_bag.manifest import load_public_key, ManifestError
+from ghost_core.cli import ExitCode
 from ghost_core.properties import JsonValue
 
-from .exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 from .manifest import check_manifest
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class FleetRun:
     @property
     def code(self) -> int:
         """The exit code of the run: the largest of the bags' (0 when every bag holds)."""
-        return max((verdict.code for verdict in self.verdicts), default=EXIT_OK)
+        return max((verdict.code for verdict in self.verdicts), default=ExitCode.OK)
 
     @property
     def cycles(self) -> int:
@@ -114,7 +114,7 @@ class FleetRun:
     def total_line(self) -> str:
         """The last line of a fleet run: counts, throughput, and which bags fail."""
         count = len(self.verdicts)
-        failed = [verdict for verdict in self.verdicts if verdict.code != EXIT_OK]
+        failed = [verdict for verdict in self.verdicts if verdict.code != ExitCode.OK]
         seconds = max(self.seconds, 1e-9)
         line = (f'total: {count} bag{"s" if count != 1 else ""}, {self.cycles} cycles in '
                 f'{self.seconds:.1f} s ({count / seconds:.2f} bags/s, '
@@ -143,8 +143,8 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
             public_key = load_public_key(options.public_key)
         except ManifestError as err:
             message = f'{prog}: error: --public-key {err}'
-            return BagVerdict(bag, EXIT_USAGE, (), (message,), None, 0,
-                              f'{bag}: exit {EXIT_USAGE}: --public-key {err}')
+            return BagVerdict(bag, ExitCode.USAGE, (), (message,), None, 0,
+                              f'{bag}: exit {ExitCode.USAGE}: --public-key {err}')
     lines: list[str] = []
     # The manifest is checked before the bag is read: its verdict stands even when the bag
     # cannot be read at all.
@@ -160,14 +160,15 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
                             manifest=manifest, strict=options.strict, replay=options.replay,
                             jobs=options.jobs, **extra)
     except BagError as err:
-        code = EXIT_VIOLATED if not manifest.ok else EXIT_BAD_BAG
-        return BagVerdict(bag, code, tuple(lines), (f'{prog}: error: {_one_line(err)}',),
-                          None, 0, f'{bag}: exit {code}: {_one_line(err)}',
+        unread = ExitCode.VIOLATED if not manifest.ok else ExitCode.BAD_INPUT
+        return BagVerdict(bag, unread, tuple(lines), (f'{prog}: error: {_one_line(err)}',),
+                          None, 0, f'{bag}: exit {int(unread)}: {_one_line(err)}',
                           time.perf_counter() - started)
     lines.extend(result.summary_lines())
     if public_key is None:
         lines.extend(manifest.summary_lines())
     code, line = _verdict(bag, result, manifest.ok, options.require_coverage, lines)
+    lines.append(result.verdict_line(options.require_coverage))
     return BagVerdict(bag, code, tuple(lines), (), result.to_json(),
                       result.completeness.cycles_seen, line, time.perf_counter() - started)
 
@@ -175,25 +176,25 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
 def _verdict(bag: str, result: VerificationResult, manifest_ok: bool, require_coverage: bool,
              lines: list[str]) -> tuple[int, str]:
     """The exit code of a verified bag and its one line (a coverage failure adds to `lines`)."""
-    code = EXIT_OK
+    code: int = ExitCode.OK
     reasons = [line.split(':', 1)[0] for line in result.summary_lines() if 'VIOLATED' in line]
     if not manifest_ok:
         reasons.append('manifest')
     if result.incomplete_input:
         reasons.append('input incomplete')
     if not result.holds:
-        code = EXIT_VIOLATED
+        code = ExitCode.VIOLATED
     else:
         uncovered = result.uncovered()
         if require_coverage and uncovered:
             lines.append(f'precondition never held: {", ".join(uncovered)} '
                          '(--require-coverage)')
             reasons.append('coverage')
-            code = EXIT_VIOLATED
+            code = ExitCode.VIOLATED
     seen = f'{result.completeness.cycles_seen} cycles'
     if result.cycles_unverifiable:
         seen += f', {result.cycles_unverifiable} unverifiable'
-    if code == EXIT_OK:
+    if code == ExitCode.OK:
         return code, f'{bag}: holds ({seen})'
     return code, (f'{bag}: fails, exit {code} ({seen}): '
                   f'{", ".join(reasons) or "see its report"}')

@@ -4,12 +4,11 @@
 
 The private key (PKCS8 PEM, unencrypted, mode 0600) goes to PREFIX, the public key
 (SubjectPublicKeyInfo PEM) to PREFIX.pub. Existing files are never overwritten.
-Exit code: 0 written; 2 usage error (a file exists, or cannot be written).
+Exit codes (docs/cli.md): 0 written; 2 usage error (a file exists, or cannot be written).
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 import os
 from pathlib import Path
@@ -19,8 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ghost_bag.manifest import public_key_sha256
-
-from .exit_codes import EXIT_OK, EXIT_USAGE
+from ghost_core.cli import ExitCode, guarded, tool_error, ToolParser
 
 __all__ = ['main']
 
@@ -38,17 +36,23 @@ def _write_new(path: Path, data: bytes, mode: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write a new key pair; print where and the public key's SHA-256; return the exit code."""
-    parser = argparse.ArgumentParser(prog='ghost_keygen', description=__doc__.split('\n\n')[0])
-    parser.add_argument('--output', required=True, metavar='PREFIX',
+    parser = ToolParser(_PROG, __doc__.split('\n\n')[0], 'ghost_verify')
+    parser.add_argument('--output', '-o', required=True, metavar='PREFIX',
                         help='private key path; the public key goes to PREFIX.pub')
     args = parser.parse_args(argv)
-    private_path = Path(args.output)
-    public_path = Path(f'{args.output}.pub')
+    return guarded(_PROG, lambda: _write_pair(args.output))
+
+
+_PROG = 'ghost_keygen'
+
+
+def _write_pair(prefix: str) -> int:
+    private_path = Path(prefix)
+    public_path = Path(f'{prefix}.pub')
     for path in (private_path, public_path):
         if path.exists():
-            print(f'ghost_keygen: error: {path} exists; refusing to overwrite it',
-                  file=sys.stderr)
-            return EXIT_USAGE
+            return tool_error(_PROG, f'{path} exists; refusing to overwrite it',
+                              ExitCode.USAGE)
     key = Ed25519PrivateKey.generate()
     private_pem = key.private_bytes(serialization.Encoding.PEM,
                                     serialization.PrivateFormat.PKCS8,
@@ -65,12 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             private_path.unlink()
             raise
     except OSError as err:
-        print(f'ghost_keygen: error: cannot write {err.filename or args.output}: '
-              f'{err.strerror}', file=sys.stderr)
-        return EXIT_USAGE
+        return tool_error(_PROG, f'cannot write {err.filename or prefix}: {err.strerror}',
+                          ExitCode.USAGE)
     print(f'private key: {private_path} (keep it secret)\npublic key: {public_path} '
           f'(sha256 {public_key_sha256(key.public_key())})')
-    return EXIT_OK
+    return ExitCode.OK
 
 
 if __name__ == '__main__':

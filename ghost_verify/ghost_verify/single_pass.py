@@ -103,6 +103,45 @@ class VerificationResult:
                 and not self.incomplete_input
                 and (self.manifest is None or self.manifest.ok))
 
+    def failures(self) -> tuple[str, ...]:
+        """Why the bag does not verify, in the order checked: each failing check's line."""
+        checks: list[tuple[bool, str]] = []
+        if self.manifest is not None:
+            checks.append((self.manifest.ok, self.manifest.summary_lines()[0]))
+        checks += [(self.baud.holds, self.baud.summary()), (self.erur.holds, self.erur.summary()),
+                   (self.trace.holds, self.trace.summary()),
+                   (self.completeness.holds, self.completeness.summary())]
+        if self.parameters is not None:
+            checks.append((self.parameters.holds, self.parameters.summary()))
+        checks += [(self.history.holds, self.history.summary() or 'history: inconsistent'),
+                   (self.conformance.holds, self.conformance.summary())]
+        if self.recovery is not None:
+            checks.append((not self.recovery.violated, self.recovery.summary()))
+        if self.gate is not None:
+            checks.append((not self.gate.violated, self.gate.summary()))
+        if self.replay is not None:
+            checks.append((not self.replay.fails(self.strict), self.replay.summary()))
+            if self.replay.bridge is not None and self.replay.fails(self.strict):
+                checks.append((not self.replay.bridge.violated, self.replay.bridge.summary()))
+        checks.append((not self.incomplete_input,
+                       'input incomplete: part of the bag could not be read'))
+        return tuple(line for ok, line in checks if not ok)
+
+    def verdict_line(self, require_coverage: bool = False) -> str:
+        """``VERIFIED`` (vacuous properties said as such) or ``NOT VERIFIED: <first reason>``."""
+        failures = self.failures()
+        uncovered = self.uncovered()
+        if not failures and require_coverage and uncovered:
+            failures = (f'precondition never held: {", ".join(uncovered)} '
+                        '(--require-coverage)',)
+        if failures:
+            reason = failures[0]
+            return f'NOT VERIFIED: {reason if len(reason) <= 160 else reason[:157] + "..."}'
+        if uncovered:
+            return (f'VERIFIED ({", ".join(uncovered)} held vacuously: its precondition '
+                    'never held)')
+        return 'VERIFIED'
+
     def uncovered(self) -> tuple[str, ...]:
         """Return the versions of the properties whose precondition never held."""
         return tuple(report.property_version for report in (self.baud, self.erur)

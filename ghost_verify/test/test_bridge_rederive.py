@@ -24,10 +24,10 @@ from run_bags import RecordedInput, run_config, run_messages, write_run_bag, Wri
 
 from ghost_bag.recorded_inputs import STATUS_TYPE
 from ghost_bag.write import ghost_typestore, register_msg_package
+from ghost_core.cli import ExitCode
 from ghost_core.graph import PX4_OPTIONAL_OUT_TOPICS, PX4_OUT_TOPICS
 from ghost_core.pipeline import PipelineConfig
 from ghost_verify import cli
-from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.run_parameters import BRIDGE_CONFIG_KEY
 from ghost_verify.verify import verify_all
 
@@ -185,7 +185,7 @@ def test_an_honest_bridge_run_is_re_derived_exactly(tmp_path: Path) -> None:
         f'{counts["vehicle_status"]}; from {sum(n for _, n in report.inputs)} fmu/out '
         'messages)')
     assert report.summary() in result.summary_lines()
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK
 
 
 def test_a_belief_altered_after_the_bridge_fails_with_its_first_difference(
@@ -215,8 +215,8 @@ def test_a_belief_altered_after_the_bridge_fails_with_its_first_difference(
     assert report.summary().startswith('px4_bridge: DIFFERS (')
     assert any(line.startswith('note: px4_bridge: /state/nav: 1 of ')
                for line in result.summary_lines())
-    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
-    assert cli.verify_all_main([str(bag), '--no-replay']) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.VIOLATED
+    assert cli.verify_all_main([str(bag), '--no-replay']) == ExitCode.OK
 
 
 def test_an_input_the_recorder_missed_is_counted_not_failed(tmp_path: Path) -> None:
@@ -273,7 +273,7 @@ def test_without_the_bridge_configuration_or_ghost_px4_it_is_not_possible(
     assert 'does not record px4_bridge' in (report.not_possible_reason or '')
     assert report.summary() == f'px4_bridge: not possible ({report.not_possible_reason})'
     assert result.holds, result.summary_lines()
-    assert cli.verify_all_main([str(bag), '--strict']) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--strict']) == ExitCode.VIOLATED
     honest, _ = _run(tmp_path / 'honest')
     monkeypatch.setitem(sys.modules, 'ghost_px4.bridge', None)
     importlib.invalidate_caches()

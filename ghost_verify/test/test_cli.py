@@ -22,10 +22,10 @@ from ghost_verify_test.bags import (
 )
 import pytest
 
+from ghost_core.cli import ExitCode
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_verify import cli
-from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 
 HERE = Path(__file__).resolve().parent
 Main = Callable[[Sequence[str] | None], int]
@@ -82,24 +82,26 @@ def test_verify_all_prints_one_line_per_check_and_exits_0(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, err = run(cli.verify_all_main, [str(bags['smoke'])], capsys)
-    assert code == EXIT_OK and err == ''
+    assert code == ExitCode.OK and err == ''
     assert out == ('BAUD-v1: HOLDS (6 cycles evaluated)\nERUR-v1: HOLDS (4 cycles evaluated)\n'
                    'chain: 10/10 verified\ncycles: 10/10 complete\n'
                    'history: 10/10 consistent\nconformance: 10/10 conform\n'
                    + '\n'.join((NO_RECOVERY, *NO_REPLAY, SELF_REPORTED))
-                   + '\nmanifest: none (unsigned bag)\n')
+                   + '\nmanifest: none (unsigned bag)\nVERIFIED\n')
 
 
 def test_a_violated_property_or_a_broken_chain_exits_1(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str],
 ) -> None:
     code, out, _ = run(cli.verify_all_main, [str(bags['always_hold'])], capsys)
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert 'ERUR-v1: VIOLATED (4 cycles evaluated; 4 q2_decision_not_proceed)' in out
-    assert run(cli.verify_baud_main, [str(bags['always_hold'])], capsys)[0] == EXIT_OK
-    assert run(cli.verify_erur_main, [str(bags['always_hold'])], capsys)[0] == EXIT_VIOLATED
+    assert out.splitlines()[-1] == ('NOT VERIFIED: ERUR-v1: VIOLATED (4 cycles evaluated; 4 '
+                                    'q2_decision_not_proceed)')
+    assert run(cli.verify_baud_main, [str(bags['always_hold'])], capsys)[0] == ExitCode.OK
+    assert run(cli.verify_erur_main, [str(bags['always_hold'])], capsys)[0] == ExitCode.VIOLATED
     code, out, _ = run(cli.verify_all_main, [str(bags['tampered'])], capsys)
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert out.splitlines()[2] == 'chain: VIOLATED (9/10 verified; links: 2 broken)'
 
 
@@ -130,8 +132,8 @@ def test_trace_decisions_prints_json_or_writes_output(
     assert err == 'chain: 10/10 verified\n'
     target = tmp_path / 'trace.json'
     code, out, _ = run(cli.trace_decisions_main,
-                       ['--mcap', str(bags['tampered']), '--output', str(target)], capsys)
-    assert code == EXIT_VIOLATED
+                       ['--mcap', str(bags['tampered']), '--json', str(target)], capsys)
+    assert code == ExitCode.VIOLATED
     assert json.loads(target.read_text())['broken_count'] == 1
     assert out == 'chain: VIOLATED (9/10 verified; links: 2 broken)\n'
 
@@ -150,9 +152,10 @@ def test_overrides_are_noted_and_coverage_can_be_required(
     uncertain = str(bags['uncertain'])
     assert run(cli.verify_all_main, [uncertain], capsys)[0] == 0
     code, out, _ = run(cli.verify_all_main, [uncertain, '--require-coverage'], capsys)
-    assert code == EXIT_VIOLATED
-    assert out.splitlines()[-1] == (
-        'precondition never held: BAUD-v1, ERUR-v1 (--require-coverage)')
+    assert code == ExitCode.VIOLATED
+    assert out.splitlines()[-2:] == [
+        'precondition never held: BAUD-v1, ERUR-v1 (--require-coverage)',
+        'NOT VERIFIED: precondition never held: BAUD-v1, ERUR-v1 (--require-coverage)']
     assert run(cli.verify_erur_main, [uncertain, '--require-coverage'], capsys)[0] == 1
     assert run(cli.verify_erur_main, [str(bags['smoke']), '--require-coverage'], capsys)[0] == 0
 
@@ -170,7 +173,7 @@ def test_usage_errors_exit_2_with_one_line(
 ) -> None:
     with pytest.raises(SystemExit) as caught:
         cli.verify_baud_main(argv)
-    assert caught.value.code == EXIT_USAGE
+    assert caught.value.code == ExitCode.USAGE
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and err.startswith('verify_baud: error: ')
 
@@ -179,7 +182,7 @@ def test_trace_decisions_needs_exactly_one_bag(capsys: pytest.CaptureFixture[str
     for argv in ([], ['a', '--mcap', 'b']):
         with pytest.raises(SystemExit) as caught:
             cli.trace_decisions_main(argv)
-        assert caught.value.code == EXIT_USAGE
+        assert caught.value.code == ExitCode.USAGE
     assert 'either as an argument or with --mcap' in capsys.readouterr().err
 
 
@@ -188,7 +191,7 @@ def test_an_output_that_cannot_be_written_exits_2(
 ) -> None:
     target = str(tmp_path / 'no' / 'such' / 'dir.json')
     code, _, err = run(cli.verify_all_main, [str(bags['smoke']), '--json', target], capsys)
-    assert code == EXIT_USAGE and err.startswith('verify_all: error: cannot write')
+    assert code == ExitCode.USAGE and err.startswith('verify_all: error: cannot write')
 
 
 @pytest.mark.parametrize(('name', 'match'), [
@@ -203,7 +206,7 @@ def test_unreadable_inputs_exit_3_with_one_line(
     match: str,
 ) -> None:
     code, out, err = run(main, [str(bags[name])], capsys)
-    assert code == EXIT_BAD_BAG and out == ''
+    assert code == ExitCode.BAD_INPUT and out == ''
     assert err.count('\n') == 1 and match in err and 'Traceback' not in err
 
 
@@ -213,7 +216,7 @@ def test_real_rosbag2_bags_exit_3_for_lack_of_ghost_topics(
     capsys: pytest.CaptureFixture[str], name: str,
 ) -> None:
     code, out, err = run(cli.verify_erur_main, [str(FIXTURES / name)], capsys)
-    assert code == EXIT_BAD_BAG and out == ''
+    assert code == ExitCode.BAD_INPUT and out == ''
     assert err.startswith(f'verify_erur: error: {FIXTURES / name}: no ghost topics')
     assert err.count('\n') == 1
 
@@ -225,7 +228,9 @@ def test_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> No
             main(['--help'])
         assert caught.value.code == 0
         out = capsys.readouterr().out
-        assert 'exit codes:' in out and '3  the input cannot be read' in out
+        assert 'exit codes: 0 holds / done; 1 a verdict does not hold' in out
+        assert '3  the input is not a Ghost bag' in out
+        assert '--version' in out
 
 
 def _subprocess(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -265,4 +270,4 @@ def test_python_dash_m_runs_the_combined_check(bags: dict[str, Path]) -> None:
                                             'history: 10/10 consistent',
                                             'conformance: 10/10 conform', NO_RECOVERY,
                                             *NO_REPLAY, SELF_REPORTED,
-                                            'manifest: none (unsigned bag)']
+                                            'manifest: none (unsigned bag)', 'VERIFIED']

@@ -18,10 +18,10 @@ from ghost_verify_test.bags import (
 from ghost_verify_test.views import actuation, calibrated
 import pytest
 
+from ghost_core.cli import ExitCode
 from ghost_verify import cli
 from ghost_verify.completeness import CompletenessChecker
 from ghost_verify.events import CycleEvent, GhostTopicKind
-from ghost_verify.exit_codes import EXIT_VIOLATED
 from ghost_verify.single_pass import VerificationResult
 from ghost_verify.verify import verify_all
 
@@ -52,7 +52,7 @@ def test_a_cycle_without_its_rationale_is_reported_with_what_it_has(
         'missing': ['rationale'],
     }]
     assert result.baud.holds and result.erur.holds  # ERUR still has its actuation
-    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag)]) == ExitCode.VIOLATED
     out = capsys.readouterr().out
     assert f'cycles: VIOLATED (9/10 complete; 1 incomplete, the first at {stamp} ns lacks ' \
         'rationale)' in out

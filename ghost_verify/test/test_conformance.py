@@ -31,6 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
+from ghost_core.cli import ExitCode
 from ghost_core.conformance import (
     check_adjustment,
     check_decision,
@@ -42,7 +43,6 @@ from ghost_core.hashing import content_address
 from ghost_core.levels import ActuatorCommandKind, DecisionKind, SelfAssessmentLevel
 from ghost_verify import cli
 from ghost_verify.conformance import verify_conformance
-from ghost_verify.exit_codes import EXIT_VIOLATED
 from ghost_verify.single_pass import VerificationResult
 from ghost_verify.verify import verify_all
 
@@ -243,7 +243,7 @@ def test_verify_all_exits_1_lists_the_kinds_and_writes_the_report(
     target = tmp_path / 'all.json'
     code = cli.verify_all_main([str(bag), '--json', str(target)])
     out = capsys.readouterr().out.splitlines()
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert out[:5] == ['BAUD-v1: HOLDS (6 cycles evaluated)',
                        'ERUR-v1: HOLDS (4 cycles evaluated)', 'chain: 10/10 verified',
                        'cycles: 10/10 complete', 'history: 10/10 consistent']

@@ -30,11 +30,11 @@ import yaml
 from ghost_bag.errors import BagFormatError, BagNotFoundError
 from ghost_bag.write import ghost_typestore
 from ghost_core.assessment import ASSESSOR_ID
+from ghost_core.cli import ExitCode
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.errors import SchemaMismatchError
 from ghost_verify.events import ReadErrorKind
-from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_VIOLATED
 from ghost_verify.trace import trace_decisions
 from ghost_verify.verify import verify_all
 
@@ -64,7 +64,7 @@ def assert_one_line_exit_3(
 ) -> str:
     """Run a tool: exit 3, nothing on stdout, exactly one error line holding `fragments`."""
     code, out, err = run(main, [str(bag)], capsys)
-    assert (code, out) == (EXIT_BAD_BAG, ''), err
+    assert (code, out) == (ExitCode.BAD_INPUT, ''), err
     assert err.count('\n') == 1 and 'Traceback' not in err, err
     for fragment in fragments:
         assert fragment in err
@@ -99,7 +99,7 @@ def test_a_bag_cut_mid_chunk_is_judged_on_its_complete_chunks_and_exits_1(
         'offset': cut.start, 'count': 1}]
     for main in TOOLS:
         code, out, err = run(main, [str(chunked)], capsys)
-        assert code == EXIT_VIOLATED and 'Traceback' not in err
+        assert code == ExitCode.VIOLATED and 'Traceback' not in err
         shown = err if main is cli.trace_decisions_main else out
         assert 'note: input incomplete: bag.mcap: truncated: the file ends at byte' in shown
         assert 'the verdicts cover only what could be read' in shown
@@ -119,7 +119,7 @@ def test_a_bag_cut_between_chunks_is_still_incomplete(
     (error,) = result.read_errors
     assert error.kind is ReadErrorKind.TRUNCATED
     assert 'after the complete record' in error.detail and 'before the MCAP footer' in error.detail
-    assert run(cli.verify_baud_main, [str(chunked)], capsys)[0] == EXIT_VIOLATED
+    assert run(cli.verify_baud_main, [str(chunked)], capsys)[0] == ExitCode.VIOLATED
 
 
 def test_a_bag_cut_before_its_first_chunk_ends_exits_3(
@@ -155,7 +155,7 @@ def test_a_killed_recorder_leaves_a_bag_that_is_judged_with_a_note(
     assert result.trace.total_decisions == 5  # the five cycles flushed, whole
     assert result.completeness.holds and result.history.holds
     code, out, _ = run(cli.verify_all_main, [str(bag)], capsys)
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert 'note: input incomplete: metadata.yaml: metadata_missing: the bag directory has ' \
         'no metadata.yaml' in out
 
@@ -220,7 +220,7 @@ def test_a_flipped_byte_inside_a_chunk_fails_its_crc_and_only_that_chunk_is_lost
     assert last in stamps and len(stamps) < 10  # read past the damage; lost what it held
     assert not result.history.holds and not result.holds
     code, out, _ = run(cli.verify_all_main, [str(chunked)], capsys)
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert 'note: input incomplete: bag.mcap: crc_mismatch: the chunk at byte' in out
 
 

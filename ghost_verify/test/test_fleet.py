@@ -17,11 +17,11 @@ from bags import trace_entries, with_policy, write_bag
 from distributed import LocalCluster
 import pytest
 
+from ghost_core.cli import ExitCode
 from ghost_core.levels import DecisionKind
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_verify import cli, fleet
-from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 
 
 @functools.cache
@@ -68,7 +68,7 @@ def test_one_line_per_bag_a_total_and_the_worst_exit_code(
     """Holding bags say so; the others say their exit code and what failed; then the total."""
     names = [str(bags[key]) for key in ('short', 'proceeds', 'long', 'junk')]
     code, lines, err = _run(names, capsys)
-    assert code == EXIT_BAD_BAG  # the largest: junk cannot be read
+    assert code == ExitCode.BAD_INPUT  # the largest: junk cannot be read
     assert len(lines) == 5
     assert lines[0] == f'{names[0]}: holds (40 cycles)'
     assert lines[1].startswith(f'{names[1]}: fails, exit 1 (60 cycles): ')
@@ -82,9 +82,9 @@ def test_one_line_per_bag_a_total_and_the_worst_exit_code(
     assert f'verify_all: error: {names[3]}' in err
     # Without the unreadable bag, the worst is a violation.
     code, lines, _ = _run(names[:3], capsys)
-    assert code == EXIT_VIOLATED and lines[-1].endswith(f'1 fail: {names[1]} (exit 1)')
+    assert code == ExitCode.VIOLATED and lines[-1].endswith(f'1 fail: {names[1]} (exit 1)')
     code, lines, _ = _run([names[0], names[2]], capsys)
-    assert code == EXIT_OK and lines[-1].endswith('2 hold, 0 fail')
+    assert code == ExitCode.OK and lines[-1].endswith('2 hold, 0 fail')
 
 
 def test_json_writes_one_line_per_bag_with_its_single_bag_report(
@@ -93,7 +93,7 @@ def test_json_writes_one_line_per_bag_with_its_single_bag_report(
     keys = ('long', 'proceeds', 'junk', 'short')
     out = tmp_path / 'fleet.jsonl'
     code, _, _ = _run([*(str(bags[key]) for key in keys), '--json', str(out)], capsys)
-    assert code == EXIT_BAD_BAG
+    assert code == ExitCode.BAD_INPUT
     written = _lines(out)
     assert [item['bag'] for item in written] == [str(bags[key]) for key in keys]
     for key, item in zip(keys, written, strict=True):
@@ -104,7 +104,7 @@ def test_json_writes_one_line_per_bag_with_its_single_bag_report(
     assert written[2]['report'] is None and 'MCAP' in written[2]['error']
     # '-' writes the lines to stdout (and the per-bag lines to stderr).
     code, lines, err = _run([str(bags['short']), str(bags['long']), '--json', '-'], capsys)
-    assert code == EXIT_OK
+    assert code == ExitCode.OK
     assert [json.loads(line)['bag'] for line in lines] == [str(bags['short']), str(bags['long'])]
     assert err.splitlines()[-1].startswith('total: 2 bags')
 
@@ -114,7 +114,7 @@ def test_one_bag_keeps_the_single_bag_output(
     """One bag: the usual lines and the --json document file, not a fleet's."""
     out = tmp_path / 'one.json'
     code, lines, _ = _run([str(bags['proceeds']), '--json', str(out)], capsys)
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert lines[0].startswith('BAUD-v1: VIOLATED') and not lines[-1].startswith('total:')
     assert json.loads(out.read_text())['baud']['holds'] is False
 
@@ -154,7 +154,7 @@ def test_the_scheduler_runs_the_same_work_on_a_dask_cluster(
     code, lines, _ = _run([*names, '--json', str(local)], capsys)
     address = threads_cluster.scheduler_address
     code2, lines2, _ = _run([*names, '--scheduler', address, '--json', str(remote)], capsys)
-    assert code2 == code == EXIT_BAD_BAG
+    assert code2 == code == ExitCode.BAD_INPUT
     assert _without_total(lines2) == _without_total(lines)
     assert remote.read_text() == local.read_text()
 
@@ -181,7 +181,7 @@ def test_worker_processes_of_a_dask_cluster(
                       dashboard_address=':0') as cluster:
         code, lines, _ = _run([*names, '--scheduler', cluster.scheduler_address,
                                '--json', str(remote)], capsys)
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert '2 workers' in lines[-1]
     assert remote.read_text() == local.read_text()
 
@@ -192,7 +192,7 @@ def test_a_scheduler_that_does_not_answer_is_a_usage_error(
     """Nothing listens at the address: exit 2, saying so."""
     monkeypatch.setattr(fleet, 'SCHEDULER_TIMEOUT_S', 1.0)
     code, _, err = _run([str(bags['short']), '--scheduler', 'tcp://127.0.0.1:9'], capsys)
-    assert code == EXIT_USAGE
+    assert code == ExitCode.USAGE
     assert 'no Dask scheduler answers at tcp://127.0.0.1:9' in err
 
 
@@ -201,5 +201,5 @@ def test_jobs_and_scheduler_together_are_a_usage_error(
     """The cluster has its own workers."""
     with pytest.raises(SystemExit) as caught:
         cli.verify_all_main([str(bags['short']), '--jobs', '2', '--scheduler', 'tcp://x:1'])
-    assert caught.value.code == EXIT_USAGE
+    assert caught.value.code == ExitCode.USAGE
     assert '--jobs and --scheduler' in capsys.readouterr().err

@@ -19,9 +19,9 @@ from ghost_verify_test.strategies import BaseBag, Damage, damaged_bags
 from hypothesis import given, settings
 
 from ghost_bag.errors import BagError
+from ghost_core.cli import ExitCode
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
-from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_VIOLATED
 
 
 @functools.cache
@@ -58,7 +58,7 @@ def test_the_bases_are_valid_and_verify() -> None:
             path = Path(directory) / f'{base.crc}.mcap'
             path.write_bytes(base.data)
             with contextlib.redirect_stdout(io.StringIO()):
-                assert cli.verify_all_main([str(path)]) == EXIT_OK
+                assert cli.verify_all_main([str(path)]) == ExitCode.OK
             assert len(base.spans) > 10
 
 
@@ -77,11 +77,11 @@ def test_damaged_input_never_crashes_and_damage_inside_a_chunk_never_passes(
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli.verify_all_main([str(path)])
     errors = err.getvalue()
-    assert code in (EXIT_OK, EXIT_VIOLATED, EXIT_BAD_BAG), damage.description
+    assert code in (ExitCode.OK, ExitCode.VIOLATED, ExitCode.BAD_INPUT), damage.description
     assert 'Traceback' not in errors
-    if code == EXIT_BAD_BAG:
+    if code == ExitCode.BAD_INPUT:
         assert errors.count('\n') == 1 and errors.startswith('verify_all: error: ')
     if damage.must_fail:
-        assert code != EXIT_OK, damage.description
+        assert code != ExitCode.OK, damage.description
     if damage.must_be_unreadable:
-        assert code == EXIT_BAD_BAG, damage.description
+        assert code == ExitCode.BAD_INPUT, damage.description

@@ -19,6 +19,7 @@ from ghost_verify_test.strategies import outcome as make_outcome
 import pytest
 
 from ghost_core.calibration import distance_bin
+from ghost_core.cli import ExitCode
 from ghost_core.contracts import CalibrationHistory, PredictionOutcome
 from ghost_core.hashing import content_address
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
@@ -33,7 +34,6 @@ from ghost_verify.events import (
     GhostMessage,
     GhostTopicKind,
 )
-from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.history import HistoryChecker
 from ghost_verify.single_pass import VerificationResult
 from ghost_verify.verify import verify_all
@@ -89,7 +89,7 @@ def test_a_restarted_calibrator_that_lost_its_window_is_reported_per_cycle(
             full.calibrated.calibration_history.outcomes_considered
         assert 'outcomes_considered' in mismatch.differing_fields
     code, out, _ = (cli.verify_all_main([str(bag)]), *capsys.readouterr())
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert f'history: VIOLATED (5/10 consistent; 5 history_mismatch, the first at ' \
         f'{SMOKE[restart].stamp_ns} ns)' in out
 
@@ -179,7 +179,7 @@ def test_without_an_outcome_topic_the_check_is_skipped_with_a_note(
         'holds': True, 'cycles_checked': 0, 'cycles_consistent': 0, 'observed_outcomes': 0,
         'outcome_limit': 4096, 'history_mismatch': [], 'invalid_outcomes': [],
     }
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK
     lines = capsys.readouterr().out.splitlines()
     assert not any(line.startswith('history:') for line in lines)
     assert ('note: history: not checked: the bag has no PredictionOutcome topic, so no '

@@ -26,12 +26,12 @@ from bags import (
 import pytest
 from run_bags import LyingEvaluator, run_bag, scenario_inputs
 
+from ghost_core.cli import ExitCode
 from ghost_core.levels import DecisionKind
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario, run_scenario
 from ghost_verify import cli
-from ghost_verify.exit_codes import EXIT_USAGE, EXIT_VIOLATED
 from ghost_verify.jobs import run_split, SplitRun
 from ghost_verify.report_json import canonical_report_json
 from ghost_verify.single_pass import VerificationResult
@@ -243,10 +243,10 @@ def test_the_cli_writes_the_same_report_with_jobs(
     bag = write_bag(tmp_path / 'bag', trace_entries(traces), chunk_size=16384)
     single, split = tmp_path / 'single.json', tmp_path / 'split.json'
     capsys.readouterr()
-    assert cli.verify_all_main([str(bag), '--json', str(single)]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--json', str(single)]) == ExitCode.VIOLATED
     lines = capsys.readouterr().out
     assert cli.verify_all_main(
-        [str(bag), '--jobs', '2', '--json', str(split)]) == EXIT_VIOLATED
+        [str(bag), '--jobs', '2', '--json', str(split)]) == ExitCode.VIOLATED
     assert capsys.readouterr().out == lines
     assert split.read_bytes() == single.read_bytes()
     assert json.loads(split.read_text())['baud']['holds'] is False
@@ -256,4 +256,4 @@ def test_jobs_must_be_positive() -> None:
     """--jobs 0 is a usage error."""
     with pytest.raises(SystemExit) as caught:
         cli.verify_all_main(['bag', '--jobs', '0'])
-    assert caught.value.code == EXIT_USAGE
+    assert caught.value.code == ExitCode.USAGE

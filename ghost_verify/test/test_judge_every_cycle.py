@@ -20,10 +20,10 @@ from ghost_verify_test.bags import (
     write_bag,
 )
 
+from ghost_core.cli import ExitCode
 from ghost_core.levels import DecisionKind
 from ghost_verify import cli
 from ghost_verify.cycle_properties import verify_baud, verify_erur
-from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.trace import trace_decisions
 from ghost_verify.unverifiable import UnverifiableReason
 from ghost_verify.verify import verify_all
@@ -53,7 +53,7 @@ def test_baud_judges_cycles_whose_raw_assessment_is_missing(tmp_path: Path) -> N
     assert sorted({v.cycle_stamp_ns for v in report.violations}) == sorted(_stamps(LAST_SIX))
     assert report.summary() == ('BAUD-v1: VIOLATED (6 cycles evaluated; 6 p2_decision_proceed, '
                                 '6 p3_non_conservative_command)')
-    assert cli.verify_baud_main([str(bag)]) == EXIT_VIOLATED
+    assert cli.verify_baud_main([str(bag)]) == ExitCode.VIOLATED
     result = verify_all(bag)
     assert not result.holds
     # The lost raw assessments are no cut: the cycles were recorded past them.
@@ -71,9 +71,9 @@ def test_an_honest_run_without_its_actuations_does_not_hold(tmp_path: Path) -> N
         (stamp, 'actuation_missing') for stamp in sorted(_stamps(LAST_SIX))]
     assert verify_erur(bag).holds
     assert not verify_all(bag).holds
-    assert cli.verify_baud_main([str(bag)]) == EXIT_VIOLATED
-    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
-    assert cli.verify_baud_main([str(bag), '--strict']) == EXIT_VIOLATED
+    assert cli.verify_baud_main([str(bag)]) == ExitCode.VIOLATED
+    assert cli.verify_all_main([str(bag)]) == ExitCode.VIOLATED
+    assert cli.verify_baud_main([str(bag), '--strict']) == ExitCode.VIOLATED
 
 
 def test_a_trace_with_missing_assessments_is_not_intact(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_a_trace_with_missing_assessments_is_not_intact(tmp_path: Path) -> None:
     document = report.to_json()
     assert document['chain_intact'] is False and document['assessment_missing_count'] == 6
     assert cli.trace_decisions_main(
-        [str(bag), '--output', str(tmp_path / 't.json')]) == EXIT_VIOLATED
+        [str(bag), '--json', str(tmp_path / 't.json')]) == ExitCode.VIOLATED
     assert not verify_all(bag).trace.chain_intact
 
 
@@ -104,8 +104,8 @@ def test_a_cycle_after_the_recordings_last_message_is_unverifiable(tmp_path: Pat
     assert report.to_json()['cycles_unverifiable'] == 1
     strict = verify_baud(bag, strict=True)
     assert [v.kind.value for v in strict.violations] == ['actuation_missing']
-    assert cli.verify_baud_main([str(bag)]) == EXIT_OK
-    assert cli.verify_baud_main([str(bag), '--strict']) == EXIT_VIOLATED
+    assert cli.verify_baud_main([str(bag)]) == ExitCode.OK
+    assert cli.verify_baud_main([str(bag), '--strict']) == ExitCode.VIOLATED
 
 
 def test_a_later_message_of_any_kind_shows_the_recording_went_on(tmp_path: Path) -> None:

@@ -39,9 +39,9 @@ from ghost_bag.manifest import (
     write_manifest,
 )
 from ghost_bag.write import GhostBagWriter
+from ghost_core.cli import ExitCode
 from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
-from ghost_verify.exit_codes import EXIT_USAGE, EXIT_VIOLATED
 from ghost_verify.keygen import main as keygen
 from ghost_verify.manifest import chains_from_mcap, check_manifest
 
@@ -178,7 +178,7 @@ def test_without_a_key_the_report_says_unchecked_or_none(
     code, out = verify([str(plain)])
     assert code == 0 and manifest_lines(out) == ['manifest: none (unsigned bag)']
     code, out = verify([str(plain), '--public-key', '/nonexistent.pub'])
-    assert code == EXIT_USAGE and out.count('\n') == 1 and '--public-key' in out
+    assert code == ExitCode.USAGE and out.count('\n') == 1 and '--public-key' in out
 
 
 @pytest.mark.parametrize('topic', [
@@ -201,7 +201,7 @@ def test_one_changed_byte_of_any_topic_is_caught(
             writer.write(*message)
     shutil.copy(signed / MANIFEST_NAME, bag / MANIFEST_NAME)
     code, out = verify([str(bag), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     lines = manifest_lines(out)
     assert 'manifest: file bag.mcap sha256 differs' in lines
     assert [line for line in lines if 'topic' in line] == [
@@ -213,17 +213,17 @@ def test_a_deleted_or_an_added_file_is_caught(tmp_path: Path, signed: Path, keys
     deleted = copy_bag(signed, tmp_path / 'deleted')
     (deleted / 'metadata.yaml').unlink()
     code, out = verify([str(deleted), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert manifest_lines(out) == ['manifest: file metadata.yaml listed but missing']
     added = copy_bag(signed, tmp_path / 'added')
     (added / 'notes.txt').write_text('hello\n')
     code, out = verify([str(added), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert manifest_lines(out) == ['manifest: file notes.txt present but not listed']
     gone = copy_bag(signed, tmp_path / 'gone')
     (gone / 'bag.mcap').unlink()
     code, out = verify([str(gone), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED and out.startswith(
+    assert code == ExitCode.VIOLATED and out.startswith(
         'manifest: file bag.mcap listed but missing\n')
 
 
@@ -237,7 +237,7 @@ def test_consistent_forgery_resigned_with_another_key_is_caught(
     forged[index] = (topic, type_name, data[:-1] + bytes([data[-1] ^ 1]), log_time_ns)
     bag = record(tmp_path / 'bag', forged, load_private_key(keys['other_private']))
     code, out = verify([str(bag), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     (line,) = manifest_lines(out)
     assert line.startswith(f'manifest: signature does not verify with {keys["public"]} '
                            '(signed with key sha256 ')
@@ -248,11 +248,11 @@ def test_consistent_forgery_resigned_with_another_key_is_caught(
 
 def test_a_wrong_key_is_caught(signed: Path, keys) -> None:
     code, out = verify([str(signed), '--public-key', str(keys['other_public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert manifest_lines(out)[0].startswith(
         f'manifest: signature does not verify with {keys["other_public"]}')
     code, out = verify([str(signed), '--public-key', str(keys['private'])])
-    assert code == EXIT_USAGE and 'not a PEM public key' in out
+    assert code == ExitCode.USAGE and 'not a PEM public key' in out
 
 
 def test_partial_or_unsigned_manifest_is_named(tmp_path: Path, signed: Path, keys) -> None:
@@ -261,13 +261,13 @@ def test_partial_or_unsigned_manifest_is_named(tmp_path: Path, signed: Path, key
     write_manifest(partial, {**{k: v for k, v in document.items() if k != 'signature'},
                              'complete': False, 'files': {}})
     code, out = verify([str(partial), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert manifest_lines(out) == [
         'manifest: partial (recording did not close: SIGKILL?) — not signed']
     unsigned = copy_bag(signed, tmp_path / 'unsigned')
     write_manifest(unsigned, {k: v for k, v in document.items() if k != 'signature'})
     code, out = verify([str(unsigned), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert manifest_lines(out) == [
         'manifest: complete but not signed (recorded without a signing key)']
 
@@ -278,7 +278,7 @@ def test_a_reformatted_manifest_is_not_canonical(tmp_path: Path, signed: Path, k
     path = bag / MANIFEST_NAME
     path.write_text(path.read_text().replace('\n  "complete"', '\n\t"complete"', 1))
     code, out = verify([str(bag), '--public-key', str(keys['public'])])
-    assert code == EXIT_VIOLATED
+    assert code == ExitCode.VIOLATED
     assert manifest_lines(out) == [
         'manifest: manifest.json is not in canonical form (changed after signing?)']
 

@@ -16,11 +16,11 @@ from ghost_verify_test.bags import scenario_traces, trace_entries
 import pytest
 from run_bags import configuration_change, write_run_bag, Written
 
+from ghost_core.cli import ExitCode
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
-from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.run_parameters import ParameterAuthority
 from ghost_verify.verify import verify_all
 
@@ -83,7 +83,7 @@ def test_a_calibrator_claiming_k_above_its_counts_fails(tmp_path: Path) -> None:
     assert report is not None and not report.holds
     assert {mismatch.parameter for mismatch in report.mismatches} == {'downgrade_threshold'}
     assert all(mismatch.in_force == loop.downgrade_threshold for mismatch in report.mismatches)
-    assert cli.verify_all_main([str(tmp_path / 'bag')]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(tmp_path / 'bag')]) == ExitCode.VIOLATED
 
 
 def test_a_calibrator_claiming_a_window_of_one_fails(tmp_path: Path) -> None:
@@ -126,11 +126,11 @@ def test_a_recorded_change_makes_the_same_messages_hold(tmp_path: Path) -> None:
 def test_a_bag_without_a_configuration_says_so(tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     bag = _bag(tmp_path / 'bag', scenario_traces('smoke'), manifest=False)
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK
     out = capsys.readouterr().out
     assert 'warning: self-reported parameters: no manifest.json' in out
     assert '-m, -k, -w not given' in out
-    assert cli.verify_all_main([str(bag), '-m', '4', '-k', '2', '-w', '32']) == EXIT_OK
+    assert cli.verify_all_main([str(bag), '-m', '4', '-k', '2', '-w', '32']) == ExitCode.OK
     out = capsys.readouterr().out
     assert 'self-reported' not in out
     result = verify_all(bag, min_outcomes=4, downgrade_threshold=2, window_size=32)

@@ -9,11 +9,11 @@ from bags import Entry, scenario_traces, trace_entries, write_bag
 import pytest
 
 from ghost_bag.errors import BagError
+from ghost_core.cli import ExitCode
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_verify import cli
 from ghost_verify.cycle_properties import verify_baud, verify_erur
-from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_VIOLATED
 from ghost_verify.trace import trace_decisions
 from ghost_verify.unverifiable import UnverifiableReason
 from ghost_verify.verify import verify_all
@@ -72,8 +72,8 @@ def test_strict_makes_the_cut_cycles_failures_again(tmp_path: Path) -> None:
     assert [cycle.cycle_stamp_ns for cycle in result.completeness.incomplete_cycles] == [
         traces[3].stamp_ns, traces[9].stamp_ns]
     assert result.history.mismatches
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
-    assert cli.verify_all_main([str(bag), '--strict']) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK
+    assert cli.verify_all_main([str(bag), '--strict']) == ExitCode.VIOLATED
 
 
 def test_the_single_property_tools_spare_a_cut_tail_unless_strict(tmp_path: Path) -> None:
@@ -89,9 +89,9 @@ def test_the_single_property_tools_spare_a_cut_tail_unless_strict(tmp_path: Path
         (traces[9].stamp_ns, 'actuation_missing')]
     assert verify_erur(bag).holds
     assert trace_decisions(bag).chain_intact
-    assert cli.verify_baud_main([str(bag)]) == EXIT_OK
-    assert cli.verify_baud_main([str(bag), '--strict']) == EXIT_VIOLATED
-    assert cli.verify_erur_main([str(bag), '--strict']) == EXIT_OK  # no ERUR cycle is cut
+    assert cli.verify_baud_main([str(bag)]) == ExitCode.OK
+    assert cli.verify_baud_main([str(bag), '--strict']) == ExitCode.VIOLATED
+    assert cli.verify_erur_main([str(bag), '--strict']) == ExitCode.OK  # no ERUR cycle is cut
 
 
 def test_a_late_start_alone_holds_and_its_trace_skips_the_cut_cycle(tmp_path: Path) -> None:
@@ -105,9 +105,9 @@ def test_a_late_start_alone_holds_and_its_trace_skips_the_cut_cycle(tmp_path: Pa
     assert relaxed.holds and not relaxed.chain_intact
     assert [c.cycle_stamp_ns for c in relaxed.unverifiable] == [traces[3].stamp_ns]
     assert cli.trace_decisions_main(
-        [str(bag), '--output', str(tmp_path / 't.json')]) == EXIT_OK
-    assert cli.trace_decisions_main([str(bag), '--strict', '--output',
-                                str(tmp_path / 's.json')]) == EXIT_VIOLATED
+        [str(bag), '--json', str(tmp_path / 't.json')]) == ExitCode.OK
+    assert cli.trace_decisions_main([str(bag), '--strict', '--json',
+                                str(tmp_path / 's.json')]) == ExitCode.VIOLATED
 
 
 def test_an_incomplete_cycle_in_the_middle_still_fails(tmp_path: Path) -> None:
@@ -162,7 +162,7 @@ def test_a_mid_run_change_of_m_and_k_holds_when_self_reported(tmp_path: Path) ->
         'downgrade_threshold: used 2 (from the command line) but the bag recorded 10')
     assert given.parameter_notes[1].startswith('self-reported parameters: ')
     assert result.parameters is not None and result.parameters.warning is not None
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK
 
 
 def _metadata_bag(tmp_path: Path, **options: str) -> Path:
@@ -185,7 +185,7 @@ def test_per_message_compression_is_refused_by_name(
     with pytest.raises(BagError, match='per-message compression') as caught:
         verify_all(bag)
     assert "'zstd'" in str(caught.value) and 'undecodable' not in str(caught.value)
-    assert cli.verify_all_main([str(bag)]) == EXIT_BAD_BAG
+    assert cli.verify_all_main([str(bag)]) == ExitCode.BAD_INPUT
     assert 'per-message compression' in capsys.readouterr().err
 
 

@@ -20,12 +20,12 @@ from run_bags import (
     write_run_bag,
 )
 
+from ghost_core.cli import ExitCode
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.events import CycleEvent
-from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.recovery import RecoveryChecker
 from ghost_verify.run_parameters import load_run_parameters
 from ghost_verify.verify import verify_all
@@ -62,7 +62,7 @@ def test_an_honest_recovery_holds_and_is_judged(tmp_path: Path) -> None:
         True, True, False)
     assert document['recovery_time_ns'] == 5_000_000_000
     assert document['input_topics'] == {'observations': '/observations', 'state': '/state/nav'}
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK
 
 
 def test_an_assessor_that_never_comes_back_fails_verify_all(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_an_assessor_that_never_comes_back_fails_verify_all(tmp_path: Path) -> N
                                          'UNCERTAIN')
     document = result.to_json()['recovery']
     assert isinstance(document, dict) and document['violations'][0] == first.to_json()
-    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag)]) == ExitCode.VIOLATED
 
 
 def test_a_bag_without_configuration_or_inputs_is_not_applicable(tmp_path: Path) -> None:

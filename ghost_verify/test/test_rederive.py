@@ -41,6 +41,7 @@ from run_bags import (
 
 from ghost_bag.recorded_inputs import STATUS_TYPE
 from ghost_core.assessment import BlockThresholds, ThresholdsConfig
+from ghost_core.cli import ExitCode
 from ghost_core.contracts import VehicleStatus
 from ghost_core.hashing import content_address
 from ghost_core.levels import DecisionKind, FlightStatus, MissionStatus, SelfAssessmentLevel
@@ -49,7 +50,6 @@ from ghost_core.samples import BeliefSample
 from ghost_core.scenarios import generate_scenario
 from ghost_core.wire import to_msg_dict
 from ghost_verify import cli
-from ghost_verify.exit_codes import EXIT_OK, EXIT_VIOLATED
 from ghost_verify.rederive import rederive, REPLAY_VERSION
 from ghost_verify.verify import verify_all
 
@@ -122,9 +122,9 @@ def test_a_lying_evaluator_passes_every_check_but_replay(tmp_path: Path) -> None
     assert replay.summary().startswith('replay: DIFFERS (')
     assert any(line.startswith('note: replay: outcome (/prediction_outcomes): ')
                for line in result.summary_lines())
-    assert cli.verify_all_main([str(bag), '--no-replay']) == EXIT_OK
-    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
-    assert cli.verify_all_main([str(honest_bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag), '--no-replay']) == ExitCode.OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.VIOLATED
+    assert cli.verify_all_main([str(honest_bag)]) == ExitCode.OK
 
 
 def _uncertain_middle(cycles: range) -> list[RecordedInput]:
@@ -173,8 +173,8 @@ def test_a_lying_assessor_passes_every_check_but_replay(tmp_path: Path, liar) ->
     else:
         assert difference.field == expected
         assert difference.recorded == difference.recomputed / 2.0
-    assert cli.verify_all_main([str(bag), '--no-replay']) == EXIT_OK
-    assert cli.verify_all_main([str(bag)]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--no-replay']) == ExitCode.OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.VIOLATED
 
 
 def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> None:
@@ -197,11 +197,11 @@ def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> No
     assert result.holds, result.summary_lines()
     assert ('note: replay: what could not be re-derived is not a failure (--strict makes it '
             'one)') in result.summary_lines()
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK
     strict = verify_all(bag, strict=True)
     _every_other_check_holds(strict)
     assert not strict.holds and strict.replay is not None and strict.replay.fails(True)
-    assert cli.verify_all_main([str(bag), '--strict']) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--strict']) == ExitCode.VIOLATED
     # A bag written without the recorder: no manifest.json, no configuration.
     plain = write_bag(tmp_path / 'plain', trace_entries(scenario_traces('smoke')))
     report = rederive(plain)
@@ -395,7 +395,7 @@ def test_the_json_report_carries_the_replay(tmp_path: Path) -> None:
     _, config, inputs = _scenario()
     bag, _ = run_bag(tmp_path / 'bag', inputs, config, LyingEvaluator(config))
     out = tmp_path / 'report.json'
-    assert cli.verify_all_main([str(bag), '--json', str(out)]) == EXIT_VIOLATED
+    assert cli.verify_all_main([str(bag), '--json', str(out)]) == ExitCode.VIOLATED
     document = json.loads(out.read_text(encoding='utf-8'))
     replay = document['replay']
     assert document['holds'] is False and replay['holds'] is False and replay['possible']

@@ -19,6 +19,7 @@ from ghost_verify_test.bags import (
 import pytest
 
 from ghost_core.actions import emit_reference_action
+from ghost_core.cli import ExitCode
 from ghost_core.contracts import Decision, DecisionRationale
 from ghost_core.levels import DecisionKind
 from ghost_core.loop import CycleResult
@@ -26,7 +27,6 @@ from ghost_core.pipeline import CycleTrace
 from ghost_core.wire import message_address
 from ghost_verify import cli
 from ghost_verify.errors import LateMessageError
-from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK
 from ghost_verify.single_pass import VerificationResult
 from ghost_verify.trace import ChainLink, ChainStatus, DecisionTraceReport, trace_decisions
 from ghost_verify.verify import verify_all
@@ -215,6 +215,6 @@ def test_messages_reordered_beyond_the_window_are_refused_not_misjudged(
         verify_all(bag, cycle_window=2)
     code = cli.verify_all_main([str(bag), '--cycle-window', '2'])
     out, err = capsys.readouterr()
-    assert (code, out) == (EXIT_BAD_BAG, '')
+    assert (code, out) == (ExitCode.BAD_INPUT, '')
     assert err.count('\n') == 1 and 'rerun with a larger --cycle-window' in err
-    assert cli.verify_all_main([str(bag)]) == EXIT_OK
+    assert cli.verify_all_main([str(bag)]) == ExitCode.OK

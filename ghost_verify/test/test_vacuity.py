@@ -7,11 +7,11 @@ from pathlib import Path
 from ghost_verify_test.bags import cycle_entries, raw_assessment, write_bag
 import pytest
 
+from ghost_core.cli import ExitCode
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_verify import cli
 from ghost_verify.cycle_properties import verify_baud, verify_erur
-from ghost_verify.exit_codes import EXIT_OK, EXIT_USAGE, EXIT_VIOLATED
 from ghost_verify.verify import verify_all
 
 
@@ -32,9 +32,9 @@ def test_a_vacuous_verdict_says_so_in_its_line_and_its_json(tmp_path: Path, caps
         assert report.summary() == f'{version}: HOLDS vacuously (0 cycles)'
         document = report.to_json()
         assert document['holds'] is True and document['vacuous'] is True
-    assert cli.verify_baud_main([str(bag)]) == EXIT_OK
+    assert cli.verify_baud_main([str(bag)]) == ExitCode.OK
     assert 'BAUD-v1: HOLDS vacuously (0 cycles)' in capsys.readouterr().out
-    assert cli.verify_baud_main([str(bag), '--require-coverage']) == EXIT_VIOLATED
+    assert cli.verify_baud_main([str(bag), '--require-coverage']) == ExitCode.VIOLATED
     lines = verify_all(bag).summary_lines()
     assert 'BAUD-v1: HOLDS vacuously (0 cycles)' in lines
     assert verify_all(bag).to_json()['baud']['vacuous'] is True  # type: ignore[index]
@@ -59,6 +59,6 @@ def test_m_and_k_below_one_are_usage_errors(tmp_path: Path, capsys, main, option
     bag = _uncertain_bag(tmp_path)
     with pytest.raises(SystemExit) as raised:
         main([str(bag), *option])
-    assert raised.value.code == EXIT_USAGE
+    assert raised.value.code == ExitCode.USAGE
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'error:' in err and 'Traceback' not in err

@@ -27,6 +27,7 @@ from hypothesis import given, HealthCheck, settings
 from hypothesis import strategies as st
 import pytest
 
+from ghost_core.cli import ExitCode
 from ghost_core.gate import GateAction, GateReason
 from ghost_core.gate_property import (
     CitedActuationFacts,
@@ -41,7 +42,6 @@ from ghost_core.pipeline import CycleTrace
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.events import GateRecord
-from ghost_verify.exit_codes import EXIT_BAD_BAG, EXIT_OK, EXIT_VIOLATED
 from ghost_verify.gate import GateChecker, GateReport, verify_gate
 from ghost_verify.verify import verify_all
 
@@ -285,14 +285,14 @@ def test_verify_all_prints_gate_v1_and_exits_1_on_a_violation(
         r, action=GateAction.PASSED, reason=GateReason.PROCEED, velocity=MISSION_VELOCITY)))
     plain = write_bag(tmp_path / 'plain', trace_entries(SMOKE))
 
-    assert cli.verify_all_main([str(good), '--json', str(tmp_path / 'good.json')]) == EXIT_OK
+    assert cli.verify_all_main([str(good), '--json', str(tmp_path / 'good.json')]) == ExitCode.OK
     out = capsys.readouterr().out
     assert 'GATE-v1: HOLDS (20 gate records: 8 passed, 12 held, 0 vehicle commands)\n' in out
     gate = _json(tmp_path / 'good.json')['gate']
     assert isinstance(gate, dict) and gate['holds'] is True
 
     assert cli.verify_all_main([str(leaky), '--json', str(tmp_path / 'leaky.json')]) == (
-        EXIT_VIOLATED)
+        ExitCode.VIOLATED)
     out = capsys.readouterr().out
     line = (f'GATE-v1: VIOLATED (20 gate records: 9 passed, 11 held, 0 vehicle commands; '
             f'1 passed_not_proceed, the first at {HOLD_SENT} ns)\n')
@@ -305,7 +305,7 @@ def test_verify_all_prints_gate_v1_and_exits_1_on_a_violation(
     assert violation['record_stamp_ns'] == HOLD_SENT
     assert violation['observed']['recorded_decision_kind'] == 'HOLD'
 
-    assert cli.verify_all_main([str(plain)]) == EXIT_OK
+    assert cli.verify_all_main([str(plain)]) == ExitCode.OK
     assert 'GATE-v1' not in capsys.readouterr().out
 
 
@@ -328,7 +328,7 @@ def test_a_gate_schema_without_a_field_the_verifier_reads_is_refused(
     entry = replace(entry, msg={**entry.msg, 'velocity': 0.0})
     bag = write_bag(tmp_path / 'bag', merged(trace_entries(SMOKE[:1]), [entry]),
                     typestore=ghost_typestore(msg_dir))
-    assert cli.verify_all_main([str(bag)]) == EXIT_BAD_BAG
+    assert cli.verify_all_main([str(bag)]) == ExitCode.BAD_INPUT
     assert "'velocity' is float32, expected a float[3] array" in capsys.readouterr().err
 
 

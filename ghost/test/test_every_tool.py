@@ -1,0 +1,160 @@
+"""Every console tool speaks docs/cli.md: --help, --version, and one line for bad input.
+
+The tools are found, not listed: every console script of Ghost's Python distributions that is
+not a node (``*.nodes.*`` and the single-process agent are ROS nodes, run by launch), and the
+bringup's two programs (``ros2 run ghost ghost_run`` / ``ghost_replay``). Each is run as a
+user runs it, as its own process; a bad input must give one line naming the tool, the exit
+code docs/cli.md gives (2 usage, 3 unusable input) and no traceback.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from pathlib import Path
+import shutil
+import subprocess
+
+import pytest
+
+from ghost_core.cli import EXIT_CODES_HELP, ExitCode
+
+REPO = Path(__file__).resolve().parents[2]
+_DISTRIBUTIONS = {'ghost-verify', 'ghost-px4', 'ghost-review', 'ghost-nodes', 'ghost-bag',
+                  'ghost-core'}
+
+
+def _tools() -> dict[str, list[str]]:
+    """Tool name -> the command that runs it."""
+    tools: dict[str, list[str]] = {}
+    for entry in importlib.metadata.entry_points(group='console_scripts'):
+        dist = entry.dist.name if entry.dist is not None else ''
+        if dist.replace('_', '-') not in _DISTRIBUTIONS:
+            continue
+        module = entry.value.split(':')[0]
+        if '.nodes.' in module or module.endswith('agent_process'):
+            continue  # a ROS node, not a console tool
+        package = dist.replace('-', '_')
+        path = REPO / 'install' / package / 'lib' / package / entry.name  # ros2 run's layout
+        found = str(path) if path.is_file() else shutil.which(entry.name)
+        assert found is not None, f'{entry.name} is not installed (scripts/bootstrap.sh)'
+        tools[entry.name] = [found]
+    for program in ('ghost_run', 'ghost_replay'):
+        path = REPO / 'install' / 'ghost' / 'lib' / 'ghost' / program
+        found = str(path) if path.is_file() else shutil.which(program)
+        assert found is not None, f'{program} is not installed (scripts/bootstrap.sh)'
+        tools[program] = [found]
+    return tools
+
+
+TOOLS = _tools()
+
+
+def _run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, 'COLUMNS': '100', 'ROS_DOMAIN_ID': '0'}
+    env.pop('GHOST_FAULT_LOG', None)
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False,
+                          env=env, cwd=cwd)
+
+
+def test_the_tools_are_found() -> None:
+    assert {'verify_all', 'verify_baud', 'verify_erur', 'trace_decisions', 'ghost_verify',
+            'ghost_keygen', 'ghost_import_ulog', 'ghost_review', 'ghost_run',
+            'ghost_replay'} <= set(TOOLS)
+
+
+@pytest.mark.parametrize('tool', sorted(TOOLS))
+def test_help_ends_with_the_exit_codes_and_version_names_the_tool(tool: str) -> None:
+    done = _run([*TOOLS[tool], '--help'])
+    assert done.returncode == 0 and done.stderr == '', done.stderr
+    assert ' '.join(done.stdout.split()).endswith(' '.join(EXIT_CODES_HELP.split()))
+    assert done.stdout.startswith(f'usage: {tool} ')
+    done = _run([*TOOLS[tool], '--version'])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f'{tool} ') and done.stdout.count('\n') == 1
+
+
+def _inputs(root: Path) -> dict[str, Path]:
+    """Bad inputs: missing, an empty folder, text, 3 bytes, a truncated bag, a PX4 ULog."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / 'empty').mkdir(exist_ok=True)
+    (root / 'notes.txt').write_text('not a bag\n' * 20, encoding='utf-8')
+    (root / 'tiny.mcap').write_bytes(b'\x89MC')
+    fixture = next((REPO / 'ghost_verify' / 'test').glob('fixtures/**/*.mcap'), None)
+    truncated = root / 'truncated.mcap'
+    if fixture is not None:
+        truncated.write_bytes(fixture.read_bytes()[:600])
+    else:
+        truncated.write_bytes(b'\x89MCAP0\r\n' + b'\x01' * 40)
+    (root / 'flight.ulg').write_bytes(b'ULog\x01\x12\x35\x01' + b'\x00' * 64)
+    return {'missing': root / 'does_not_exist', 'empty folder': root / 'empty',
+            'text file': root / 'notes.txt', 'three bytes': root / 'tiny.mcap',
+            'truncated bag': truncated, 'PX4 ULog': root / 'flight.ulg'}
+
+
+#: How each tool is given an input (INPUT) and an output (OUT, a fresh path).
+_COMMANDS = {
+    'verify_all': ['INPUT'], 'verify_baud': ['INPUT'], 'verify_erur': ['INPUT'],
+    'ghost_verify': ['INPUT'], 'trace_decisions': ['INPUT'],
+    'ghost_replay': ['INPUT', '--output', 'OUT'],
+    'ghost_run': ['--input', 'INPUT', '--run-dir', 'OUT'],
+    'ghost_review': ['INPUT', '--output', 'OUT'],
+    'ghost_import_ulog': ['INPUT', '--output', 'OUT'],
+}
+_BAD = ('missing', 'empty folder', 'text file', 'three bytes', 'truncated bag', 'PX4 ULog')
+
+
+@pytest.mark.parametrize('tool', sorted(_COMMANDS))
+def test_a_bad_input_is_one_line_exit_3_and_no_traceback(tool: str, tmp_path: Path) -> None:
+    inputs = _inputs(tmp_path / 'inputs')
+    for name in _BAD:
+        if tool == 'ghost_import_ulog' and name == 'PX4 ULog':
+            continue  # its input; a header-only ULog is the next test's
+        out = tmp_path / f'out_{name.replace(" ", "_")}'
+        command = [str(inputs[name]) if arg == 'INPUT' else str(out) if arg == 'OUT' else arg
+                   for arg in _COMMANDS[tool]]
+        done = _run([*TOOLS[tool], *command], cwd=tmp_path)
+        where = f'{tool} on {name}: exit {done.returncode}, stderr {done.stderr!r}'
+        assert done.returncode == ExitCode.BAD_INPUT, where
+        assert 'Traceback' not in done.stderr + done.stdout, where
+        assert done.stderr.startswith(f'{tool}: error: ') and done.stderr.count('\n') == 1, where
+        assert not out.exists(), f'{where}: left {out}'
+
+
+def test_a_header_only_ulog_is_one_line_for_the_importer(tmp_path: Path) -> None:
+    ulog = _inputs(tmp_path / 'inputs')['PX4 ULog']
+    done = _run([*TOOLS['ghost_import_ulog'], str(ulog), '--output', str(tmp_path / 'bag')])
+    assert done.returncode == ExitCode.BAD_INPUT and 'Traceback' not in done.stderr
+    assert done.stderr.startswith('ghost_import_ulog: error: ')
+    assert done.stderr.count('\n') == 1 and not (tmp_path / 'bag').exists()
+
+
+@pytest.mark.parametrize(('tool', 'arguments'), [
+    ('verify_all', ['BAG', '-k', '0']),
+    ('verify_all', ['BAG', '--jobs', 'x']),
+    ('verify_erur', ['BAG', '-m', '-1']),
+    ('ghost_run', ['--timeout', '-1']),
+    ('ghost_run', ['--speed', '2']),
+    ('ghost_run', ['--state-topic', '/odom']),
+    ('ghost_replay', ['BAG']),
+    ('ghost_keygen', []),
+    ('ghost_review', []),
+    ('ghost_import_ulog', ['LOG', '--output', 'OUT', '--rate', '0']),
+])
+def test_a_bad_value_or_a_lone_flag_is_a_usage_error(tool: str, arguments: list[str],
+                                                     tmp_path: Path) -> None:
+    given = [str(tmp_path / 'bag') if arg == 'BAG' else str(tmp_path / 'x.ulg') if arg == 'LOG'
+             else str(tmp_path / 'out') if arg == 'OUT' else arg for arg in arguments]
+    done = _run([*TOOLS[tool], *given], cwd=tmp_path)
+    where = f'{tool} {arguments}: exit {done.returncode}, stderr {done.stderr!r}'
+    assert done.returncode == ExitCode.USAGE, where
+    assert done.stderr.startswith(f'{tool}: error: ') and done.stderr.count('\n') == 1, where
+    assert 'Traceback' not in done.stderr, where
+
+
+def test_a_key_prefix_that_exists_is_refused(tmp_path: Path) -> None:
+    prefix = tmp_path / 'keys' / 'ghost'
+    assert _run([*TOOLS['ghost_keygen'], '-o', str(prefix)]).returncode == ExitCode.OK
+    done = _run([*TOOLS['ghost_keygen'], '-o', str(prefix)])
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr == f'ghost_keygen: error: {prefix} exists; refusing to overwrite it\n'
