@@ -27,11 +27,17 @@ import shutil
 import sys
 import tempfile
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from ghost.reporter import write_report
 from ghost.verifier import verify_bag
 from ghost_bag.manifest import (
     bag_file_digests,
+    load_private_key,
     ManifestBuilder,
+    ManifestError,
+    sign_manifest,
     software_versions,
     write_manifest,
 )
@@ -86,7 +92,8 @@ class _Recording:
     so that the verifier judges every cycle with it and can re-derive the bag.
     """
 
-    def __init__(self, output_bag: str | os.PathLike[str], config: PipelineConfig) -> None:
+    def __init__(self, output_bag: str | os.PathLike[str], config: PipelineConfig,
+                 signing_key: Ed25519PrivateKey | None = None) -> None:
         from ament_index_python.packages import get_package_share_directory
 
         from ghost_bag.write import GhostBagWriter
@@ -98,6 +105,7 @@ class _Recording:
             **config.to_dict(), 'input_topics': {'state': _STATE, 'observations': _OBSERVATIONS}}
         self._manifest = ManifestBuilder(json.loads(json.dumps(recorded)),
                                          software_versions(('ghost_nodes',)))
+        self._key = signing_key
         self._writer.open()
 
     def write(self, topic: str, type_name: str, message: dict[str, object] | bytes,
@@ -109,7 +117,10 @@ class _Recording:
 
     def close(self) -> None:
         self._writer.close()
-        write_manifest(self._path, self._manifest.document(bag_file_digests(self._path)))
+        document = self._manifest.document(bag_file_digests(self._path))
+        if self._key is not None:
+            document = sign_manifest(document, self._key)
+        write_manifest(self._path, document)
 
 
 def replay_bag(
@@ -118,6 +129,7 @@ def replay_bag(
     config: PipelineConfig | None = None,
     state_topic: str = _STATE,
     observations_topic: str = _OBSERVATIONS,
+    signing_key: Ed25519PrivateKey | None = None,
 ) -> ReplayResult:
     """Run the pure agent over the bag's inputs; write the Ghost bag when `output_bag` is set.
 
@@ -133,7 +145,7 @@ def replay_bag(
     pipeline = replay.pipeline
     traces: list[CycleTrace] = []
     counts = {state_topic: 0, observations_topic: 0, _STATUS: 0}
-    writer = None if output_bag is None else _Recording(output_bag, config)
+    writer = None if output_bag is None else _Recording(output_bag, config, signing_key)
     try:
         last_log_ns = 0
         for message in read_inputs(input_bag, state_topic, observations_topic):
@@ -181,11 +193,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--no-report', dest='report', action='store_false',
                         help='do not write the flight review (default: OUTPUT_review/, by '
                              'ghost_review)')
+    parser.add_argument('--signing-key', type=Path, metavar='PATH',
+                        help='Ed25519 private key (PKCS8 PEM, from ghost_keygen) that signs '
+                             "the output's manifest.json, as ghost_run's recorder does; the "
+                             'verification then checks the signature')
     return parser
 
 
 def _replay_into(input_bag: Path, output: Path, config: PipelineConfig, state_topic: str,
-                 observations_topic: str) -> ReplayResult:
+                 observations_topic: str, signing_key: Ed25519PrivateKey | None) -> ReplayResult:
     """replay_bag, written beside `output` and renamed into place only once complete.
 
     Whatever stops it (a bad input, Ctrl-C), nothing is left at `output`, so the same
@@ -194,7 +210,7 @@ def _replay_into(input_bag: Path, output: Path, config: PipelineConfig, state_to
     staging = Path(tempfile.mkdtemp(prefix=f'.{output.name}.partial-', dir=output.parent))
     try:
         result = replay_bag(input_bag, staging / output.name, config, state_topic,
-                            observations_topic)
+                            observations_topic, signing_key)
         (staging / output.name).rename(output)
         return result
     finally:
@@ -221,9 +237,15 @@ def _run(args: argparse.Namespace) -> int:
         config = pipeline_config_from_files(files)
     except (FileNotFoundError, GhostError, ValueError) as err:
         return tool_error(_PROG, str(err), ExitCode.USAGE)
+    key = None
+    if args.signing_key is not None:
+        try:
+            key = load_private_key(args.signing_key)
+        except ManifestError as err:
+            return tool_error(_PROG, f'--signing-key {err}', ExitCode.USAGE)
     try:
         result = _replay_into(args.input, args.output, config, args.state_topic,
-                              args.observations_topic)
+                              args.observations_topic, key)
     except InputBagError as err:
         return tool_error(_PROG, str(err), ExitCode.BAD_INPUT)
     except (GhostError, OSError) as err:
@@ -234,16 +256,24 @@ def _run(args: argparse.Namespace) -> int:
         print(f'{_PROG}: fixes not used: {result.late_observations} later than '
               f'max_observation_lag, {result.superseded_observations} superseded by a later '
               'fix of the same cycle')
-    # The auditor, as its own process (the runtime does not import it): its verdict lines,
-    # then the judgement summary.
-    code = verify_bag(args.output)
+    # What the run decided, then the files, then the auditor (its own process: the runtime
+    # does not import it), whose verdict line is the last: as ghost_run prints them.
     for line in result.summary.lines():
         print(line)
+    reports = args.output.with_name(f'{args.output.name}_reports.json')
+    print(f'bag: {args.output}\nreports: {reports}')
     if args.report:
         report = write_report(args.output, args.output.with_name(f'{args.output.name}_review'),
                               list(files))
         if report is not None:
             print(f'report: {report}')
+    options = ['--json', str(reports)]
+    if key is not None:
+        public = args.output.with_name(f'{args.output.name}_signing_key.pub')
+        public.write_bytes(key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+        options += ['--public-key', str(public)]
+    code = verify_bag(args.output, *options)
     return ExitCode.OK if code == 0 else ExitCode.VIOLATED
 
 

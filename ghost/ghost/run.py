@@ -472,8 +472,8 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         # Check the signature too, with the public half of the key that signed (written
         # beside the run; the private key never leaves its file).
         options += ['--public-key', str(_public_key_file(signing_key, run_dir))]
-    verdict = verify_bag(bag, *options)
-    # What the run decided, in the words ghost_replay prints it.
+    # What the run decided, in the words ghost_replay prints it, then the files, then the
+    # auditor, whose verdict line is the last.
     try:
         for line in summarize_judgement(read_judgements(bag)).lines():
             print(line)
@@ -485,6 +485,8 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         written = write_report(bag, run_dir / 'review')
         if written is not None:
             print(f'report: {written}')
+    sys.stdout.flush()
+    verdict = verify_bag(bag, *options)
     if expected is not None and got < expected:
         return tool_error(_PROG, f'the loop completed {got} of {expected} cycles',
                           ExitCode.BAD_INPUT)

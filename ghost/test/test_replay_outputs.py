@@ -1,5 +1,6 @@
 """ghost_replay leaves nothing half-written, and says what to do with a file that is no bag."""
 
+import json
 from pathlib import Path
 
 from input_bags import write_input_bag
@@ -34,7 +35,27 @@ def test_a_bad_input_leaves_nothing_and_the_rerun_works(
     good = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
     assert replay_main([str(good), '--output', str(output), *PARAMS]) == 0
     assert (output / 'metadata.yaml').is_file() and (output / 'manifest.json').is_file()
-    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([name, 'in', 'out'])
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        [name, 'in', 'out', 'out_reports.json'])
+
+
+def test_a_signed_replay_verifies_with_its_key_and_writes_its_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ghost_replay --signing-key signs the manifest as ghost_run's recorder does; the
+    verification checks it, and its report (the same JSON as ghost_run's) is written."""
+    from ghost_verify.keygen import main as keygen
+
+    assert keygen(['-o', str(tmp_path / 'keys' / 'ghost')]) == 0
+    good = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
+    output = tmp_path / 'out'
+    assert replay_main([str(good), '--output', str(output), *PARAMS, '--signing-key',
+                        str(tmp_path / 'keys' / 'ghost')]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == 'VERIFIED' and any(line.startswith('manifest: signed') for line in lines)
+    report = json.loads((tmp_path / 'out_reports.json').read_text(encoding='utf-8'))
+    assert report['holds'] is True and report['manifest']['status'] == 'signed'
+    assert replay_main([str(good), '--output', str(tmp_path / 'other'), *PARAMS,
+                        '--signing-key', str(tmp_path / 'missing')]) == 2
 
 
 def test_the_recorded_judgement_is_the_replay_s(tmp_path: Path) -> None:

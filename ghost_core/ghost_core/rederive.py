@@ -39,6 +39,7 @@ from ghost_core.sequencing import CycleInputs
 from ghost_core.wire import to_msg_dict
 
 __all__ = [
+    'RACE_WINDOW_NS',
     'ABSENT',
     'MESSAGE_KINDS',
     'PARAMETERS_FOLLOWED',
@@ -86,6 +87,13 @@ def trace_messages(trace: CycleTrace) -> tuple[tuple[str, dict[str, object]], ..
     """The SPEC section 4 message dicts of one cycle, by stream (only those published)."""
     return tuple((kind, to_msg_dict(contract)) for kind, contract in trace_contracts(trace)
                  if contract is not None)
+
+
+#: Inputs a recorder received within this long of each other may have reached a node in the
+#: other order (DDS orders one topic, not two; a loaded machine delays one subscription more
+#: than another). A re-derivation takes a recorded message that is exactly the node's own
+#: function of such an order as recorded, and counts it.
+RACE_WINDOW_NS = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)

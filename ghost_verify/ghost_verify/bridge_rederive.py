@@ -36,7 +36,7 @@ from mcap_ros2.decoder import DecoderFactory
 from ghost_core.graph import INPUT_TOPICS, VEHICLE_STATUS_TOPIC
 from ghost_core.hashing import hash_form
 from ghost_core.properties import JsonValue
-from ghost_core.rederive import first_difference
+from ghost_core.rederive import first_difference, RACE_WINDOW_NS
 
 from .bag import resolve_bag
 from .run_parameters import BRIDGE_CONFIG_KEY
@@ -104,8 +104,8 @@ class BridgeStream:
     recorded_only: int = 0
     input_not_recorded: int = 0
     not_recorded: int = 0
-    #: /vehicle_status outputs that equal the re-derived status of the neighbouring belief: the
-    #: bridge received a PX4 status and a belief in another order than the recorder did.
+    #: /vehicle_status outputs that equal the re-derived status of a belief received within
+    #: RACE_WINDOW_NS: the bridge received PX4 statuses and beliefs in another order.
     reordered: int = 0
     first: BridgeDifference | None = None
 
@@ -216,9 +216,10 @@ class BridgeReport:
                              'best-effort sample one reader missed; not compared)')
             if stream.reordered:
                 lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} statuses equal '
-                             'the re-derived status of the neighbouring belief: the bridge '
-                             'received a PX4 status and a belief in another order than the '
-                             'recorder (not a difference; --strict makes it one)')
+                             'the re-derived status of a belief received within '
+                             f'{RACE_WINDOW_NS / 1e9:g} s of their own: the bridge received PX4 '
+                             'statuses and beliefs in another order than the recorder (not a '
+                             'difference; --strict makes it one)')
         return tuple(lines)
 
     def to_json(self) -> dict[str, JsonValue]:
@@ -320,13 +321,15 @@ class _Comparison:
         # Every re-derived status by stamp, and the recorded statuses that differ from the
         # re-derived one of their stamp (judged at the end, against the neighbouring beliefs).
         self.statuses: dict[int, dict[str, Any]] = {}
+        # When the recorder received the PX4 message each belief comes from, by belief stamp.
+        self.belief_log_ns: dict[int, int] = {}
         self.status_differences: list[tuple[int, dict[str, Any], BridgeDifference]] = []
 
     def run(self, bag: str | os.PathLike[str]) -> None:
         for topic, message, log_time in _messages(bag, (*self.methods, *self.outputs)):
             if topic in self.methods:
                 self.inputs[topic] = self.inputs.get(topic, 0) + 1
-                self._candidate(topic, message)
+                self._candidate(topic, message, log_time)
                 try:
                     result = self.methods[topic](message)
                 except (AttributeError, TypeError, ValueError) as err:
@@ -349,7 +352,7 @@ class _Comparison:
                 self._meet(stream, int(stamp['sec']) * 1_000_000_000 + int(stamp['nanosec']),
                            form, derived=False)
 
-    def _candidate(self, topic: str, message: Any) -> None:
+    def _candidate(self, topic: str, message: Any, log_time: int) -> None:
         """Remember the stamp this input gives a belief or fix (whether produced or not)."""
         live = self.module.live
         method = self.methods[topic].__name__
@@ -358,6 +361,7 @@ class _Comparison:
                 stamp = live.belief_time_ns(message.timestamp, message.timestamp_sample)
                 self.input_stamps['state/nav'].add(stamp)
                 self.input_stamps['vehicle_status'].add(stamp)
+                self.belief_log_ns.setdefault(stamp, log_time)
             elif method == 'gps':
                 self.input_stamps['observations'].add(
                     live.fix_sample_time_ns(message.timestamp, message.timestamp_sample)
@@ -389,13 +393,14 @@ class _Comparison:
         stats.note(difference)
 
     def _judge_statuses(self) -> None:
-        """A status differing by one belief's shift is a reorder; anything else a difference.
+        """A status the bridge had at a neighbouring belief is a reorder; else a difference.
 
         The bridge attaches the latest PX4 status it received to each belief (and publishes it
-        on a change, or a second after the last): a status sample and a belief that reach the
-        bridge and the recorder in opposite orders move one status change by one belief. Only
-        that shift is excused: the recorded status must equal, apart from its stamp, the
-        re-derived status in force at the belief before or after its own.
+        on a change, or a second after the last): a status sample and beliefs that reach the
+        bridge and the recorder in other orders move one status change by a few beliefs. Only
+        that is excused: the recorded status must equal, apart from its stamp, the re-derived
+        status in force at a belief the recorder received within RACE_WINDOW_NS
+        (ghost_core.rederive) of its own.
         """
         stats = self.streams['vehicle_status']
         derived = {**self.derived['vehicle_status'], **self.statuses}
@@ -406,13 +411,22 @@ class _Comparison:
             index = bisect_right(derived_stamps, stamp_ns) - 1
             return derived[derived_stamps[index]] if index >= 0 else None
 
+        def near(index: int, step: int, received: int) -> Iterator[int]:
+            index += step
+            while 0 <= index < len(beliefs) and abs(
+                    self.belief_log_ns.get(beliefs[index], received) - received) <= RACE_WINDOW_NS:
+                yield beliefs[index]
+                index += step
+
         def shifted(stamp_ns: int, recorded: Mapping[str, Any]) -> bool:
             index = bisect_left(beliefs, stamp_ns)
-            for neighbour in (index - 1, index + 1):
-                if 0 <= neighbour < len(beliefs):
-                    status = in_force(beliefs[neighbour])
-                    if status is not None and _same_status(recorded, status):
-                        return True
+            received = self.belief_log_ns.get(stamp_ns)
+            if received is None:
+                return False
+            for neighbour in (*near(index, -1, received), *near(index, 1, received)):
+                status = in_force(neighbour)
+                if status is not None and _same_status(recorded, status):
+                    return True
             return False
 
         for stamp_ns, recorded, difference in self.status_differences:

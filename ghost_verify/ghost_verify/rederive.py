@@ -46,6 +46,7 @@ from ghost_core.rederive import (
     FieldDifference,
     first_difference,
     MESSAGE_KINDS,
+    RACE_WINDOW_NS,
     Replay,
     TimedInput,
     trace_messages,
@@ -80,11 +81,6 @@ _UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': 
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
-#: Inputs the recorder received within this long of each other may have reached a node in the
-#: other order (DDS orders one topic, not two; a loaded machine delays one subscription more
-#: than another). A recorded message that is exactly the agent's function of such an order
-#: is taken as recorded (counted in ``reordered``).
-RACE_WINDOW_NS = 1_000_000_000
 
 
 _REORDERED = {'raw_assessment': 'raw assessments (the confirmation they were judged with)',

@@ -119,10 +119,12 @@ class VerificationResult:
             checks.append((not self.recovery.violated, self.recovery.summary()))
         if self.gate is not None:
             checks.append((not self.gate.violated, self.gate.summary()))
-        if self.replay is not None:
-            checks.append((not self.replay.fails(self.strict), self.replay.summary()))
-            if self.replay.bridge is not None and self.replay.fails(self.strict):
-                checks.append((not self.replay.bridge.violated, self.replay.bridge.summary()))
+        if self.replay is not None and self.replay.fails(self.strict):
+            bridge = self.replay.bridge
+            if bridge is not None and bridge.violated and not self.replay.messages_differing:
+                checks.append((False, bridge.summary()))
+            else:
+                checks.append((False, self.replay.summary()))
         checks.append((not self.incomplete_input,
                        'input incomplete: part of the bag could not be read'))
         return tuple(line for ok, line in checks if not ok)

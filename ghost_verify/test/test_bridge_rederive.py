@@ -250,7 +250,7 @@ def test_a_status_received_in_another_order_is_a_reorder_not_a_difference(
     status = next(stream for stream in report.streams if stream.stream == 'vehicle_status')
     # The change and the heartbeats after it move by one belief.
     assert status.reordered >= 1 and status.differing == status.recorded_only == 0
-    assert any('statuses equal the re-derived status of the neighbouring belief' in line
+    assert any('statuses equal the re-derived status of a belief received within 1 s' in line
                for line in result.summary_lines())
     assert not verify_all(bag, strict=True).holds
 
