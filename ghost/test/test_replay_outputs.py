@@ -41,8 +41,10 @@ def test_a_bad_input_leaves_nothing_and_the_rerun_works(
 
 def test_a_signed_replay_verifies_with_its_key_and_writes_its_report(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """ghost_replay --signing-key signs the manifest as ghost_run's recorder does; the
-    verification checks it, and its report (the same JSON as ghost_run's) is written."""
+    """ghost_replay --signing-key signs the manifest as ghost_run's recorder does.
+
+    The verification checks it, and its report (the same JSON as ghost_run's) is written.
+    """
     from ghost_verify.keygen import main as keygen
 
     assert keygen(['-o', str(tmp_path / 'keys' / 'ghost')]) == 0
