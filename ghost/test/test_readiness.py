@@ -37,6 +37,23 @@ def test_readers_matched_but_the_writer_has_not_matched_them_all() -> None:
         '/decisions': 'writers matched 1/2 readers'}
 
 
+def test_subscriptions_sharing_one_dds_reader_are_one_reader_to_the_writer() -> None:
+    # Single process: three nodes read /state/nav through one DDS reader, the recorder its own.
+    # The scenario's writer matches two readers; four subscriptions have matched it.
+    reports = [_report('/scenario', writers={'/state/nav': 2}),
+               _report('/self_assessor', readers={'/state/nav': 1}),
+               EndpointReport('/forward_predictor', {}, {'/state/nav': 1}, {'/state/nav': 1}),
+               EndpointReport('/outcome_evaluator', {}, {'/state/nav': 1}, {'/state/nav': 1}),
+               _report('/recorder', readers={'/state/nav': 1})]
+    assert missing_edges({'/state/nav': 4}, reports) == {}
+    assert missing_edges({'/state/nav': 4}, [reports[0], *reports[2:]]) == {
+        '/state/nav': '3/4 readers matched a writer'}
+    assert missing_edges({'/state/nav': 4}, [_report('/scenario', writers={'/state/nav': 1}),
+                                              *reports[1:]]) == {
+        '/state/nav': 'writers matched 1/2 readers'}
+    assert parse_report(reports[2].to_json()) == reports[2]
+
+
 def test_no_reports_names_both_ends() -> None:
     assert missing_edges({'/a': 1, '/b': 3}, []) == {
         '/a': 'writers matched 0/1 readers, 0/1 readers matched a writer',

@@ -40,6 +40,10 @@ def test_single_process_records_what_the_multi_process_graph_records(tmp_path, r
             assert payloads[topic] == messages, f'{topic} differs ({executor}, {delivery})'
         for line in ('BAUD-v1: HOLDS', 'ERUR-v1: HOLDS', 'chain: 20/20 verified'):
             assert line in result.stdout, result.stdout
+        # Every edge was proven matched (subscriptions sharing one DDS reader counted once),
+        # not waited out for wait_for_graph_s.
+        scenario_log = (run / 'logs' / 'scenario.log').read_text(encoding='utf-8')
+        assert 'every edge matched' in scenario_log, scenario_log[-2000:]
 
 
 def test_a_bad_node_parameter_in_single_process_fails_start_up_with_its_reason(

@@ -146,6 +146,8 @@ class IntraProcessBus:
         # id(node) -> (topic, matched publishers) of each of its subscriptions not in
         # node.subscriptions: served in the process, or by a DDS reader another node owns.
         self._readers: dict[int, list[tuple[str, Callable[[], int]]]] = {}
+        # Per node, per topic: its subscriptions served by another node's DDS reader.
+        self._sharing: dict[int, dict[str, int]] = {}
         self._readers_shared: dict[tuple[Any, ...], Subscription] = {}
         self._connected = False
         self._queue: deque[tuple[Callable[[Any], None], Any, Memo | None]] = deque()
@@ -195,6 +197,8 @@ class IntraProcessBus:
                 # converted to Python once, then handed to each subscriber.
                 callbacks.append(pending.callback)
                 counts.append((pending.topic, self._readers_shared[key].get_publisher_count))
+                sharing = self._sharing.setdefault(id(pending.node), {})
+                sharing[pending.topic] = sharing.get(pending.topic, 0) + 1
                 continue
             callbacks = shared[key] = [pending.callback]
             self._readers_shared[key] = pending.node.create_subscription(
@@ -252,6 +256,13 @@ class IntraProcessBus:
         for topic, matched in self._readers.get(id(node), ()):
             counts[topic] = counts.get(topic, 0) + matched()
         return counts
+
+    def shared_readers(self, node: Node) -> dict[str, int]:
+        """Per topic, ``node``'s subscriptions that share another node's DDS reader.
+
+        A writer outside the process matches that reader once for all of them.
+        """
+        return dict(self._sharing.get(id(node), {}))
 
     def writers_in_process(self, node: Node) -> dict[str, int]:
         """Per topic ``node`` publishes on, how many subscriptions of the process it serves."""

@@ -177,10 +177,11 @@ class GhostNode(Node):
             return function(msg)
         return self._bus.derive(msg, function)
 
-    def _endpoints_in_process(self) -> tuple[dict[str, int], dict[str, int]]:
+    def _endpoints_in_process(self) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
         if self._bus is None:
-            return {}, {}
-        return self._bus.writers_in_process(self), self._bus.readers_in_process(self)
+            return {}, {}, {}
+        return (self._bus.writers_in_process(self), self._bus.readers_in_process(self),
+                self._bus.shared_readers(self))
 
     def _declare(self, spec: ParamSpec) -> None:
         try:

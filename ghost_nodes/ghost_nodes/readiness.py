@@ -27,7 +27,7 @@ Ghost graph on the same ROS domain, most often). The reporter logs it, naming th
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import json
 import time
 from typing import Any
@@ -72,11 +72,17 @@ class EndpointReport:
     node: str
     writers: Mapping[str, int]
     readers: Mapping[str, int]
+    #: Per topic, subscriptions of the node that share another node's DDS reader (one
+    #: process: ghost_nodes.intra_process); a writer matches that reader once for them all.
+    shared: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """The wire form (sorted keys, so an unchanged report is an identical string)."""
-        return json.dumps({'node': self.node, 'writers': dict(self.writers),
-                           'readers': dict(self.readers)}, sort_keys=True)
+        document: dict[str, Any] = {'node': self.node, 'writers': dict(self.writers),
+                                    'readers': dict(self.readers)}
+        if self.shared:
+            document['shared'] = dict(self.shared)
+        return json.dumps(document, sort_keys=True)
 
 
 def _counts(raw: Any, field: str) -> dict[str, int]:
@@ -95,7 +101,8 @@ def parse_report(text: str) -> EndpointReport:
     if not isinstance(data, dict) or not isinstance(data.get('node'), str):
         raise ValueError(f'graph status lacks a node name: {text[:120]!r}')
     return EndpointReport(node=data['node'], writers=_counts(data.get('writers'), 'writers'),
-                          readers=_counts(data.get('readers'), 'readers'))
+                          readers=_counts(data.get('readers'), 'readers'),
+                          shared=_counts(data.get('shared', {}), 'shared'))
 
 
 def missing_edges(expected_readers: Mapping[str, int],
@@ -103,7 +110,8 @@ def missing_edges(expected_readers: Mapping[str, int],
     """The topics not yet safe to publish on, each with the reason; empty when all are.
 
     ``expected_readers`` maps a topic to the number of readers the graph has on it. A topic is
-    ready when (writer side) its writers together have matched at least that many readers and
+    ready when (writer side) its writers together have matched at least that many readers,
+    less the subscriptions that share one DDS reader (they are one reader to a writer), and
     (reader side) at least that many reporting readers have matched a writer.
     """
     reports = list(reports)
@@ -111,9 +119,10 @@ def missing_edges(expected_readers: Mapping[str, int],
     for topic, wanted in sorted(expected_readers.items()):
         matched_by_writers = sum(r.writers.get(topic, 0) for r in reports)
         readers_matched = sum(1 for r in reports if r.readers.get(topic, 0) > 0)
+        dds_readers = wanted - sum(r.shared.get(topic, 0) for r in reports)
         problems = []
-        if matched_by_writers < wanted:
-            problems.append(f'writers matched {matched_by_writers}/{wanted} readers')
+        if matched_by_writers < dds_readers:
+            problems.append(f'writers matched {matched_by_writers}/{dds_readers} readers')
         if readers_matched < wanted:
             problems.append(f'{readers_matched}/{wanted} readers matched a writer')
         if problems:
@@ -164,13 +173,14 @@ class GraphStatusReporter:
     every ``FOREIGN_WARNING_PERIOD_S``.
 
     ``in_process`` gives the (writers, readers) counts of the node's endpoints served inside
-    its process (``ghost_nodes.intra_process``), which DDS does not see; they are added.
+    its process (``ghost_nodes.intra_process``), which DDS does not see, and are added; and
+    its subscriptions that share another node's DDS reader (reported as ``shared``).
     """
 
     def __init__(self, node: Any, fast_period_s: float = 0.1, slow_period_s: float = 2.0,
                  settle_s: float = 3.0, expected_writers: int | None = 1,
-                 in_process: Callable[[], tuple[Mapping[str, int], Mapping[str, int]]] | None
-                 = None) -> None:
+                 in_process: Callable[[], tuple[Mapping[str, int], Mapping[str, int],
+                                                Mapping[str, int]]] | None = None) -> None:
         from rclpy.event_handler import PublisherEventCallbacks
         from std_msgs.msg import String
 
@@ -197,14 +207,16 @@ class GraphStatusReporter:
                    if p.topic_name not in self._ignored}
         readers = {s.topic_name: s.get_publisher_count() for s in self._node.subscriptions
                    if s.topic_name not in self._ignored}
+        shared: Mapping[str, int] = {}
         if self._in_process is not None:
             # Endpoints served in the process (ghost_nodes.intra_process) are matched there.
-            in_writers, in_readers = self._in_process()
+            in_writers, in_readers, shared = self._in_process()
             for topic, count in in_writers.items():
                 writers[topic] = writers.get(topic, 0) + count
             for topic, count in in_readers.items():
                 readers[topic] = readers.get(topic, 0) + count
-        return EndpointReport(self._node.get_fully_qualified_name(), writers, readers)
+        return EndpointReport(self._node.get_fully_qualified_name(), writers, readers,
+                              dict(shared))
 
     @property
     def period_ns(self) -> int:
