@@ -59,13 +59,16 @@ def review_one(flight: FlightInput, folder: str, config: PipelineConfig,
 
 def review_fleet(flights: Sequence[FlightInput], staging: Path, config: PipelineConfig,
                  config_source: str, *, jobs: int = 1, scheduler: str | None = None,
-                 each: Callable[[FlightOutcome], None] | None = None) -> list[FlightOutcome]:
+                 each: Callable[[FlightOutcome], None] | None = None,
+                 started: Callable[[], None] | None = None) -> list[FlightOutcome]:
     """Review every flight into ``staging/<name>``; the outcomes in the order of `flights`.
 
     In this process with `jobs` 1, in `jobs` local processes otherwise, or on the Dask
     cluster whose scheduler listens at `scheduler` (its workers must see the inputs and
     `staging` at the same paths; SchedulerError when none answers). `each` gets every
-    outcome, in order, as soon as it and those before it are in.
+    outcome, in order, as soon as it and those before it are in. `started` is called once,
+    when the work is handed out: after the local processes are forked (a process with more
+    than one thread does not fork them: ghost_verify.jobs.make_pool), so it may start threads.
     """
     # Paths that do not depend on the working directory of whatever runs the flight.
     staged = [replace(flight, path=flight.path.absolute()) for flight in flights]
@@ -77,20 +80,28 @@ def review_fleet(flights: Sequence[FlightInput], staging: Path, config: Pipeline
         if each is not None:
             each(outcome)
 
+    def begin() -> None:
+        if started is not None:
+            started()
+
     if scheduler is not None:
         from ghost_verify.fleet import map_on_dask
 
+        begin()
         map_on_dask(_review_staged, list(zip(staged, folders, strict=True)), scheduler,
                     collect, config=config, config_source=config_source)
     elif jobs > 1 and len(staged) > 1:
         from ghost_verify.jobs import make_pool
 
         with make_pool(min(jobs, len(staged))) as executor:
-            for outcome in executor.map(review_one, staged, folders,
-                                        [config] * len(staged),
-                                        [config_source] * len(staged)):
+            # map submits every flight at once: the processes exist when it returns.
+            done = executor.map(review_one, staged, folders, [config] * len(staged),
+                                [config_source] * len(staged))
+            begin()
+            for outcome in done:
                 collect(outcome)
     else:
+        begin()
         for flight, folder in zip(staged, folders, strict=True):
             collect(review_one(flight, folder, config, config_source))
     return outcomes

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 import io
 from pathlib import Path
 
-from .errors import ReviewInputError
+from ghost_core.cli import ExitCode
+
+from .errors import ReviewInputError, ReviewUsageError
 
 __all__ = ['LogEvent', 'LogInfo', 'import_ulog', 'log_info']
 
@@ -68,7 +70,9 @@ def log_info(path: Path) -> LogInfo:
 def import_ulog(path: Path, output: Path) -> list[str]:
     """Import the log into an input bag at `output` (ghost_import_ulog); its warnings.
 
-    ReviewInputError with the importer's own one-line error when the log cannot be used.
+    ReviewInputError with the importer's own one-line error when the log cannot be used;
+    ReviewUsageError when the bag cannot be written; KeyboardInterrupt when it was
+    interrupted; RuntimeError (an internal fault) for any other failure.
     """
     _px4()
     from ghost_px4.ulog_import import main as import_main
@@ -77,7 +81,16 @@ def import_ulog(path: Path, output: Path) -> list[str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = import_main([str(path), '--output', str(output)])
     lines = [line for line in err.getvalue().splitlines() if line.strip()]
-    if code != 0:
+    if code == ExitCode.INTERRUPTED:
+        # The importer turned Ctrl-C into its exit code: it stops the review, not this log.
+        raise KeyboardInterrupt
+    if code != ExitCode.OK:
         errors = [line for line in lines if ': error: ' in line] or lines or [f'exit {code}']
-        raise ReviewInputError(errors[-1].split(': error: ', 1)[-1])
+        message = errors[-1].split(': error: ', 1)[-1]
+        if code == ExitCode.BAD_INPUT:
+            raise ReviewInputError(message)
+        if code == ExitCode.USAGE:
+            # The only usage error left to it: the bag cannot be written under the output.
+            raise ReviewUsageError(message)
+        raise RuntimeError(f'ghost_import_ulog exited {code}: {message}')
     return [line.split(': warning: ', 1)[-1] for line in lines if ': warning: ' in line]

@@ -81,6 +81,11 @@ def _bag_kind(path: Path) -> str:
         return GHOST_BAG
     if any(type_name.endswith('Odometry') for _, type_name in scan.other_topics):
         return INPUT_BAG
+    if scan.read_errors:
+        # Nothing usable read: say why (not an MCAP file, cut short), not what is missing.
+        first = scan.read_errors[0]
+        where = '' if path.is_file() else f'{first.file}: '
+        raise ReviewInputError(f'{path}: cannot be read as a bag: {where}{first.detail}')
     raise ReviewInputError(f'{path}: a bag with neither Ghost topics nor a {_STATE_TYPE} '
                            'belief to replay')
 
@@ -152,10 +157,16 @@ def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
     warnings: list[str] = []
     log = None
     if flight.kind == ULOG:
-        log = log_info(flight.path)
         # The importer names the log by the path it was given; say it as the user did.
-        warnings += [warning.replace(str(flight.path), flight.shown or str(flight.path))
-                     for warning in import_ulog(flight.path, folder / 'input')]
+        def shown(text: str) -> str:
+            return text.replace(str(flight.path), flight.shown or str(flight.path))
+
+        try:
+            log = log_info(flight.path)
+            warnings += [shown(warning)
+                         for warning in import_ulog(flight.path, folder / 'input')]
+        except ReviewInputError as err:
+            raise ReviewInputError(shown(str(err))) from err
         bag = folder / 'bag'
         _replay(folder / 'input', bag, config)
     elif flight.kind == INPUT_BAG:

@@ -1,10 +1,11 @@
-"""ghost_review end to end: an input bag reviewed, decisions.csv for pandas, bad inputs."""
+"""ghost_review end to end: an input bag reviewed, decisions.csv for pandas.
+
+Bad inputs and usage: test_review_usage.py.
+"""
 
 from pathlib import Path
 import re
 import shutil
-import subprocess
-import sys
 
 from ghost_review_test.review_bags import (
     decisions_of,
@@ -87,26 +88,3 @@ def test_a_replayed_bag_has_its_configuration_and_a_bag_without_manifest_says_so
     html = (tmp_path / 'out' / 'bare' / 'report.html').read_text(encoding='utf-8')
     assert 'no manifest.json: the run configuration is not recorded' in html
     assert 'manifest: none (unsigned bag)' in html
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, '-m', 'ghost_review', *args], capture_output=True,
-                          text=True, check=False, timeout=120)
-
-
-def test_bad_input_is_one_line_and_exit_3(tmp_path: Path) -> None:
-    """A missing path, or a file that is neither a ULog nor a bag: one line, exit 3."""
-    (tmp_path / 'notes.txt').write_text('not a flight\n', encoding='utf-8')
-    for bad in (tmp_path / 'missing', tmp_path / 'notes.txt'):
-        done = _run(str(bad), '--output', str(tmp_path / 'out'))
-        assert done.returncode == 3, done.stderr
-        assert done.stderr.count('\n') == 1 and 'Traceback' not in done.stderr
-        assert done.stderr.startswith('ghost_review: error: ')
-        assert not (tmp_path / 'out').exists()
-
-
-def test_an_existing_output_is_a_usage_error(tmp_path: Path) -> None:
-    """The output folder is never overwritten: exit 2, one line."""
-    (tmp_path / 'out').mkdir()
-    done = _run(str(tmp_path / 'out'), '--output', str(tmp_path / 'out'))
-    assert done.returncode == 2 and 'exists' in done.stderr and 'Traceback' not in done.stderr

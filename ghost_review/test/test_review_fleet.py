@@ -12,7 +12,8 @@ from distributed import LocalCluster
 from ghost_review_test.review_bags import SCENARIO_PARAMS, write_scenario_inputs
 import pytest
 
-from ghost_review.cli import EXIT_INPUT, EXIT_USAGE, main
+from ghost_core.cli import ExitCode
+from ghost_review.cli import main
 
 pytestmark = pytest.mark.bag
 
@@ -59,7 +60,7 @@ def test_jobs_and_a_dask_cluster_write_the_files_of_one_process(
     two = _review(inputs, tmp_path / 'two', capsys, '--jobs', '2')
     dask = _review(inputs, tmp_path / 'dask', capsys, '--scheduler',
                    threads_cluster.scheduler_address)
-    assert one[0] == two[0] == dask[0] == EXIT_INPUT  # notes.txt
+    assert one[0] == two[0] == dask[0] == ExitCode.BAD_INPUT  # notes.txt
     flights = [line.split(':')[1].strip() for line in one[1][:-1]]
     assert flights == ['drift', 'nominal', 'drift_again']
     assert one[1] == two[1] == dask[1]
@@ -73,14 +74,18 @@ def test_jobs_and_a_dask_cluster_write_the_files_of_one_process(
     assert files['drift/decisions.csv'] == files['drift_again/decisions.csv']
 
 
+@pytest.mark.parametrize('jobs', ['1', '2'])
 def test_jobs_and_scheduler_together_are_a_usage_error(
-        inputs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Exit 2, one line; no output folder."""
+        inputs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        jobs: str) -> None:
+    """Any --jobs with --scheduler: exit 2, one line; no output folder."""
     with pytest.raises(SystemExit) as stopped:
-        main([inputs[0], '--output', str(tmp_path / 'out'), '--jobs', '2',
+        main([inputs[0], '--output', str(tmp_path / 'out'), '--jobs', jobs,
               '--scheduler', 'tcp://127.0.0.1:9'])
-    assert stopped.value.code == EXIT_USAGE
-    assert '--jobs and --scheduler: give one' in capsys.readouterr().err
+    assert stopped.value.code == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err == ('ghost_review: error: --jobs and --scheduler: give one (the cluster has its '
+                   'own workers) (see --help)\n')
     assert not (tmp_path / 'out').exists()
 
 
@@ -93,7 +98,7 @@ def test_a_scheduler_that_does_not_answer_is_a_usage_error(
     monkeypatch.setattr(fleet, 'SCHEDULER_TIMEOUT_S', 1.0)
     code, _, err = _review(inputs[:1], tmp_path / 'out', capsys, '--scheduler',
                            'tcp://127.0.0.1:9')
-    assert code == EXIT_USAGE
+    assert code == ExitCode.USAGE
     assert err.startswith('ghost_review: error: --scheduler: no Dask scheduler answers at '
                           'tcp://127.0.0.1:9')
     assert not (tmp_path / 'out').exists() and not list(tmp_path.glob('.out.*'))
@@ -102,10 +107,11 @@ def test_a_scheduler_that_does_not_answer_is_a_usage_error(
 def test_a_terminal_gets_a_progress_bar_instead_of_the_lines(
         inputs: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a terminal (stderr): no line per flight on stdout, a bar that ends at 3/3."""
+    """On a terminal (stderr): no line per flight on stdout, tqdm's bar that ends at 3/3."""
     monkeypatch.setattr('sys.stderr.isatty', lambda: True)
     code, out, err = _review(inputs[:3], tmp_path / 'out', capsys)
     assert code == 0
     assert out == ['ghost_review: 3 flights -> DIR/index.html']
-    assert err.endswith('3/3 flights (drift_again)\n') and '\r' in err
-    assert '[' + '#' * 30 + ']' in err
+    assert '\rghost_review:   0%|' in err and '| 0/3 [' in err
+    assert '3/3 [' in err and 'flight/s, drift_again]' in err
+    assert err.endswith('\r') and 'Traceback' not in err  # the bar is taken away at the end
