@@ -30,7 +30,7 @@ import tempfile
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from ghost.reporter import write_report
+from ghost.reporter import review_and_verify, REVIEWER
 from ghost.verifier import verify_bag
 from ghost_bag.manifest import (
     bag_file_digests,
@@ -261,20 +261,31 @@ def _run(args: argparse.Namespace) -> int:
     for line in result.summary.lines():
         print(line)
     reports = args.output.with_name(f'{args.output.name}_reports.json')
-    print(f'bag: {args.output}\nreports: {reports}')
-    if args.report:
-        report = write_report(args.output, args.output.with_name(f'{args.output.name}_review'),
-                              list(files))
-        if report is not None:
-            print(f'report: {report}')
-    options = ['--json', str(reports)]
+    print(f'bag: {args.output}\nreports: {reports}', flush=True)
+    options = []
     if key is not None:
         public = args.output.with_name(f'{args.output.name}_signing_key.pub')
         public.write_bytes(key.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
         options += ['--public-key', str(public)]
-    code = verify_bag(args.output, *options)
+    code = _verify_and_review(args, reports, options, list(files))
     return ExitCode.OK if code == 0 else ExitCode.VIOLATED
+
+
+def _verify_and_review(args: argparse.Namespace, reports: Path, options: list[str],
+                       files: list[Path]) -> int:
+    """The auditor's verdict (its lines last), with the review written by the same process."""
+    if args.report:
+        done = review_and_verify(args.output, args.output.with_name(
+            f'{args.output.name}_review'), reports, options, files)
+        if done is not None:
+            if done.report is not None:
+                print(f'report: {done.report}')
+            for line in done.lines:
+                print(line)
+            return done.code
+        print(f'note: no report: {REVIEWER} is not installed in this Python', file=sys.stderr)
+    return verify_bag(args.output, '--json', str(reports), *options)
 
 
 if __name__ == '__main__':

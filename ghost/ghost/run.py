@@ -27,7 +27,7 @@ from ghost.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
 from ghost.isolation import ClaimedDomain, DomainClaimError
 from ghost.launcher import GraphProcesses
 from ghost.progress import LoopProgress
-from ghost.reporter import write_report
+from ghost.reporter import review_and_verify, REVIEWER
 from ghost.verifier import verify_bag
 from ghost_bag.errors import BagError
 from ghost_bag.recorded_judgements import read_judgements
@@ -479,14 +479,22 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
             print(line)
     except BagError as err:
         print(f'note: no judgement summary: {" ".join(str(err).split())}', file=sys.stderr)
-    print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}')
+    print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}', flush=True)
+    verdict = None
     if report:
-        # The flight review (ghost_review, its own process) of what was recorded.
-        written = write_report(bag, run_dir / 'review')
-        if written is not None:
-            print(f'report: {written}')
-    sys.stdout.flush()
-    verdict = verify_bag(bag, *options)
+        # The auditor's verification and the flight review, in one ghost_review process.
+        done = review_and_verify(bag, run_dir / 'review', reports, options[2:])
+        if done is not None:
+            if done.report is not None:
+                print(f'report: {done.report}')
+            for line in done.lines:
+                print(line)
+            verdict = done.code
+        else:
+            print(f'note: no report: {REVIEWER} is not installed in this Python',
+                  file=sys.stderr)
+    if verdict is None:
+        verdict = verify_bag(bag, *options)
     if expected is not None and got < expected:
         return tool_error(_PROG, f'the loop completed {got} of {expected} cycles',
                           ExitCode.BAD_INPUT)

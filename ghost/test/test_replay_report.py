@@ -27,6 +27,45 @@ def test_ghost_replay_prints_where_its_report_is(tmp_path: Path, capsys) -> None
     assert '(source: manifest.json)' in html
 
 
+def test_the_review_verifies_once_and_both_paths_print_alike(tmp_path: Path, capsys) -> None:
+    """With a report, the review's process verifies the bag: same lines, same JSON report.
+
+    The run signed with --signing-key is verified with its public half; the lines are the
+    ones --no-report prints (the verifier alone), VERIFIED last, and reports.json is the same
+    report.
+    """
+    import json
+
+    from ghost_verify.keygen import main as keygen
+
+    assert keygen(['-o', str(tmp_path / 'key')]) == 0
+    source = write_input_bag(tmp_path / 'in', generate_scenario('drift_then_recovery'))
+    runs = {}
+    for name, extra in (('reviewed', []), ('alone', ['--no-report'])):
+        assert replay_main([str(source), '--output', str(tmp_path / name), *PARAMS,
+                            '--signing-key', str(tmp_path / 'key'), *extra]) == 0
+        out = capsys.readouterr().out.splitlines()
+        runs[name] = (out[out.index(f'reports: {tmp_path / name}_reports.json') + 1:],
+                      json.loads((tmp_path / f'{name}_reports.json').read_text('utf-8')))
+    lines, document = runs['reviewed']
+    assert lines[0] == f'report: {tmp_path}/reviewed_review/reviewed/report.html'
+    assert lines[1:] == runs['alone'][0] and lines[-1] == 'VERIFIED'
+    assert any(line.startswith('manifest: signed') for line in lines)
+    assert document['lines'] == lines[1:] and document['exit_code'] == 0
+    alone = runs['alone'][1]
+    assert document['holds'] and alone['holds'] and document.keys() == alone.keys()
+
+
+def test_a_json_report_is_one_flights(tmp_path: Path) -> None:
+    from ghost_review.cli import main as review_main
+
+    for name in ('a', 'b'):
+        write_input_bag(tmp_path / 'inputs' / name, generate_scenario('smoke'))
+    assert review_main([str(tmp_path / 'inputs'), '--output', str(tmp_path / 'review'),
+                        '--json', str(tmp_path / 'r.json')]) == 2
+    assert not (tmp_path / 'review').exists() and not (tmp_path / 'r.json').exists()
+
+
 def test_ghost_replay_no_report_writes_none(tmp_path: Path, capsys) -> None:
     source = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
     assert replay_main([str(source), '--output', str(tmp_path / 'out'), '--no-report',

@@ -39,8 +39,8 @@ from ghost_px4 import live
 from ghost_px4.errors import Px4SampleRejected
 from ghost_px4.status import Px4Status, StatusReporter
 
-__all__ = ['BRIDGE_CONFIG_KEY', 'BridgeConfig', 'Dropped', 'IN_TOPICS', 'Output', 'Px4Bridge',
-           'Result', 'fix_message', 'odometry_message']
+__all__ = ['BRIDGE_CONFIG_KEY', 'BridgeConfig', 'Dropped', 'FixFrame', 'IN_TOPICS', 'Output',
+           'Px4Bridge', 'Result', 'fix_message', 'odometry_message']
 
 #: Where the recorder's run configuration (manifest.json's ``config``) holds the bridge's.
 BRIDGE_CONFIG_KEY = 'px4_bridge'
@@ -168,6 +168,9 @@ def fix_message(fix: live.Fix) -> dict[str, Any]:
 
 #: What one received message gives: messages to publish, in order, or a drop.
 Result = tuple[Output | Dropped, ...]
+#: The frame a fix is stated in: the EKF's geodetic origin (and whether PX4 flags it valid;
+#: None before PX4 gives one) and the height reference.
+FixFrame = tuple[tuple[px4.GeoOrigin, bool] | None, px4.HeightReference]
 
 
 class Px4Bridge:
@@ -244,20 +247,33 @@ class Px4Bridge:
             return (Dropped('belief', str(err)),)
         return self._belief(stamp, belief)
 
+    @property
+    def fix_frame(self) -> FixFrame:
+        """What a fix is stated in: the EKF's origin (None before PX4 gives one), the height."""
+        return (self._origin, self._height)
+
     def gps(self, msg: Any) -> Result:
         """A SensorGps: a fix in the EKF's local frame, or a drop."""
+        out = self.fix_of(msg)
+        if isinstance(out, Dropped):
+            return (out,)
+        if self._last_fix_ns is not None and out.stamp_ns <= self._last_fix_ns:
+            return (Dropped('fix', 'timestamp not strictly increasing'),)
+        self._last_fix_ns = out.stamp_ns
+        return (out,)
+
+    def fix_of(self, msg: Any, frame: FixFrame | None = None) -> Output | Dropped:
+        """A SensorGps as a fix in `frame` (default the one in force), or why not; no state."""
+        origin, height = self.fix_frame if frame is None else frame
         try:
             fix = live.fix_observation(
                 fix_type=msg.fix_type, lat_deg=msg.latitude_deg, lon_deg=msg.longitude_deg,
                 alt_m=msg.altitude_msl_m, eph=msg.eph, epv=msg.epv,
                 sample_ns=live.fix_sample_time_ns(msg.timestamp, msg.timestamp_sample),
-                delay_ns=self.config.gps_delay_ns, origin=self._origin, height=self._height)
+                delay_ns=self.config.gps_delay_ns, origin=origin, height=height)
         except Px4SampleRejected as err:
-            return (Dropped('fix', str(err)),)
-        if self._last_fix_ns is not None and fix.stamp_ns <= self._last_fix_ns:
-            return (Dropped('fix', 'timestamp not strictly increasing'),)
-        self._last_fix_ns = fix.stamp_ns
-        return (Output('observations', fix.stamp_ns, fix_message(fix)),)
+            return Dropped('fix', str(err))
+        return Output('observations', fix.stamp_ns, fix_message(fix))
 
     def status(self, msg: Any) -> Result:
         """A vehicle_status: the arming and navigation state in force (nothing published)."""

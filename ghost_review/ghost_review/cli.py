@@ -27,10 +27,13 @@ import shutil
 import sys
 import tempfile
 
+from ghost_bag.manifest import load_public_key, ManifestError
 from ghost_core.cli import ExitCode, guarded, positive, tool_error, ToolParser
 from ghost_core.errors import GhostError
 from ghost_core.pipeline import PipelineConfig
-from ghost_verify.fleet import SchedulerError
+from ghost_core.properties import JsonValue
+from ghost_verify.fleet import SchedulerError, VerifyOptions
+from ghost_verify.report_json import canonical_report_json
 
 from .errors import ReviewInputError, ReviewUsageError
 from .fleet import review_fleet
@@ -76,6 +79,16 @@ def _parser() -> ToolParser:
                              'scheduler is at ADDRESS (e.g. tcp://host:8786; its workers must '
                              'see the inputs and DIR at the same paths; needs '
                              'dask[distributed]); not with --jobs')
+    parser.add_argument('--json', type=Path, metavar='PATH',
+                        help="one flight only: write its verification, verify_all's JSON report "
+                             '(with the lines it prints), to PATH; ghost_run and ghost_replay '
+                             'verify and review a run in this one process')
+    parser.add_argument('--public-key', metavar='KEY',
+                        help="check each Ghost bag's signed manifest with this Ed25519 public "
+                             'key (PEM, from ghost_keygen), as verify_all --public-key')
+    parser.add_argument('--require-coverage', action='store_true',
+                        help='a property whose precondition never held fails the verification, '
+                             'as verify_all --require-coverage')
     return parser
 
 
@@ -118,27 +131,32 @@ def _publish(staging: Path, output: Path) -> None:
 
 
 def review(inputs: Sequence[Path], output: Path, params_files: Sequence[Path] | None = None,
-           *, jobs: int = 1, scheduler: str | None = None
-           ) -> tuple[list[FlightReview], list[str]]:
+           *, jobs: int = 1, scheduler: str | None = None, verify: VerifyOptions | None = None,
+           one_flight: bool = False) -> tuple[list[FlightReview], list[str]]:
     """Review every input into `output` (created whole); the reviews and the input errors.
 
     `jobs` > 1 reviews that many flights at a time in local processes; `scheduler` on the
-    Dask cluster there. Raises ReviewUsageError when `output` exists or cannot be written,
-    a parameter file cannot be used, or no Dask scheduler answers; ReviewInputError when no
-    input at all could be reviewed (each input's error is printed on stderr as it comes).
-    Whatever stops it, nothing is left at `output` nor beside it.
+    Dask cluster there. `verify`: the verification's options; `one_flight`: more than one
+    flight is a usage error (a --json report is one flight's). Raises ReviewUsageError when
+    `output` exists or cannot be written, a parameter file cannot be used, or no Dask
+    scheduler answers; ReviewInputError when no input at all could be reviewed (each input's
+    error is printed on stderr as it comes). Whatever stops it, nothing is left at `output`
+    nor beside it.
     """
     staging = _staging(output)
     try:
         config, source = _config(params_files)
         flights, errors = find_inputs(inputs)
+        if one_flight and len(flights) + len(errors) > 1:
+            raise ReviewUsageError(f'--json: the inputs hold {len(flights) + len(errors)} '
+                                   "flights; it writes one flight's report")
         with FleetProgress(PROG, len(flights), output) as progress:
             for message in errors:
                 progress.error(message)
             try:
                 outcomes = review_fleet(flights, staging, config, source, jobs=jobs,
                                         scheduler=scheduler, each=progress.flight,
-                                        started=progress.start)
+                                        started=progress.start, verify=verify)
             except SchedulerError as err:
                 raise ReviewUsageError(f'--scheduler: {err}') from err
         reviews = [outcome.review for outcome in outcomes if outcome.review is not None]
@@ -154,6 +172,19 @@ def review(inputs: Sequence[Path], output: Path, params_files: Sequence[Path] | 
     return reviews, errors
 
 
+def _write_json(path: Path, document: dict[str, JsonValue] | None) -> None:
+    """Write the verification report beside, then into place (none: the bag is unreadable)."""
+    if document is None:
+        return
+    staging = path.with_name(f'.{path.name}.partial')
+    try:
+        staging.write_text(canonical_report_json(document), encoding='utf-8')
+        os.replace(staging, path)
+    except OSError as err:
+        staging.unlink(missing_ok=True)
+        raise ReviewUsageError(f'--json {path}: cannot be written: {err.strerror}') from err
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ghost_review; return the exit code (see the module docstring)."""
     parser = _parser()
@@ -164,9 +195,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.public_key is not None:
+        try:
+            load_public_key(args.public_key)
+        except ManifestError as err:
+            return tool_error(PROG, f'--public-key {err}', ExitCode.USAGE)
+    verify = VerifyOptions(prog=PROG, public_key=args.public_key,
+                           require_coverage=args.require_coverage)
     try:
         reviews, errors = review(args.inputs, args.output, args.params_file,
-                                 jobs=args.jobs or 1, scheduler=args.scheduler)
+                                 jobs=args.jobs or 1, scheduler=args.scheduler, verify=verify,
+                                 one_flight=args.json is not None)
+        if args.json is not None and reviews:
+            _write_json(args.json, reviews[0].verdict_document)
     except ReviewUsageError as err:
         return tool_error(PROG, str(err), ExitCode.USAGE)
     except _NothingReviewed:

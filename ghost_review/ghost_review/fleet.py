@@ -18,6 +18,7 @@ import shutil
 import time
 
 from ghost_core.pipeline import PipelineConfig
+from ghost_verify.fleet import VerifyOptions
 
 from .csv_out import decisions_csv
 from .errors import ReviewInputError
@@ -41,13 +42,13 @@ class FlightOutcome:
 
 
 def review_one(flight: FlightInput, folder: str, config: PipelineConfig,
-               config_source: str) -> FlightOutcome:
+               config_source: str, verify: VerifyOptions | None = None) -> FlightOutcome:
     """Review `flight` into `folder` (created; removed again when the input cannot be read)."""
     started = time.perf_counter()
     path = Path(folder)
     path.mkdir()
     try:
-        done = review_flight(flight, path, config, config_source)
+        done = review_flight(flight, path, config, config_source, verify)
     except ReviewInputError as err:
         shutil.rmtree(path)
         return FlightOutcome(flight.name, None, str(err), 0, time.perf_counter() - started)
@@ -60,7 +61,8 @@ def review_one(flight: FlightInput, folder: str, config: PipelineConfig,
 def review_fleet(flights: Sequence[FlightInput], staging: Path, config: PipelineConfig,
                  config_source: str, *, jobs: int = 1, scheduler: str | None = None,
                  each: Callable[[FlightOutcome], None] | None = None,
-                 started: Callable[[], None] | None = None) -> list[FlightOutcome]:
+                 started: Callable[[], None] | None = None,
+                 verify: VerifyOptions | None = None) -> list[FlightOutcome]:
     """Review every flight into ``staging/<name>``; the outcomes in the order of `flights`.
 
     In this process with `jobs` 1, in `jobs` local processes otherwise, or on the Dask
@@ -89,26 +91,26 @@ def review_fleet(flights: Sequence[FlightInput], staging: Path, config: Pipeline
 
         begin()
         map_on_dask(_review_staged, list(zip(staged, folders, strict=True)), scheduler,
-                    collect, config=config, config_source=config_source)
+                    collect, config=config, config_source=config_source, verify=verify)
     elif jobs > 1 and len(staged) > 1:
         from ghost_verify.jobs import make_pool
 
         with make_pool(min(jobs, len(staged))) as executor:
             # map submits every flight at once: the processes exist when it returns.
             done = executor.map(review_one, staged, folders, [config] * len(staged),
-                                [config_source] * len(staged))
+                                [config_source] * len(staged), [verify] * len(staged))
             begin()
             for outcome in done:
                 collect(outcome)
     else:
         begin()
         for flight, folder in zip(staged, folders, strict=True):
-            collect(review_one(flight, folder, config, config_source))
+            collect(review_one(flight, folder, config, config_source, verify))
     return outcomes
 
 
 def _review_staged(job: tuple[FlightInput, str], config: PipelineConfig,
-                   config_source: str) -> FlightOutcome:
+                   config_source: str, verify: VerifyOptions | None) -> FlightOutcome:
     """review_one of a (flight, folder) pair (Dask maps over one sequence)."""
     flight, folder = job
-    return review_one(flight, folder, config, config_source)
+    return review_one(flight, folder, config, config_source, verify)

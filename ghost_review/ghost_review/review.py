@@ -16,6 +16,7 @@ from ghost_bag.errors import BagError
 from ghost_bag.layout import resolve_bag
 from ghost_core.errors import GhostError
 from ghost_core.pipeline import PipelineConfig
+from ghost_core.properties import JsonValue
 from ghost_verify import GhostBag
 from ghost_verify.fleet import verify_bag, VerifyOptions
 
@@ -57,6 +58,8 @@ class FlightReview:
     verdict_code: int
     episodes: tuple[Episode, ...]
     warnings: tuple[str, ...] = ()
+    #: verify_all's JSON report of the bag (with its printed lines), None when unreadable.
+    verdict_document: dict[str, JsonValue] | None = None
 
 
 def _is_ulog(path: Path) -> bool:
@@ -152,7 +155,7 @@ def _replay(input_bag: Path, output: Path, config: PipelineConfig) -> None:
 
 
 def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
-                  config_source: str) -> FlightReview:
+                  config_source: str, verify: VerifyOptions | None = None) -> FlightReview:
     """Prepare the flight's Ghost bag in `folder` (unless it is one), read and verify it."""
     warnings: list[str] = []
     log = None
@@ -179,7 +182,7 @@ def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
     except (BagError, OSError) as err:
         raise ReviewInputError(f'{bag}: {err}') from err
     review_config = resolve_config(bag, data.thresholds_sha256, config, config_source)
-    verdict = verify_bag(os.fspath(bag), VerifyOptions(prog='ghost_review'))
+    verdict = verify_bag(os.fspath(bag), verify or VerifyOptions(prog='ghost_review'))
     lines = verdict.lines + verdict.errors
     found = episodes(data.cycles,
                      review_config.pipeline.thresholds if review_config.pipeline else None)
@@ -187,4 +190,5 @@ def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
     if flight.kind != GHOST_BAG:
         source += f' (replayed into {flight.name}/bag)'
     return FlightReview(flight.name, source, bag, log, data, review_config, lines,
-                        verdict.code, found, tuple(warnings))
+                        verdict.code, found, tuple(warnings),
+                        None if verdict.document is None else dict(verdict.document))

@@ -24,6 +24,7 @@ recorded inputs convert to another message, or do not produce at all, is a diffe
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 import importlib
@@ -104,8 +105,8 @@ class BridgeStream:
     recorded_only: int = 0
     input_not_recorded: int = 0
     not_recorded: int = 0
-    #: /vehicle_status outputs that equal the re-derived status of a belief received within
-    #: RACE_WINDOW_NS: the bridge received PX4 statuses and beliefs in another order.
+    #: Outputs the bridge gives in another order of its inputs within RACE_WINDOW_NS: a
+    #: /vehicle_status equal to the status of a nearby belief, a fix stated in a nearby frame.
     reordered: int = 0
     first: BridgeDifference | None = None
 
@@ -214,7 +215,13 @@ class BridgeReport:
                              'recorded messages whose PX4 input the bag lacks, '
                              f'{stream.not_recorded} re-derived messages the bag lacks (a '
                              'best-effort sample one reader missed; not compared)')
-            if stream.reordered:
+            if stream.reordered and stream.stream == 'observations':
+                lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} fixes are stated '
+                             'in an EKF frame (local position origin) in force within '
+                             f'{RACE_WINDOW_NS / 1e9:g} s of them: the bridge received the '
+                             'GNSS fix and the local position in another order than the '
+                             'recorder (not a difference; --strict makes it one)')
+            elif stream.reordered:
                 lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} statuses equal '
                              'the re-derived status of a belief received within '
                              f'{RACE_WINDOW_NS / 1e9:g} s of their own: the bridge received PX4 '
@@ -323,6 +330,12 @@ class _Comparison:
         self.statuses: dict[int, dict[str, Any]] = {}
         # When the recorder received the PX4 message each belief comes from, by belief stamp.
         self.belief_log_ns: dict[int, int] = {}
+        # The fix frames in force and the SensorGps received within the race window, and the
+        # fixes another order of them gives, by stamp (_fix_alternatives).
+        self._frames: deque[tuple[int, Any]] = deque()
+        self._recent_gps: deque[tuple[int, Any]] = deque()
+        self.fix_alternatives: dict[int, list[dict[str, Any]]] = {}
+        self.fix_differences: list[tuple[int, dict[str, Any], BridgeDifference]] = []
         self.status_differences: list[tuple[int, dict[str, Any], BridgeDifference]] = []
 
     def run(self, bag: str | os.PathLike[str]) -> None:
@@ -335,6 +348,7 @@ class _Comparison:
                 except (AttributeError, TypeError, ValueError) as err:
                     raise _NotPossible(f'{topic} message at log time {log_time} ns cannot be '
                                        f'converted: {type(err).__name__}: {err}') from err
+                self._fix_alternatives(topic, message, log_time)
                 for item in result:
                     if isinstance(item, self.module.Dropped):
                         key = f'{item.what}: {item.reason}'
@@ -351,6 +365,34 @@ class _Comparison:
                                        'header stamp')
                 self._meet(stream, int(stamp['sec']) * 1_000_000_000 + int(stamp['nanosec']),
                            form, derived=False)
+
+    def _fix_alternatives(self, topic: str, message: Any, log_time: int) -> None:
+        """The fixes the bridge gives in another order of its inputs (within the window).
+
+        A fix is stated in the EKF frame in force (vehicle_local_position's origin): a
+        SensorGps and a local position that reach the bridge and the recorder in other orders
+        put a fix in another frame, or make one where the recorder's order drops it. Each
+        SensorGps is converted in every frame in force within RACE_WINDOW_NS of it.
+        """
+        frames, recent = self._frames, self._recent_gps
+        while recent and log_time - recent[0][0] > RACE_WINDOW_NS:
+            recent.popleft()
+        while len(frames) > 1 and log_time - frames[1][0] > RACE_WINDOW_NS:
+            frames.popleft()  # the first one stays: in force at the window's start
+        frame = self.bridge.fix_frame
+        if self.methods[topic].__name__ == 'gps':
+            recent.append((log_time, message))
+            for _, other in frames:
+                if other != frame:
+                    self._offer(self.bridge.fix_of(message, other))
+        elif not frames or frames[-1][1] != frame:
+            frames.append((log_time, frame))
+            for _, gps in recent:
+                self._offer(self.bridge.fix_of(gps))
+
+    def _offer(self, out: Any) -> None:
+        if isinstance(out, self.module.Output):
+            self.fix_alternatives.setdefault(out.stamp_ns, []).append(dict(out.message))
 
     def _candidate(self, topic: str, message: Any, log_time: int) -> None:
         """Remember the stamp this input gives a belief or fix (whether produced or not)."""
@@ -388,6 +430,9 @@ class _Comparison:
                                       found.recomputed)
         if stream == 'vehicle_status':
             self.status_differences.append((stamp_ns, recorded, difference))
+            return
+        if stream == 'observations':
+            self.fix_differences.append((stamp_ns, recorded, difference))
             return
         stats.differing += 1
         stats.note(difference)
@@ -441,8 +486,24 @@ class _Comparison:
                 stats.reordered += 1
                 del self.recorded['vehicle_status'][stamp_ns]
 
+    def _other_order(self, stamp_ns: int, recorded: Mapping[str, Any]) -> bool:
+        """The recorded fix is one the bridge gives in another order of its inputs."""
+        return any(first_difference(recorded, other) is None
+                   for other in self.fix_alternatives.get(stamp_ns, ()))
+
     def report(self, config: Mapping[str, object]) -> BridgeReport:
         self._judge_statuses()
+        fixes = self.streams['observations']
+        for stamp_ns, recorded, difference in self.fix_differences:
+            if self._other_order(stamp_ns, recorded):
+                fixes.reordered += 1
+            else:
+                fixes.differing += 1
+                fixes.note(difference)
+        for stamp_ns in sorted(self.recorded['observations']):
+            if self._other_order(stamp_ns, self.recorded['observations'][stamp_ns]):
+                fixes.reordered += 1
+                del self.recorded['observations'][stamp_ns]
         for name, stats in self.streams.items():
             stats.not_recorded += len(self.derived[name])
             for stamp in sorted(self.recorded[name]):

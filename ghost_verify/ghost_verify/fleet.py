@@ -169,7 +169,9 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
         lines.extend(manifest.summary_lines())
     code, line = _verdict(bag, result, manifest.ok, options.require_coverage, lines)
     lines.append(result.verdict_line(options.require_coverage))
-    return BagVerdict(bag, code, tuple(lines), (), result.to_json(),
+    document: dict[str, JsonValue] = {**result.to_json(), 'lines': list(lines),
+                                      'exit_code': int(code)}
+    return BagVerdict(bag, code, tuple(lines), (), document,
                       result.completeness.cycles_seen, line, time.perf_counter() - started)
 
 

@@ -283,3 +283,34 @@ def test_without_the_bridge_configuration_or_ghost_px4_it_is_not_possible(
     assert "ghost_px4 (the PX4 bridge's rules) is not installed here" in (
         report.not_possible_reason or '')
     assert missing.holds
+
+
+def test_a_fix_the_bridge_stated_before_the_recorder_had_the_origin_is_a_reorder(
+        tmp_path: Path) -> None:
+    """The recorder got the first two local positions (the EKF origin) after the first fix.
+
+    The bridge had the origin and stated that fix; the recorder's order drops it (no origin
+    yet). The origin is in force within the race window of the fix: a reorder, noted, a
+    failure only with --strict. A fix no frame of the window gives is still a difference.
+    """
+    def origin_late(method: str, index: int, log: int) -> int:
+        return log + 130_000_000 if method == 'local_position' and index < 2 else log
+
+    bag, _ = _run(tmp_path, relog=origin_late)
+    result = verify_all(bag)
+    assert result.holds, result.summary_lines()
+    report = result.replay.bridge if result.replay is not None else None
+    assert report is not None and not report.violated
+    fixes = next(stream for stream in report.streams if stream.stream == 'observations')
+    assert fixes.reordered == 1 and fixes.differing == fixes.recorded_only == 0
+    assert any('fixes are stated in an EKF frame (local position origin) in force within 1 s'
+               in line for line in result.summary_lines())
+    assert not verify_all(bag, strict=True).holds
+
+    def moved(topic: str, message: dict[str, Any]) -> None:
+        if topic == 'observations' and message['header']['stamp']['sec'] == 1:
+            message['pose']['pose']['position']['x'] += 5.0  # no frame puts it there
+
+    forged, _ = _run(tmp_path / 'forged', alter=moved, relog=origin_late)
+    report = verify_all(forged).replay
+    assert report is not None and report.bridge is not None and report.bridge.violated
