@@ -23,11 +23,11 @@ _HEADER = """\
 # Node parameters
 
 Generated from the nodes' declarations by `python -m ghost.param_docs`
-(a test checks this page is current). Defaults below are the declared ones; `config/ghost.yaml`
-sets the values the graph runs with, and `config/scenarios/<name>.yaml` overrides them per
-scenario. Every value is validated at start-up (the node exits with one line naming the
-parameter) and on `ros2 param set` (refused with the reason). Read-only parameters can only be
-set at start-up.
+(a test checks this page is current). `default` is the declared value; `config/ghost.yaml`
+sets the values the graph runs with (its column shows each one it sets to another value), and
+`config/scenarios/<name>.yaml` overrides them per scenario. Every value is validated at
+start-up (the node exits with one line naming the parameter) and on `ros2 param set` (refused
+with the reason). Read-only parameters can only be set at start-up.
 
 `allowed` is what a value must satisfy. Numeric ranges are declared in the parameter's
 descriptor (`integer_range` / `floating_point_range`), so `ros2 param describe` shows them and
@@ -43,8 +43,8 @@ the evaluator always agree, and must equal the estimator's publication period.
 `decision_policy` and `action_emitter` have no parameters: the reference policy and emission
 contract are fixed (SPEC section 5); a different policy is a different node.
 
-| node | parameter | type | default | allowed | read-only | meaning |
-|---|---|---|---|---|---|---|
+| node | parameter | type | default | `ghost.yaml` | allowed | read-only | meaning |
+|---|---|---|---|---|---|---|---|
 """
 
 
@@ -70,14 +70,33 @@ def render() -> str:
 
     tables = {**PARAMETERS, **PX4_PARAMETERS}
     owners = [('every node', COMMON_PARAMS)] + [(node, tables[node]) for node in NODES]
+    shipped = _shipped()
     for node, specs in owners:
         for spec in specs:
+            value = shipped.get(node, shipped.get('every node', {})).get(spec.name, spec.default)
             rows.append(
                 f'| `{node}` | `{spec.name}` | {type(spec.default).__name__} | '
-                f'`{_default(spec.default)}` | {_allowed(spec)} | '
+                f'`{_default(spec.default)}` | '
+                f'{"" if value == spec.default else f"`{_default(value)}`"} | {_allowed(spec)} | '
                 f'{"yes" if spec.read_only else "no"} | '
                 f'{spec.description.replace("|", "/")} |')
     return _HEADER + '\n'.join(rows) + '\n' + _profiles()
+
+
+def _shipped() -> dict[str, dict[str, object]]:
+    """The values config/ghost.yaml sets, by node ('every node': its ``/**`` section)."""
+    import yaml
+
+    from ghost.replay import default_params_files
+
+    document = yaml.safe_load(default_params_files()[0].read_text(encoding='utf-8')) or {}
+    common = dict(document.get('/**', {}).get('ros__parameters', {}))
+    values: dict[str, dict[str, object]] = {'every node': common}
+    for key, section in document.items():
+        if key != '/**':
+            node = key.rsplit('/', 1)[-1]
+            values[node] = {**common, **section.get('ros__parameters', {})}
+    return values
 
 
 def _profiles() -> str:
