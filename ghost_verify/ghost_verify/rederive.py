@@ -67,6 +67,7 @@ __all__ = [
     'RACE_WINDOW_NS',
     'REPLAY_VERSION',
     'Difference',
+    'Rederivation',
     'FollowedChange',
     'followed_changes',
     'RederivationReport',
@@ -703,37 +704,38 @@ class _Comparison:
         self.reason: str | None = None
         self.until_ns: int | None = None
 
-    def run(self, bag: str | os.PathLike[str], cycle_window: int) -> BagInfo:
-        """Compare every recorded cycle; return what the pass read of the bag."""
-        ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-        for cycle in ghost_bag.cycles():
-            recorded = _recorded(cycle)
+    def update(self, cycle: CycleEvent) -> None:
+        """Compare one recorded cycle (cycles come in stamp order)."""
+        recorded = _recorded(cycle)
+        for kind, messages in recorded.items():
+            self.topics[kind].topics.update(message.topic for message in messages)
+        if self.reason is not None:
             for kind, messages in recorded.items():
-                self.topics[kind].topics.update(message.topic for message in messages)
-            if self.reason is not None:
-                for kind, messages in recorded.items():
-                    self.topics[kind].not_compared += len(messages)
-                continue
-            try:
-                resolved = self.rederiver.up_to(cycle.stamp_ns)
-                current = (resolved.pop() if resolved and resolved[-1].stamp_ns == cycle.stamp_ns
-                           else None)
-                for earlier in resolved:
-                    trace = self._complete(earlier)
-                    for kind, message in trace_messages(trace):
-                        self.topics[kind].pend(trace.stamp_ns, message)
-                reason = self._impossible(cycle, current, recorded)
-                if reason is None:
-                    assert current is not None
-                    trace = self._complete(current, recorded)
-            except _NotPossible as err:
-                reason = str(err)
-            if reason is not None:
-                self.reason, self.until_ns = reason, cycle.stamp_ns
-                for kind, messages in recorded.items():
-                    self.topics[kind].not_compared += len(messages)
-                continue
-            self._compare(cycle.stamp_ns, trace, recorded)
+                self.topics[kind].not_compared += len(messages)
+            return
+        try:
+            resolved = self.rederiver.up_to(cycle.stamp_ns)
+            current = (resolved.pop() if resolved and resolved[-1].stamp_ns == cycle.stamp_ns
+                       else None)
+            for earlier in resolved:
+                trace = self._complete(earlier)
+                for kind, message in trace_messages(trace):
+                    self.topics[kind].pend(trace.stamp_ns, message)
+            reason = self._impossible(cycle, current, recorded)
+            if reason is None:
+                assert current is not None
+                trace = self._complete(current, recorded)
+        except _NotPossible as err:
+            reason = str(err)
+        if reason is not None:
+            self.reason, self.until_ns = reason, cycle.stamp_ns
+            for kind, messages in recorded.items():
+                self.topics[kind].not_compared += len(messages)
+            return
+        self._compare(cycle.stamp_ns, trace, recorded)
+
+    def finish(self) -> None:
+        """After the last recorded cycle: what the re-run still gives is not recorded."""
         if self.reason is None:
             try:
                 rest = [self._complete(cycle) for cycle in self.rederiver.up_to(None)]
@@ -744,7 +746,6 @@ class _Comparison:
                     self.topics[kind].pend(trace.stamp_ns, message)
         for topic in self.topics.values():
             topic.settle_pending(recorded_later=False)
-        return ghost_bag.info
 
     def _complete(self, cycle: CycleInputs[ForwardPrediction, Observation],
                   recorded: Mapping[str, tuple[GhostMessage, ...]] | None = None) -> CycleTrace:
@@ -930,6 +931,46 @@ class _Comparison:
                                           found.recomputed))
 
 
+class Rederivation:
+    """The re-derivation of one bag, fed the cycles of a pass over it (``update``).
+
+    ``verify_all`` feeds it from its own single pass, so the Ghost messages are read once;
+    the inputs are read by the re-run as it needs them. ``result`` after the last cycle.
+    """
+
+    def __init__(self, bag: str | os.PathLike[str], parameters: RunParameters) -> None:
+        self._bag = bag
+        self._parameters = parameters
+        self._reason: str | None = parameters.problem or parameters.missing or None
+        self._comparison: _Comparison | None = None
+        if self._reason is None:
+            timeline = parameters.timeline
+            assert timeline is not None  # no problem and nothing missing: a configuration
+            try:
+                inputs = _Inputs(resolve_bag(bag).files, parameters.input_topics)
+                self._comparison = _Comparison(timeline, timeline.start, inputs)
+            except _NotPossible as err:
+                self._reason = str(err)
+
+    def update(self, cycle: CycleEvent) -> None:
+        """Compare one recorded cycle (in the bag's stamp order)."""
+        if self._comparison is not None:
+            self._comparison.update(cycle)
+
+    def result(self, info: BagInfo) -> RederivationReport:
+        """The report, for the bag `info` describes (a re-run needs all of it read)."""
+        comparison, reason = self._comparison, self._reason
+        if comparison is not None and info.read_errors:
+            comparison, reason = None, ('part of the bag could not be read (see read_errors): '
+                                        'a re-run needs every input and every recorded message')
+        bridge = _bridge(self._bag, self._parameters, info)
+        if comparison is None:
+            return _not_replayed(self._parameters, reason or 'the run configuration is missing',
+                                 info, bridge)
+        comparison.finish()
+        return _replayed(self._parameters, comparison, info, bridge)
+
+
 def rederive(
     bag: str | os.PathLike[str],
     *,
@@ -939,44 +980,19 @@ def rederive(
 ) -> RederivationReport:
     """Re-run the agent from the bag's inputs and compare every recorded Ghost message.
 
-    The re-run follows the run's recorded configuration and its recorded changes
-    (`parameters`, loaded from the bag when not given). ``verify_all`` passes the `info` of
-    its own pass; without it the bag is read once more for it. Raises what GhostBag raises for
-    a bag that cannot be read at all (BagError (ghost_bag.errors)); everything else is in the
-    report.
+    A pass of its own over the bag (``verify_all`` feeds a Rederivation from its pass
+    instead). The re-run follows the run's recorded configuration and its recorded changes
+    (`parameters`, loaded from the bag when not given); `info`, when given, is what another
+    pass read of the bag (its read errors stand). Raises what GhostBag raises for a bag that
+    cannot be read at all (BagError (ghost_bag.errors)); everything else is in the report.
     """
     if parameters is None:
         parameters = load_run_parameters(bag)
-    timeline = parameters.timeline
-    reason = parameters.problem or parameters.missing or None
-    unread = ('part of the bag could not be read (see read_errors): a re-run needs every '
-              'input and every recorded message')
-    if info is not None and info.read_errors and reason is None:
-        reason = unread
-    comparison = None
-    if reason is None:
-        assert timeline is not None  # no problem and nothing missing: a configuration
-        try:
-            inputs = _Inputs(resolve_bag(bag).files, parameters.input_topics)
-            comparison = _Comparison(timeline, timeline.start, inputs)
-            # Without `info`, this pass's own reading of the bag is it (no pass more).
-            read = comparison.run(bag, cycle_window)
-            if info is None:
-                info = read
-                if info.read_errors:
-                    reason, comparison = unread, None
-        except _NotPossible as err:
-            reason, comparison = str(err), None
-    if info is None:
-        ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-        for _cycle in ghost_bag.cycles():
-            pass
-        info = ghost_bag.info
-    bridge = _bridge(bag, parameters, info)
-    if comparison is None:
-        return _not_replayed(parameters, reason or 'the run configuration is missing', info,
-                             bridge)
-    return _replayed(parameters, comparison, info, bridge)
+    rederivation = Rederivation(bag, parameters)
+    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+    for cycle in ghost_bag.cycles():
+        rederivation.update(cycle)
+    return rederivation.result(ghost_bag.info if info is None else info)
 
 
 def _bridge(bag: str | os.PathLike[str], parameters: RunParameters,

@@ -20,7 +20,7 @@ from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import ManifestCheck
 from .recovery import RecoveryChecker, RecoveryReport
-from .rederive import RederivationReport, rederive
+from .rederive import Rederivation, RederivationReport
 from .report_json import read_error_notes, read_errors_to_json
 from .run_parameters import ParametersChecker, ParametersReport, RunParameters
 from .trace import DecisionTracer, DecisionTraceReport
@@ -229,15 +229,17 @@ def verify_single_pass(
     """``verify_all`` in this process, in one pass over the bag (the manifest already checked).
 
     Every cycle is judged with `parameters` (``run_parameters.load_run_parameters``); with
-    `replay`, the bag is then re-derived from its inputs (``rederive``, a second pass).
+    `replay`, the bag is re-derived from its inputs in the same pass (``Rederivation``).
     """
     checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict)
+    rederivation = Rederivation(bag, parameters) if replay else None
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for event in ghost_bag.events():
         checks.feed(event)
+        if rederivation is not None and isinstance(event, CycleEvent):
+            rederivation.update(event)
     info = ghost_bag.info
-    replayed = (rederive(bag, cycle_window=cycle_window, parameters=parameters, info=info)
-                if replay else None)
+    replayed = None if rederivation is None else rederivation.result(info)
     return checks.result(info, manifest, replayed, bag=bag)
 
 
