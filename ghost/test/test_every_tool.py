@@ -158,3 +158,31 @@ def test_a_key_prefix_that_exists_is_refused(tmp_path: Path) -> None:
     done = _run([*TOOLS['ghost_keygen'], '-o', str(prefix)])
     assert done.returncode == ExitCode.USAGE
     assert done.stderr == f'ghost_keygen: error: {prefix} exists; refusing to overwrite it\n'
+
+
+@pytest.mark.parametrize('tool', ['verify_all', 'trace_decisions', 'ghost_replay'])
+def test_a_closed_stdout_stops_the_output_not_the_work(tool: str, tmp_path: Path) -> None:
+    """``tool | head -1``: no traceback, the work's exit code, its files written."""
+    from input_bags import write_input_bag
+
+    from ghost_core.scenarios import generate_scenario
+
+    source = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
+    bag = tmp_path / 'ghost'
+    assert _run([*TOOLS['ghost_replay'], str(source), '-o', str(bag), '--no-report']
+                ).returncode == 0
+    command = {'verify_all': [str(bag), '--json', str(tmp_path / 'r.json')],
+               'trace_decisions': [str(bag)],
+               'ghost_replay': [str(source), '-o', str(tmp_path / 'again'), '--no-report']}[tool]
+    env = {**os.environ, 'ROS_DOMAIN_ID': '0'}
+    with subprocess.Popen([*TOOLS[tool], *command], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=env) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # the reader goes away, as `| head -1` does
+        err = proc.stderr.read().decode()
+        code = proc.wait(timeout=120)
+    assert code == ExitCode.OK and 'Traceback' not in err, err
+    written = {'verify_all': tmp_path / 'r.json', 'trace_decisions': None,
+               'ghost_replay': tmp_path / 'again' / 'metadata.yaml'}[tool]
+    assert written is None or written.is_file()
