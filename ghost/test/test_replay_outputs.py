@@ -72,3 +72,17 @@ def test_the_recorded_judgement_is_the_replay_s(tmp_path: Path) -> None:
     recorded = read_judgements(tmp_path / 'out')
     assert recorded == tuple(judgement_of(trace) for trace in result.traces)
     assert summarize_judgement(recorded).lines() == result.summary.lines()
+
+
+def test_a_truncated_input_bag_names_the_byte(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A bag cut short says where, as the damage reader finds it, and points at verify_all."""
+    good = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
+    data = next(good.glob('*.mcap')).read_bytes()
+    cut = tmp_path / 'cut.mcap'
+    cut.write_bytes(data[:len(data) // 2])
+    assert replay_main([str(cut), '--output', str(tmp_path / 'out'), *PARAMS]) == 3
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and f'the file ends at byte {len(data) // 2}' in err, err
+    assert 'verify_all reads what a damaged Ghost bag still holds' in err
+    assert not (tmp_path / 'out').exists()

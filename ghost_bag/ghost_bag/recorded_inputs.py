@@ -30,7 +30,7 @@ from ghost_core.samples import BeliefSample, Observation
 from ghost_core.wire import parse_vehicle_status
 
 from .errors import BagError, InputBagError
-from .layout import resolve_bag
+from .layout import one_line, resolve_bag
 
 __all__ = ['InputBagError', 'InputMessage', 'OBSERVATION_TYPE', 'STATE_TYPE', 'STATUS_TYPE',
            'read_file_inputs', 'read_inputs']
@@ -124,4 +124,21 @@ def read_file_inputs(
         raise InputBagError(f'{path}: not an MCAP file ({path.stat().st_size} bytes, shorter '
                             'than its magic)') from err
     except (OSError, McapError, ValueError, EOFError) as err:
-        raise InputBagError(f'{path}: not a readable MCAP file: {err}') from err
+        raise InputBagError(f'{path}: not a readable MCAP file: {_why(path, err)}') from err
+
+
+def _why(path: Path, err: Exception) -> str:
+    """What is wrong with a file mcap could not read, as the damage reader finds it."""
+    from .mcap_read import RawBagReader
+
+    try:
+        reader = RawBagReader(path)
+        for _ in reader.read():
+            pass
+        damage = reader.read_errors
+    except (BagError, OSError):
+        damage = ()
+    if damage:
+        return (f'{damage[0].detail} (verify_all reads what a damaged Ghost bag still '
+                'holds)')
+    return one_line(err) or type(err).__name__
