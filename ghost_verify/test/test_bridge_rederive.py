@@ -160,6 +160,17 @@ def _run(tmp_path: Path, alter: Callable[[str, dict[str, Any]], None] | None = N
     return write_run_bag(tmp_path / 'bag', written, document, typestore=store), written
 
 
+def _reordered_run(tmp_path: Path, relog: Callable[[str, int, int], int],
+                   stream: str) -> tuple[Path, Any, Any]:
+    """A run the recorder received in another order: it verifies; the bridge's `stream`."""
+    bag, _ = _run(tmp_path, relog=relog)
+    result = verify_all(bag)
+    assert result.holds, result.summary_lines()
+    report = result.replay.bridge if result.replay is not None else None
+    assert report is not None and not report.violated
+    return bag, result, next(item for item in report.streams if item.stream == stream)
+
+
 def _count(written: list[Written], topic: str) -> int:
     return sum(item.topic == topic for item in written)
 
@@ -242,12 +253,7 @@ def test_a_status_received_in_another_order_is_a_reorder_not_a_difference(
     def late(method: str, index: int, log: int) -> int:
         return log + 2500 if method == 'status' and index == 1 else log  # after the odometry
 
-    bag, _ = _run(tmp_path, relog=late)
-    result = verify_all(bag)
-    assert result.holds, result.summary_lines()
-    report = result.replay.bridge if result.replay is not None else None
-    assert report is not None and not report.violated
-    status = next(stream for stream in report.streams if stream.stream == 'vehicle_status')
+    bag, result, status = _reordered_run(tmp_path, late, 'vehicle_status')
     # The change and the heartbeats after it move by one belief.
     assert status.reordered >= 1 and status.differing == status.recorded_only == 0
     assert any('statuses equal the re-derived status of a belief received within 1 s' in line
@@ -296,12 +302,7 @@ def test_a_fix_the_bridge_stated_before_the_recorder_had_the_origin_is_a_reorder
     def origin_late(method: str, index: int, log: int) -> int:
         return log + 130_000_000 if method == 'local_position' and index < 2 else log
 
-    bag, _ = _run(tmp_path, relog=origin_late)
-    result = verify_all(bag)
-    assert result.holds, result.summary_lines()
-    report = result.replay.bridge if result.replay is not None else None
-    assert report is not None and not report.violated
-    fixes = next(stream for stream in report.streams if stream.stream == 'observations')
+    bag, result, fixes = _reordered_run(tmp_path, origin_late, 'observations')
     assert fixes.reordered == 1 and fixes.differing == fixes.recorded_only == 0
     assert any('fixes are stated in an EKF frame (local position origin) in force within 1 s'
                in line for line in result.summary_lines())
