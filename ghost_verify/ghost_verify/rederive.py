@@ -668,6 +668,16 @@ class _Rederiver:
         return out
 
 
+def _same_message(message: GhostMessage, ours: Mapping[str, object]) -> bool:
+    """Whether `ours` is the recorded message: the same content address (SPEC section 4).
+
+    The reader computed the recorded one's already for the streams something cites.
+    """
+    if message.sha256:
+        return content_address(dict(ours)) == message.sha256
+    return first_difference(message.msg, ours) is None
+
+
 def _recorded(cycle: CycleEvent) -> dict[str, tuple[GhostMessage, ...]]:
     return {
         'raw_assessment': tuple(item.message for item in cycle.raw_assessments),
@@ -816,7 +826,7 @@ class _Comparison:
         belief = self.rederiver.pipeline.pending_belief(cycle.stamp_ns)
         alternative = self.rederiver.pipeline.evaluate(cycle.stamp_ns, belief.frame_id,
                                                        prediction, observation)
-        if first_difference(message.msg, to_msg_dict(alternative)) is not None:
+        if not _same_message(message, to_msg_dict(alternative)):
             return cycle
         self.reordered['outcome'] += 1
         return CycleInputs(cycle.stamp_ns, prediction, observation)
@@ -827,14 +837,14 @@ class _Comparison:
         arrival = pipeline.arrival_confirmation(stamp_ns)
         state = pipeline.assessor_state()
         raw = pipeline.assess_pending(stamp_ns, arrival)
-        if first_difference(message.msg, to_msg_dict(raw)) is None:
+        if _same_message(message, to_msg_dict(raw)):
             return raw
         for confirmed in self.rederiver.confirmations(stamp_ns):
             if confirmed == arrival:
                 continue
             pipeline.restore_assessor(state)
             alternative = pipeline.assess_pending(stamp_ns, confirmed)
-            if first_difference(message.msg, to_msg_dict(alternative)) is None:
+            if _same_message(message, to_msg_dict(alternative)):
                 self.reordered['raw_assessment'] += 1
                 return alternative
         pipeline.restore_assessor(state)
@@ -924,7 +934,8 @@ class _Comparison:
                     continue
                 topic.compared += 1
                 ours = self._context_behind(kind, message, ours)
-                found: FieldDifference | None = first_difference(message.msg, ours)
+                found: FieldDifference | None = (
+                    None if _same_message(message, ours) else first_difference(message.msg, ours))
                 if found is not None:
                     topic.differing += 1
                     topic.note(Difference(stamp_ns, 'field', found.field, found.recorded,
