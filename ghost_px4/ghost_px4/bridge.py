@@ -193,24 +193,18 @@ class Px4Bridge:
         """The height reference the fixes are stated with."""
         return self._height
 
+    @property
+    def validity(self) -> live.Validity | None:
+        """The last validity flags vehicle_local_position gave (None before any)."""
+        return self._validity
+
     def odometry(self, msg: Any) -> Result:
         """A vehicle_odometry: a belief (source vehicle_odometry) or the attitude."""
         stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
         if self.config.source == 'vehicle_odometry':
-            position_valid, velocity_valid = (
-                (True, True) if self._validity is None
-                else self._validity.at(stamp, self.config.max_attitude_age_ns))
-            try:
-                belief = live.vehicle_odometry_sample(
-                    position=msg.position, q=msg.q, velocity=msg.velocity,
-                    angular_velocity=msg.angular_velocity,
-                    position_variance=msg.position_variance,
-                    orientation_variance=msg.orientation_variance,
-                    velocity_variance=msg.velocity_variance, pose_frame=msg.pose_frame,
-                    velocity_frame=msg.velocity_frame, position_valid=position_valid,
-                    velocity_valid=velocity_valid)
-            except Px4SampleRejected as err:
-                return (Dropped('belief', str(err)),)
+            belief = self.odometry_belief(msg, self._validity)
+            if isinstance(belief, Dropped):
+                return (belief,)
             return self._belief(stamp, belief)
         q = tuple(float(v) for v in msg.q)
         rates = tuple(float(v) for v in msg.angular_velocity)
@@ -246,6 +240,24 @@ class Px4Bridge:
         except Px4SampleRejected as err:
             return (Dropped('belief', str(err)),)
         return self._belief(stamp, belief)
+
+    def odometry_belief(self, msg: Any,
+                        validity: live.Validity | None) -> live.Belief | Dropped:
+        """A vehicle_odometry as a belief with `validity`'s flags, or why not; no state."""
+        stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
+        position_valid, velocity_valid = (
+            (True, True) if validity is None
+            else validity.at(stamp, self.config.max_attitude_age_ns))
+        try:
+            return live.vehicle_odometry_sample(
+                position=msg.position, q=msg.q, velocity=msg.velocity,
+                angular_velocity=msg.angular_velocity, position_variance=msg.position_variance,
+                orientation_variance=msg.orientation_variance,
+                velocity_variance=msg.velocity_variance, pose_frame=msg.pose_frame,
+                velocity_frame=msg.velocity_frame, position_valid=position_valid,
+                velocity_valid=velocity_valid)
+        except Px4SampleRejected as err:
+            return Dropped('belief', str(err))
 
     @property
     def fix_frame(self) -> FixFrame:

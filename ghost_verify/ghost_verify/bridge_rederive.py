@@ -215,7 +215,13 @@ class BridgeReport:
                              'recorded messages whose PX4 input the bag lacks, '
                              f'{stream.not_recorded} re-derived messages the bag lacks (a '
                              'best-effort sample one reader missed; not compared)')
-            if stream.reordered and stream.stream == 'observations':
+            if stream.reordered and stream.stream == 'state/nav':
+                lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} beliefs carry the '
+                             'validity flags of a local position received within '
+                             f'{RACE_WINDOW_NS / 1e9:g} s of them: the bridge received the '
+                             'odometry and the local position in another order than the '
+                             'recorder (not a difference; --strict makes it one)')
+            elif stream.reordered and stream.stream == 'observations':
                 lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} fixes are stated '
                              'in an EKF frame (local position origin) in force within '
                              f'{RACE_WINDOW_NS / 1e9:g} s of them: the bridge received the '
@@ -304,6 +310,40 @@ class _NotPossible(Exception):
     """The bridge's conversion cannot be re-derived; the message says why."""
 
 
+@dataclass(slots=True)
+class _Race:
+    """An input whose conversion depends on a state another input sets, within the window.
+
+    `method` is the input (gps, odometry), `state` the part of the bridge's state its
+    conversion reads (a key: equal keys convert alike), `convert(message, state)` its output
+    (stamp, message dict) or None. ``take`` is called after each input the bridge took, and
+    gives the outputs another order would have: the input converted with every other state in
+    force within RACE_WINDOW_NS before it, and the recent inputs with a state that changes.
+    """
+
+    method: str
+    state: Callable[[], Any]
+    convert: Callable[[Any, Any], tuple[int, dict[str, Any]] | None]
+    states: deque[tuple[int, Any]] = field(default_factory=deque)
+    recent: deque[tuple[int, Any]] = field(default_factory=deque)
+
+    def take(self, method: str, message: Any,
+             log_time: int) -> list[tuple[int, dict[str, Any]]]:
+        while self.recent and log_time - self.recent[0][0] > RACE_WINDOW_NS:
+            self.recent.popleft()
+        while len(self.states) > 1 and log_time - self.states[1][0] > RACE_WINDOW_NS:
+            self.states.popleft()  # the first one stays: in force at the window's start
+        now = self.state()
+        found = []
+        if method == self.method:
+            self.recent.append((log_time, message))
+            found = [self.convert(message, other) for _, other in self.states if other != now]
+        elif not self.states or self.states[-1][1] != now:
+            self.states.append((log_time, now))
+            found = [self.convert(earlier, now) for _, earlier in self.recent]
+        return [item for item in found if item is not None]
+
+
 class _Comparison:
     """The bridge re-run over the recorded inputs, matched by stamp with the recorded outputs."""
 
@@ -330,12 +370,17 @@ class _Comparison:
         self.statuses: dict[int, dict[str, Any]] = {}
         # When the recorder received the PX4 message each belief comes from, by belief stamp.
         self.belief_log_ns: dict[int, int] = {}
-        # The fix frames in force and the SensorGps received within the race window, and the
-        # fixes another order of them gives, by stamp (_fix_alternatives).
-        self._frames: deque[tuple[int, Any]] = deque()
-        self._recent_gps: deque[tuple[int, Any]] = deque()
-        self.fix_alternatives: dict[int, list[dict[str, Any]]] = {}
-        self.fix_differences: list[tuple[int, dict[str, Any], BridgeDifference]] = []
+        # The outputs another order of the inputs gives (_Race), by stream and stamp, and the
+        # recorded outputs of those streams that differ from the re-derived one of their stamp.
+        self._races = {'observations': _Race('gps', lambda: self.bridge.fix_frame,
+                                             self._fix_in)}
+        if config.source == 'vehicle_odometry':
+            self._races['state/nav'] = _Race('odometry', self._validity_flags,
+                                             self._belief_with)
+        self.alternatives: dict[str, dict[int, list[dict[str, Any]]]] = {
+            stream: {} for stream in self._races}
+        self.deferred: dict[str, list[tuple[int, dict[str, Any], BridgeDifference]]] = {
+            stream: [] for stream in self._races}
         self.status_differences: list[tuple[int, dict[str, Any], BridgeDifference]] = []
 
     def run(self, bag: str | os.PathLike[str]) -> None:
@@ -348,7 +393,7 @@ class _Comparison:
                 except (AttributeError, TypeError, ValueError) as err:
                     raise _NotPossible(f'{topic} message at log time {log_time} ns cannot be '
                                        f'converted: {type(err).__name__}: {err}') from err
-                self._fix_alternatives(topic, message, log_time)
+                self._other_orders(topic, message, log_time)
                 for item in result:
                     if isinstance(item, self.module.Dropped):
                         key = f'{item.what}: {item.reason}'
@@ -366,33 +411,39 @@ class _Comparison:
                 self._meet(stream, int(stamp['sec']) * 1_000_000_000 + int(stamp['nanosec']),
                            form, derived=False)
 
-    def _fix_alternatives(self, topic: str, message: Any, log_time: int) -> None:
-        """The fixes the bridge gives in another order of its inputs (within the window).
+    def _other_orders(self, topic: str, message: Any, log_time: int) -> None:
+        """The outputs the bridge gives in another order of its inputs (within the window).
 
-        A fix is stated in the EKF frame in force (vehicle_local_position's origin): a
-        SensorGps and a local position that reach the bridge and the recorder in other orders
-        put a fix in another frame, or make one where the recorder's order drops it. Each
-        SensorGps is converted in every frame in force within RACE_WINDOW_NS of it.
+        A fix is stated in the EKF frame in force (vehicle_local_position's origin), and an
+        odometry belief carries the validity flags of the last local position: an input and
+        the local position that reach the bridge and the recorder in other orders give
+        another output, or one where the recorder's order drops it. Each such input is
+        converted with every state in force within RACE_WINDOW_NS of it (_Race).
         """
-        frames, recent = self._frames, self._recent_gps
-        while recent and log_time - recent[0][0] > RACE_WINDOW_NS:
-            recent.popleft()
-        while len(frames) > 1 and log_time - frames[1][0] > RACE_WINDOW_NS:
-            frames.popleft()  # the first one stays: in force at the window's start
-        frame = self.bridge.fix_frame
-        if self.methods[topic].__name__ == 'gps':
-            recent.append((log_time, message))
-            for _, other in frames:
-                if other != frame:
-                    self._offer(self.bridge.fix_of(message, other))
-        elif not frames or frames[-1][1] != frame:
-            frames.append((log_time, frame))
-            for _, gps in recent:
-                self._offer(self.bridge.fix_of(gps))
+        method = self.methods[topic].__name__
+        for stream, race in self._races.items():
+            for stamp_ns, out in race.take(method, message, log_time):
+                self.alternatives[stream].setdefault(stamp_ns, []).append(out)
 
-    def _offer(self, out: Any) -> None:
+    def _fix_in(self, message: Any, frame: Any) -> tuple[int, dict[str, Any]] | None:
+        out = self.bridge.fix_of(message, frame)
         if isinstance(out, self.module.Output):
-            self.fix_alternatives.setdefault(out.stamp_ns, []).append(dict(out.message))
+            return out.stamp_ns, dict(out.message)
+        return None
+
+    def _validity_flags(self) -> tuple[bool, bool] | None:
+        validity = self.bridge.validity
+        return None if validity is None else (validity.position, validity.velocity)
+
+    def _belief_with(self, message: Any,
+                     flags: tuple[bool, bool] | None) -> tuple[int, dict[str, Any]] | None:
+        live = self.module.live
+        stamp = live.belief_time_ns(message.timestamp, message.timestamp_sample)
+        validity = None if flags is None else live.Validity(stamp, *flags)
+        belief = self.bridge.odometry_belief(message, validity)
+        if isinstance(belief, self.module.Dropped):
+            return None
+        return stamp, dict(self.module.odometry_message(stamp, belief))
 
     def _candidate(self, topic: str, message: Any, log_time: int) -> None:
         """Remember the stamp this input gives a belief or fix (whether produced or not)."""
@@ -431,8 +482,8 @@ class _Comparison:
         if stream == 'vehicle_status':
             self.status_differences.append((stamp_ns, recorded, difference))
             return
-        if stream == 'observations':
-            self.fix_differences.append((stamp_ns, recorded, difference))
+        if stream in self.deferred:
+            self.deferred[stream].append((stamp_ns, recorded, difference))
             return
         stats.differing += 1
         stats.note(difference)
@@ -486,24 +537,25 @@ class _Comparison:
                 stats.reordered += 1
                 del self.recorded['vehicle_status'][stamp_ns]
 
-    def _other_order(self, stamp_ns: int, recorded: Mapping[str, Any]) -> bool:
-        """The recorded fix is one the bridge gives in another order of its inputs."""
+    def _other_order(self, stream: str, stamp_ns: int, recorded: Mapping[str, Any]) -> bool:
+        """The recorded output is one the bridge gives in another order of its inputs."""
         return any(first_difference(recorded, other) is None
-                   for other in self.fix_alternatives.get(stamp_ns, ()))
+                   for other in self.alternatives[stream].get(stamp_ns, ()))
 
     def report(self, config: Mapping[str, object]) -> BridgeReport:
         self._judge_statuses()
-        fixes = self.streams['observations']
-        for stamp_ns, recorded, difference in self.fix_differences:
-            if self._other_order(stamp_ns, recorded):
-                fixes.reordered += 1
-            else:
-                fixes.differing += 1
-                fixes.note(difference)
-        for stamp_ns in sorted(self.recorded['observations']):
-            if self._other_order(stamp_ns, self.recorded['observations'][stamp_ns]):
-                fixes.reordered += 1
-                del self.recorded['observations'][stamp_ns]
+        for stream, deferred in self.deferred.items():
+            stats = self.streams[stream]
+            for stamp_ns, recorded, difference in deferred:
+                if self._other_order(stream, stamp_ns, recorded):
+                    stats.reordered += 1
+                else:
+                    stats.differing += 1
+                    stats.note(difference)
+            for stamp_ns in sorted(self.recorded[stream]):
+                if self._other_order(stream, stamp_ns, self.recorded[stream][stamp_ns]):
+                    stats.reordered += 1
+                    del self.recorded[stream][stamp_ns]
         for name, stats in self.streams.items():
             stats.not_recorded += len(self.derived[name])
             for stamp in sorted(self.recorded[name]):

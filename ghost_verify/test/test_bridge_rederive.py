@@ -315,3 +315,19 @@ def test_a_fix_the_bridge_stated_before_the_recorder_had_the_origin_is_a_reorder
     forged, _ = _run(tmp_path / 'forged', alter=moved, relog=origin_late)
     report = verify_all(forged).replay
     assert report is not None and report.bridge is not None and report.bridge.violated
+
+
+def test_a_belief_with_flags_the_recorder_got_later_is_a_reorder(tmp_path: Path) -> None:
+    """The recorder got the local position that flags cycle 20 invalid after its odometry.
+
+    The bridge had the flags and stated the belief invalid; the recorder's order gives it the
+    previous cycle's (valid) flags. Flags in force within the window: a reorder, noted.
+    """
+    def flags_late(method: str, index: int, log: int) -> int:
+        return log + 1500 if method == 'local_position' and index == 20 else log
+
+    bag, result, beliefs = _reordered_run(tmp_path, flags_late, 'state/nav')
+    assert beliefs.reordered >= 1 and beliefs.differing == beliefs.recorded_only == 0
+    assert any('beliefs carry the validity flags of a local position received within 1 s'
+               in line for line in result.summary_lines())
+    assert not verify_all(bag, strict=True).holds
