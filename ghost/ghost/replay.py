@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ghost.reporter import review_and_verify, REVIEWER
-from ghost.verifier import verify_bag
+from ghost.verifier import verifier_missing, verify_bag
 from ghost_bag.manifest import (
     bag_file_digests,
     load_private_key,
@@ -275,7 +275,7 @@ def _run(args: argparse.Namespace) -> int:
 def _verify_and_review(args: argparse.Namespace, reports: Path, options: list[str],
                        files: list[Path]) -> int:
     """The auditor's verdict (its lines last), with the review written by the same process."""
-    if args.report:
+    if args.report and verifier_missing(args.output) is None:  # the review verifies too
         done = review_and_verify(args.output, args.output.with_name(
             f'{args.output.name}_review'), reports, options, files)
         if done is not None:

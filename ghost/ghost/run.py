@@ -28,7 +28,7 @@ from ghost.isolation import ClaimedDomain, DomainClaimError
 from ghost.launcher import GraphProcesses
 from ghost.progress import LoopProgress
 from ghost.reporter import review_and_verify, REVIEWER
-from ghost.verifier import verify_bag
+from ghost.verifier import verifier_missing, verify_bag
 from ghost_bag.errors import BagError
 from ghost_bag.recorded_judgements import read_judgements
 from ghost_core.cli import ExitCode, guarded, positive, tool_error, ToolParser
@@ -481,7 +481,7 @@ def _verify(run_dir: Path, signing_key: Path | None, expected: int | None, got: 
         print(f'note: no judgement summary: {" ".join(str(err).split())}', file=sys.stderr)
     print(f'bag: {bag}\nreports: {reports}\nlogs: {run_dir / "logs"}', flush=True)
     verdict = None
-    if report:
+    if report and verifier_missing(bag) is None:
         # The auditor's verification and the flight review, in one ghost_review process.
         done = review_and_verify(bag, run_dir / 'review', reports, options[2:])
         if done is not None:

@@ -56,16 +56,6 @@ def test_the_review_verifies_once_and_both_paths_print_alike(tmp_path: Path, cap
     assert document['holds'] and alone['holds'] and document.keys() == alone.keys()
 
 
-def test_a_json_report_is_one_flights(tmp_path: Path) -> None:
-    from ghost_review.cli import main as review_main
-
-    for name in ('a', 'b'):
-        write_input_bag(tmp_path / 'inputs' / name, generate_scenario('smoke'))
-    assert review_main([str(tmp_path / 'inputs'), '--output', str(tmp_path / 'review'),
-                        '--json', str(tmp_path / 'r.json')]) == 2
-    assert not (tmp_path / 'review').exists() and not (tmp_path / 'r.json').exists()
-
-
 def test_ghost_replay_no_report_writes_none(tmp_path: Path, capsys) -> None:
     source = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
     assert replay_main([str(source), '--output', str(tmp_path / 'out'), '--no-report',

@@ -7,6 +7,7 @@ from input_bags import write_input_bag
 
 from ghost import verifier
 from ghost.replay import main as replay_main
+from ghost.reporter import ReviewedRun
 from ghost_core.scenarios import generate_scenario
 
 CONFIG = Path(__file__).resolve().parents[2] / 'config'
@@ -44,9 +45,13 @@ def test_ghost_run_requires_coverage_for_the_scenarios_built_for_it(tmp_path, mo
         assert plan.require_coverage == generate_scenario(name).parameters.covers_both_properties
     assert run._plan(run._parser().parse_args([]), '').require_coverage  # make demo's default
     seen: list[tuple[str, ...]] = []
+    reviewed: list[list[str]] = []
     monkeypatch.setattr(run, 'verify_bag', lambda bag, *options: seen.append(options) or 0)
+    monkeypatch.setattr(run, 'review_and_verify', lambda bag, output, reports, options:
+                        reviewed.append(options) or ReviewedRun(0, ('VERIFIED',), None))
     (tmp_path / 'bag').mkdir()
     (tmp_path / 'bag' / 'metadata.yaml').write_text('x', encoding='utf-8')
+    # With the review (the default), its process verifies; without it, the verifier alone.
     assert run._verify(tmp_path, None, 1, 1, require_coverage=True) == 0
-    assert run._verify(tmp_path, None, 1, 1) == 0
-    assert '--require-coverage' in seen[0] and '--require-coverage' not in seen[1]
+    assert run._verify(tmp_path, None, 1, 1, report=False) == 0
+    assert reviewed == [['--require-coverage']] and '--require-coverage' not in seen[0]

@@ -100,7 +100,7 @@ def test_six_nodes_in_one_process_deliver_in_process_with_a_faithful_memo(contex
     try:
         policy = agent[4]
         # Endpoints served in the process count as matched (the readiness reports).
-        writers, readers = policy._endpoints_in_process()
+        writers, readers, _ = policy._endpoints_in_process()
         assert writers == {'/decisions': 2}          # the emitter and the checker
         assert readers == {'/self_assessment/calibrated': 1}
         # The three readers of /state/nav share one DDS reader (the assessor's).
@@ -110,6 +110,9 @@ def test_six_nodes_in_one_process_deliver_in_process_with_a_faithful_memo(contex
                            and agent[5]._pub.dds.get_subscription_count() == 1)
         assert [s.topic_name for s in agent[1].subscriptions] == []   # the predictor's
         assert agent[1]._endpoints_in_process()[1] == {'/state/nav': 1}
+        # ... and say so: a writer matches that one reader for the three of them.
+        assert agent[1]._endpoints_in_process()[2] == {'/state/nav': 1}
+        assert agent[0]._endpoints_in_process()[2] == {}   # the assessor owns the reader
 
         scenario = generate_scenario('nominal', cycles=SCENARIO_CYCLES, period_ns=100_000_000)
         for cycle in scenario.cycles:
@@ -159,7 +162,7 @@ def test_pairs_dds_would_not_match_are_left_to_dds(context) -> None:
         # A reliable reader of a best-effort writer: DDS does not match them, nor does the bus.
         assert publisher.callbacks == []
         assert sorted(s.topic_name for s in reader.subscriptions) == ['/chatter', '/other']
-        assert reader._endpoints_in_process() == ({}, {})
+        assert reader._endpoints_in_process() == ({}, {}, {})
     finally:
         reader.destroy_node()
         writer.destroy_node()

@@ -210,3 +210,16 @@ def test_a_terminal_gets_a_tqdm_bar_and_errors_above_it() -> None:
     assert '\rghost_review:   0%|' in text and '1/2 [' in text and 'flight' in text
     assert '\rghost_review: error: b.mcap: cut short\n' in text
     assert text.endswith('\r')  # the bar is cleared (leave=False): the summary follows
+
+
+def test_a_json_report_is_one_flights(tmp_path: Path) -> None:
+    """--json writes one flight's verification: several flights are a usage error."""
+    for name in ('a', 'b'):
+        write_scenario_inputs(tmp_path / 'inputs' / name, 'smoke')
+    assert main([str(tmp_path / 'inputs'), '--output', str(tmp_path / 'review'),
+                 '--json', str(tmp_path / 'r.json')]) == ExitCode.USAGE
+    assert not (tmp_path / 'review').exists() and not (tmp_path / 'r.json').exists()
+    assert main([str(tmp_path / 'inputs' / 'a'), '--output', str(tmp_path / 'one'),
+                 '--json', str(tmp_path / 'r.json')]) == ExitCode.OK
+    report = (tmp_path / 'r.json').read_text(encoding='utf-8')
+    assert '"exit_code": 0' in report and '"VERIFIED' in report
