@@ -238,9 +238,9 @@ def verify_all_main(argv: Sequence[str] | None = None) -> int:
         window_size=args.window_size, cycle_window=args.cycle_window, strict=args.strict,
         replay=not args.no_replay, require_coverage=args.require_coverage,
         public_key=args.public_key, jobs=args.jobs, prog=prog)
-    out: TextIO = sys.stderr if args.json == '-' else sys.stdout
-
     def run() -> int:
+        # Chosen here: guarded() has made sys.stdout safe against a closed pipe by now.
+        out: TextIO = sys.stderr if args.json == '-' else sys.stdout
         try:
             if len(args.bag) > 1:
                 return _verify_fleet(prog, args, options, out)
