@@ -371,6 +371,20 @@ class AssessorState:
     blocks: tuple[tuple[str, _BlockState], ...]
     first_belief_ns: int | None
 
+    def future_key(self) -> tuple[object, ...]:
+        """What of the state can still change a published level.
+
+        A block published KNOWN ignores its runs and last change: it becomes worse at once
+        (a new change, its KNOWN runs broken), and its UNCERTAIN runs matter only once it is
+        UNKNOWN, which breaks them. Two states with the same key publish alike from now on.
+        """
+        return (self.first_belief_ns, tuple(
+            (name, block.level) if block.level == SelfAssessmentLevel.KNOWN
+            else (name, block.level, block.changed_ns, block.margin_known_since_ns,
+                  block.margin_uncertain_since_ns, block.known_since_ns,
+                  block.uncertain_since_ns)
+            for name, block in self.blocks))
+
 
 class SelfAssessor:
     """The reference self-assessor with hysteresis: one instance per belief stream (stateful).
@@ -421,6 +435,18 @@ class SelfAssessor:
             return self.assess(belief)
         finally:
             self._confirmed_ns = latest
+
+    def confirms(self, stamp_ns: int, confirmed_ns: int | None) -> bool:
+        """Whether a belief stamped `stamp_ns` counts as confirmed with `confirmed_ns`.
+
+        Two confirmations that give the same answer judge the belief alike.
+        """
+        horizon = self.thresholds.unconfirmed_horizon_ns
+        if horizon == 0:
+            return True
+        reference = confirmed_ns if confirmed_ns is not None else (
+            self._first_belief_ns if self._first_belief_ns is not None else stamp_ns)
+        return stamp_ns - reference <= horizon
 
     def observe(self, stamp_ns: int, position: Sequence[float]) -> None:
         """Take an independent observation (a fix): a finite one confirms up to its stamp."""

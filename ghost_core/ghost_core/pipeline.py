@@ -418,6 +418,10 @@ class Pipeline:
         """The assessor's confirmation when the pending belief stamped `stamp_ns` arrived."""
         return self._cycles[stamp_ns][1]
 
+    def confirms(self, stamp_ns: int, confirmed_ns: int | None) -> bool:
+        """Whether the assessor counts the belief stamped `stamp_ns` confirmed with that."""
+        return self._assessor.confirms(stamp_ns, confirmed_ns)
+
     def assessor_state(self) -> AssessorState:
         """A copy of the assessor's hysteresis state (``restore_assessor`` goes back to it)."""
         return self._assessor.state()

@@ -37,6 +37,7 @@ from mcap.reader import make_reader
 from ghost_bag.errors import InputBagError
 from ghost_bag.manifest import MANIFEST_NAME
 from ghost_bag.recorded_inputs import OBSERVATION_TYPE, read_file_inputs, STATE_TYPE, STATUS_TYPE
+from ghost_core.assessment import AssessorState
 from ghost_core.contracts import BeliefSelfAssessment, ForwardPrediction
 from ghost_core.errors import GhostError
 from ghost_core.hashing import content_address
@@ -82,6 +83,9 @@ _UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': 
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
+#: At most this many assessor states are kept as admissible: they branch only while fixes
+#: start or stop at the unconfirmed horizon, and merge once a block is published KNOWN.
+_ASSESSOR_STATES = 64
 
 
 _REORDERED = {'raw_assessment': 'raw assessments (the confirmation they were judged with)',
@@ -707,6 +711,8 @@ class _Comparison:
         self.contexts_behind = 0
         # Cycles finished in another arrival order than the recorder's, by stream.
         self.reordered = {'raw_assessment': 0, 'outcome': 0}
+        # The assessor states an admissible order of arrival leads to (see _raw).
+        self._assessor_states: list[AssessorState] = []
         # The last finished cycle's stamp and the prediction made at it.
         self._previous: tuple[int | None, ForwardPrediction | None] = (None, None)
         # When the recorder received the recent predictions, by the stamp they were made at.
@@ -781,6 +787,8 @@ class _Comparison:
                 cycle = self._outcome_inputs(cycle, recorded['outcome'][0])
             if recorded is not None and len(recorded['raw_assessment']) == 1:
                 raw = self._raw(cycle.stamp_ns, recorded['raw_assessment'][0])
+            else:
+                self._assessor_states = []  # judged as the bag's order gives: one state again
             trace = pipeline.complete(cycle, raw)
         except GhostError as err:
             raise _NotPossible(f'the re-run stops at cycle {cycle.stamp_ns} ns: {err}') from err
@@ -832,23 +840,47 @@ class _Comparison:
         return CycleInputs(cycle.stamp_ns, prediction, observation)
 
     def _raw(self, stamp_ns: int, message: GhostMessage) -> BeliefSelfAssessment:
-        """The raw assessment with the confirmation the recorded one shows, if admissible."""
+        """The raw assessment with a confirmation the recorded one shows, if admissible.
+
+        The assessor's hysteresis keeps state a published level may not show: a confirmation
+        that reached it in another order can change when a later level is released. So the
+        re-run keeps every assessor state an admissible order leads to that agrees with every
+        recorded level so far (a few at most: they branch only where two confirmations of the
+        window judge a belief differently), and takes the first that gives this one.
+        """
         pipeline = self.rederiver.pipeline
         arrival = pipeline.arrival_confirmation(stamp_ns)
-        state = pipeline.assessor_state()
-        raw = pipeline.assess_pending(stamp_ns, arrival)
-        if _same_message(message, to_msg_dict(raw)):
-            return raw
+        options = [arrival]
+        judged = {pipeline.confirms(stamp_ns, arrival)}
         for confirmed in self.rederiver.confirmations(stamp_ns):
-            if confirmed == arrival:
-                continue
-            pipeline.restore_assessor(state)
-            alternative = pipeline.assess_pending(stamp_ns, confirmed)
-            if _same_message(message, to_msg_dict(alternative)):
-                self.reordered['raw_assessment'] += 1
-                return alternative
-        pipeline.restore_assessor(state)
-        return pipeline.assess_pending(stamp_ns, arrival)
+            verdict = pipeline.confirms(stamp_ns, confirmed)
+            if verdict not in judged:
+                judged.add(verdict)
+                options.append(confirmed)
+        states = self._assessor_states or [pipeline.assessor_state()]
+        kept: dict[tuple[object, ...], AssessorState] = {}
+        chosen: tuple[BeliefSelfAssessment, AssessorState, bool] | None = None
+        for index, state in enumerate(states):
+            for confirmed in options:
+                pipeline.restore_assessor(state)
+                raw = pipeline.assess_pending(stamp_ns, confirmed)
+                if not _same_message(message, to_msg_dict(raw)):
+                    continue
+                after = pipeline.assessor_state()
+                kept.setdefault(after.future_key(), after)
+                if chosen is None:
+                    chosen = (raw, after, index > 0 or confirmed != arrival)
+        if chosen is None:  # no admissible order gives it: a difference
+            pipeline.restore_assessor(states[0])
+            raw = pipeline.assess_pending(stamp_ns, arrival)
+            self._assessor_states = [pipeline.assessor_state()]
+            return raw
+        raw, after, other_order = chosen
+        if other_order:
+            self.reordered['raw_assessment'] += 1
+        self._assessor_states = list(kept.values())[:_ASSESSOR_STATES]
+        pipeline.restore_assessor(after)
+        return raw
 
     def _impossible(self, cycle: CycleEvent,
                     current: CycleInputs[ForwardPrediction, Observation] | None,
@@ -876,8 +908,9 @@ class _Comparison:
                         f'{made} ns, whose belief is not in the bag (the recording started '
                         'after the run, or the recorder lost that input)')
             fix = _stamp(message.msg.get('observation_stamp'))
-            if fix and fix != ours and self.rederiver.fix(
-                    fix, (self.rederiver.last_log_ns or 0) + RACE_WINDOW_NS) is None:
+            until = message.log_time_ns + RACE_WINDOW_NS  # received within the window of it
+            if fix and fix != ours and (self.rederiver.fix(fix, until) is None
+                                        or (self.rederiver.fix_log_ns(fix) or until + 1) > until):
                 return (f"cycle {t} ns: the agent's outcome uses the fix stamped {fix} ns, "
                         'which the bag does not hold within the race window of the cycle (the '
                         'recorder lost it)')

@@ -157,3 +157,35 @@ def test_a_prediction_late_at_the_evaluator_is_taken_and_a_forged_outcome_is_not
     assert replay.violated and dict(replay.reordered)['outcome'] == 0
     first = replay.first_difference()
     assert first is not None and first[0] == 'outcome' and first[1].cycle_stamp_ns == stamp_ns
+
+
+def test_a_confirmation_whose_effect_the_hysteresis_hides_is_followed(tmp_path: Path) -> None:
+    """The first fix reached the assessor a belief late, under a held UNKNOWN: hidden, then not.
+
+    The position is UNKNOWN (a 10 m sigma) until cycle 38, and no fix comes before cycle 40
+    (horizon 300 ms). The first fix, and those after it, reached the assessor 150 ms late:
+    belief 40 is capped (unconfirmed) there and confirmed in the recorder's order, published
+    alike (held UNKNOWN by hysteresis), but the recovery's dwell starts a belief later, and
+    so does the release. Only an assessor state kept from belief 40 gives the recorded one.
+    """
+    config, inputs, from_ns = _nominal(horizon_ns=300_000_000)
+    unknown_until = from_ns - 200_000_000
+    changed = []
+    for item in inputs:
+        if item.topic == OBSERVATIONS[0] and _stamp_ns(item) < from_ns:
+            continue
+        if item.topic != OBSERVATIONS[0] and _stamp_ns(item) < unknown_until:
+            covariance = list(item.msg['pose']['covariance'])
+            for index in (0, 7, 14):
+                covariance[index] = 100.0
+            item = replace(item, msg={**item.msg, 'pose': {**item.msg['pose'],
+                                                             'covariance': covariance}})
+        changed.append(item)
+    agent = _fixes_late(changed, from_ns, 150_000_000)
+    _, late = run_messages(agent, config)
+    _, on_time = run_messages(changed, config)
+    first = next(a for a, b in zip(late, on_time, strict=True) if a != b)
+    assert first.stamp_ns > from_ns  # belief 40 was judged differently, and published alike
+    replay = rederive(_recorded_run(tmp_path / 'bag', agent, changed, config))
+    assert replay.holds, (replay.summary(), replay.notes())
+    assert dict(replay.reordered)['raw_assessment'] > 0
