@@ -65,7 +65,6 @@ from .run_parameters import load_run_parameters, RunParameters
 from .schema import quiet_parser
 
 __all__ = [
-    'RACE_WINDOW_NS',
     'REPLAY_VERSION',
     'Difference',
     'Rederivation',

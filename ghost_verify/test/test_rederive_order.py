@@ -28,8 +28,9 @@ from run_bags import (
 
 from ghost_core.contracts import PredictionOutcome
 from ghost_core.pipeline import Pipeline, PipelineConfig
+from ghost_core.rederive import RACE_WINDOW_NS
 from ghost_core.scenarios import generate_scenario
-from ghost_verify.rederive import RACE_WINDOW_NS, rederive
+from ghost_verify.rederive import rederive
 from ghost_verify.verify import verify_all
 
 
