@@ -13,7 +13,7 @@ from ghost_core import _checks as check
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment
 from ghost_core.errors import ConfigError, ContractError
 from ghost_core.geometry import block3, covariance_defect
-from ghost_core.hashing import content_address
+from ghost_core.hashing import content_address, IdentityMemo
 from ghost_core.levels import SelfAssessmentLevel, worst_level
 from ghost_core.samples import (
     BeliefSample,
@@ -216,8 +216,16 @@ class ThresholdsConfig:
 
     @property
     def sha256(self) -> str:
-        """The content address of this configuration."""
-        return content_address(self.to_dict())
+        """The content address of this configuration (computed once per configuration)."""
+        return _THRESHOLDS_ADDRESSES.get(self, _thresholds_address)
+
+
+#: The addresses of the configurations in use (one per run, a few when reconfigured).
+_THRESHOLDS_ADDRESSES: IdentityMemo[ThresholdsConfig, str] = IdentityMemo(16)
+
+
+def _thresholds_address(config: ThresholdsConfig) -> str:
+    return content_address(config.to_dict())
 
 
 def declares_invalid(covariance: Sequence[float]) -> bool:

@@ -6,10 +6,13 @@ from collections.abc import Callable, Mapping
 import hashlib
 import json
 import re
-from typing import Any, cast
+from typing import Any, cast, Generic, TypeVar
 
-__all__ = ['SHA256_HEX_PATTERN', 'canonical_json', 'content_address', 'hash_form',
-           'is_sha256_hex']
+__all__ = ['IdentityMemo', 'SHA256_HEX_PATTERN', 'canonical_json', 'content_address',
+           'hash_form', 'is_sha256_hex']
+
+_K = TypeVar('_K')
+_V = TypeVar('_V')
 
 #: A content address: 64 lowercase hexadecimal digits.
 SHA256_HEX_PATTERN = re.compile(r'[0-9a-f]{64}')
@@ -27,6 +30,34 @@ def canonical_json(obj: object) -> str:
 def content_address(obj: Mapping[str, object]) -> str:
     """Return H(obj): the lowercase hex SHA-256 of the UTF-8 bytes of its canonical JSON."""
     return hashlib.sha256(canonical_json(obj).encode('utf-8')).hexdigest()
+
+
+class IdentityMemo(Generic[_K, _V]):
+    """What a pure function gave for the last few immutable objects, by identity.
+
+    A cycle's message is addressed where it is made (the chain cites it) and again where it
+    is compared or published: the same frozen object, so its address is taken once. Each
+    entry keeps its object, so an id is never reused while remembered; at most `size` entries
+    (the oldest go first). Only for frozen objects that nothing mutates after construction.
+    """
+
+    __slots__ = ('_size', '_values')
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._values: dict[int, tuple[_K, _V]] = {}
+
+    def get(self, obj: _K, compute: Callable[[_K], _V]) -> _V:
+        """Return compute(obj), computed once while `obj` is remembered."""
+        found = self._values.get(id(obj))
+        if found is not None and found[0] is obj:
+            return found[1]
+        value = compute(obj)
+        values = self._values
+        if len(values) >= self._size:
+            del values[next(iter(values))]
+        values[id(obj)] = (obj, value)
+        return value
 
 
 def is_sha256_hex(value: object) -> bool:

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 from ghost_core import _checks as check
 from ghost_core import contracts
 from ghost_core.errors import MessageFormatError
-from ghost_core.hashing import content_address
+from ghost_core.hashing import content_address, IdentityMemo
 from ghost_core.msg_fields import MESSAGE_FIELDS
 
 __all__ = [
@@ -488,9 +488,18 @@ def to_msg_dict(contract: object) -> MsgDict:
     return result
 
 
+#: The addresses of the last few contracts (each is addressed where the chain cites it, and
+#: again where it is published or compared).
+_ADDRESSES: IdentityMemo[object, str] = IdentityMemo(64)
+
+
+def _address(contract: object) -> str:
+    return content_address(to_msg_dict(contract))
+
+
 def message_address(contract: object) -> str:
     """Return H(msg) of a ghost message contract: content_address(to_msg_dict(contract))."""
-    return content_address(to_msg_dict(contract))
+    return _ADDRESSES.get(contract, _address)
 
 
 parse_action_emission: Callable[..., contracts.ActionEmission] = _PARSERS['ActionEmission']

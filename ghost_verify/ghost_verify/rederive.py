@@ -50,12 +50,13 @@ from ghost_core.rederive import (
     RACE_WINDOW_NS,
     Replay,
     TimedInput,
+    trace_contracts,
     trace_messages,
 )
 from ghost_core.run_configuration import ConfigurationTimeline
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.sequencing import CycleInputs
-from ghost_core.wire import to_msg_dict
+from ghost_core.wire import message_address, to_msg_dict
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .bridge_rederive import bag_px4_topics, BridgeReport, rederive_bridge
@@ -569,8 +570,12 @@ class _Rederiver:
         self.last_log_ns: int | None = None
         # Recent inputs, by stamp: when the recorder received each belief, and each fix.
         self._beliefs: OrderedDict[int, int] = OrderedDict()
-        self._fixes: OrderedDict[int, tuple[int, Observation]] = OrderedDict()
-        # The latest finite fix stamp among the fixes forgotten (a confirmation floor).
+        # Each recent fix: when the recorder received it, the fix, and the confirmation the
+        # assessor has once it took every fix up to this one in the recorder's order (the
+        # latest finite fix stamp so far: a running value, so a window is read in its length).
+        self._fixes: OrderedDict[int, tuple[int, Observation, int | None]] = OrderedDict()
+        self._confirmed: int | None = None
+        # The confirmation before the oldest fix still kept.
         self._forgotten_confirmation: int | None = None
 
     def has_belief(self, stamp: int) -> bool:
@@ -595,24 +600,26 @@ class _Rederiver:
 
         The latest finite fix stamp received before it, for every order in which fixes the
         recorder received within RACE_WINDOW_NS of the belief could have reached the
-        assessor; the nearest to the recorder's order first.
+        assessor; the nearest to the recorder's order first. Reads only the window's fixes
+        (newest first, back to the first received before the window).
         """
         received = self._beliefs.get(stamp)
         if received is None:
             return []
         self.fix(-1, received + RACE_WINDOW_NS)  # feed what the window holds
-        confirmed = self._forgotten_confirmation
-        options: list[tuple[int, int | None]] = []
-        for log_ns, fix in self._fixes.values():
-            if log_ns > received + RACE_WINDOW_NS:
+        before = self._forgotten_confirmation
+        window: list[tuple[int, int | None]] = []
+        for log_ns, _, after in reversed(self._fixes.values()):
+            if log_ns < received - RACE_WINDOW_NS:
+                before = after
                 break
-            if log_ns >= received - RACE_WINDOW_NS and not options:
-                options.append((received - log_ns, confirmed))
-            if all(math.isfinite(x) for x in fix.position) and (
-                    confirmed is None or fix.stamp_ns > confirmed):
-                confirmed = fix.stamp_ns
-            if log_ns >= received - RACE_WINDOW_NS:
-                options.append((abs(log_ns - received), confirmed))
+            if log_ns <= received + RACE_WINDOW_NS:
+                window.append((log_ns, after))
+        window.reverse()
+        options: list[tuple[int, int | None]] = []
+        if window:
+            options.append((received - window[0][0], before))
+        options.extend((abs(log_ns - received), after) for log_ns, after in window)
         seen: list[int | None] = []
         for _, value in sorted(options, key=lambda option: option[0]):
             if value not in seen:
@@ -623,12 +630,12 @@ class _Rederiver:
         if fix.stamp_ns in self._fixes:
             return
         if len(self._fixes) == _RECENT_STAMPS:
-            _, (_, old) = self._fixes.popitem(last=False)
-            if all(math.isfinite(x) for x in old.position) and (
-                    self._forgotten_confirmation is None
-                    or old.stamp_ns > self._forgotten_confirmation):
-                self._forgotten_confirmation = old.stamp_ns
-        self._fixes[fix.stamp_ns] = (log_ns, fix)
+            _, (_, _, after) = self._fixes.popitem(last=False)
+            self._forgotten_confirmation = after
+        if all(math.isfinite(x) for x in fix.position) and (
+                self._confirmed is None or fix.stamp_ns > self._confirmed):
+            self._confirmed = fix.stamp_ns
+        self._fixes[fix.stamp_ns] = (log_ns, fix, self._confirmed)
 
     def _pull(self) -> bool:
         if self._exhausted:
@@ -671,13 +678,18 @@ class _Rederiver:
         return out
 
 
-def _same_message(message: GhostMessage, ours: Mapping[str, object]) -> bool:
+def _same_message(message: GhostMessage, ours: Mapping[str, object],
+                  contract: object | None = None) -> bool:
     """Whether `ours` is the recorded message: the same content address (SPEC section 4).
 
-    The reader computed the recorded one's already for the streams something cites.
+    The reader computed the recorded one's already for the streams something cites; `ours`
+    is addressed through `contract` (the one it was written from) when given, whose address
+    the re-run took already if the chain cites it.
     """
     if message.sha256:
-        return content_address(dict(ours)) == message.sha256
+        ours_address = (content_address(dict(ours)) if contract is None
+                        else message_address(contract))
+        return ours_address == message.sha256
     return first_difference(message.msg, ours) is None
 
 
@@ -833,7 +845,7 @@ class _Comparison:
         belief = self.rederiver.pipeline.pending_belief(cycle.stamp_ns)
         alternative = self.rederiver.pipeline.evaluate(cycle.stamp_ns, belief.frame_id,
                                                        prediction, observation)
-        if not _same_message(message, to_msg_dict(alternative)):
+        if not _same_message(message, to_msg_dict(alternative), alternative):
             return cycle
         self.reordered['outcome'] += 1
         return CycleInputs(cycle.stamp_ns, prediction, observation)
@@ -863,7 +875,7 @@ class _Comparison:
             for confirmed in options:
                 pipeline.restore_assessor(state)
                 raw = pipeline.assess_pending(stamp_ns, confirmed)
-                if not _same_message(message, to_msg_dict(raw)):
+                if not _same_message(message, to_msg_dict(raw), raw):
                     continue
                 after = pipeline.assessor_state()
                 kept.setdefault(after.future_key(), after)
@@ -948,11 +960,13 @@ class _Comparison:
     def _compare(self, stamp_ns: int, trace: CycleTrace,
                  recorded: Mapping[str, tuple[GhostMessage, ...]]) -> None:
         self.cycles_compared += 1
-        mine = dict(trace_messages(trace))
+        contracts = {kind: contract for kind, contract in trace_contracts(trace)
+                     if contract is not None}
         for kind in MESSAGE_KINDS:
             topic = self.topics[kind]
             messages = recorded[kind]
-            ours = mine.get(kind)
+            contract = contracts.get(kind)
+            ours = None if contract is None else to_msg_dict(contract)
             if messages:
                 topic.settle_pending(recorded_later=True)
             elif ours is not None:
@@ -965,9 +979,11 @@ class _Comparison:
                                           or content_address(dict(message.msg)), None))
                     continue
                 topic.compared += 1
+                written = ours
                 ours = self._context_behind(kind, message, ours)
                 found: FieldDifference | None = (
-                    None if _same_message(message, ours) else first_difference(message.msg, ours))
+                    None if _same_message(message, ours, contract if ours is written else None)
+                    else first_difference(message.msg, ours))
                 if found is not None:
                     topic.differing += 1
                     topic.note(Difference(stamp_ns, 'field', found.field, found.recorded,
