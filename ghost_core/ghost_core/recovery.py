@@ -124,6 +124,20 @@ class PublishedLevels:
         self._stamps = sorted(merged)
         self._levels = [merged[stamp] for stamp in self._stamps]
 
+    def add(self, stamp_ns: int, level: int) -> None:
+        """Take one more published level (in stamp order, as a pass over a bag gives them)."""
+        stamps = self._stamps
+        if not stamps or stamp_ns > stamps[-1]:
+            stamps.append(stamp_ns)
+            self._levels.append(level)
+            return
+        index = bisect_left(stamps, stamp_ns)
+        if stamps[index] == stamp_ns:
+            self._levels[index] = max(self._levels[index], level)
+        else:
+            stamps.insert(index, stamp_ns)
+            self._levels.insert(index, level)
+
     def __len__(self) -> int:
         """How many cycle stamps the agent published for."""
         return len(self._stamps)

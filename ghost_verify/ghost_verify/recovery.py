@@ -1,10 +1,11 @@
 """RECOVERY-v1 over a bag: the published levels from verify_all's pass, then the inputs.
 
 ``RecoveryChecker.update`` takes each cycle's published raw level during verify_all's one
-pass (a split run merges the parts with ``absorb``); ``result`` then reads the bag's recorded
-inputs (``/state/nav`` beliefs and ``/observations`` fixes, in record order: the input topics
-only, the one extra read this property costs) into ``ghost_core.recovery.RecoveryJudge``,
-with the configuration in force at each stamp (``RunParameters.timeline``). A bag without a
+pass (a split run merges the parts with ``absorb``). The bag's recorded inputs (``/state/nav``
+beliefs and ``/observations`` fixes, in record order) go into
+``ghost_core.recovery.RecoveryJudge``, with the configuration in force at each stamp
+(``RunParameters.timeline``): as the re-derivation reads them in the same pass (``follow``),
+or, without one (``--no-replay``, a split run, other input topics), read by ``result``. A bag without a
 recorded configuration or without its inputs cannot be judged: the report says so, and why,
 and is not a HOLDS.
 """
@@ -12,6 +13,7 @@ and is not a HOLDS.
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from dataclasses import dataclass
 import os
 from typing import ClassVar
@@ -32,6 +34,7 @@ from ghost_core.samples import BeliefSample, Observation
 
 from .bag import resolve_bag
 from .events import BagInfo, CycleEvent
+from .rederive import InputTap
 from .run_parameters import RunParameters
 from .schema import quiet_parser
 
@@ -135,7 +138,9 @@ class RecoveryChecker:
 
     Memory: one stamp and one level per cycle (16 bytes), the only per-cycle state verify_all
     keeps: the precondition is read from the inputs afterwards, and a cycle's level must be
-    at hand when its belief is judged.
+    at hand when its belief is judged. Or, when the re-derivation reads the same inputs in
+    the same pass (``follow``), each of them is judged as it is read, once the pass has
+    given its cycle's level (the inputs waiting are those the re-run read ahead: a window).
     """
 
     ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'_stamps', '_levels'})
@@ -143,14 +148,61 @@ class RecoveryChecker:
     def __init__(self) -> None:
         self._stamps = array('q')
         self._levels = array('q')
+        # Following another reader's inputs: the judge, the levels so far, what waits.
+        self._judge: RecoveryJudge | None = None
+        self._published: PublishedLevels | None = None
+        self._waiting: deque[tuple[int, BeliefSample | Observation]] = deque()
+        self._last_stamp: int | None = None
+
+    @staticmethod
+    def input_topics(parameters: RunParameters) -> dict[str, str]:
+        """The topics whose beliefs and fixes RECOVERY-v1 judges."""
+        return {**DEFAULT_INPUT_TOPICS, **parameters.input_topics}
+
+    def follow(self, parameters: RunParameters) -> InputTap | None:
+        """Judge the inputs another reader of the same pass gives (the returned tap).
+
+        None when nothing can be judged (no recorded configuration): ``result`` says why.
+        Only for a single pass from the bag's start: a split run reads them at the end.
+        """
+        timeline = parameters.timeline
+        if timeline is None:
+            return None
+        self._published = PublishedLevels((), ())
+        self._judge = RecoveryJudge(self._published, timeline.config_at)
+        return self._take
+
+    def _take(self, log_time_ns: int, sample: BeliefSample | Observation) -> None:
+        self._waiting.append((log_time_ns, sample))
+        self._release()
+
+    def _release(self, everything: bool = False) -> None:
+        """Judge the inputs, in their order, as far as their cycles' levels are known."""
+        judge, waiting, last = self._judge, self._waiting, self._last_stamp
+        assert judge is not None
+        while waiting:
+            log_time_ns, sample = waiting[0]
+            if isinstance(sample, BeliefSample):
+                if not everything and (last is None or sample.stamp_ns >= last):
+                    return  # a later cycle of the pass has not come yet
+                judge.belief(log_time_ns, sample)
+            else:
+                judge.fix(log_time_ns, sample)
+            waiting.popleft()
 
     def update(self, cycle: CycleEvent) -> None:
         """Take the level(s) published for one cycle (any Ghost message marks the cycle)."""
         levels = [raw.overall_level for raw in cycle.raw_assessments]
         if not levels:  # the raw message was not recorded: its copy inside C_t
             levels = [calibrated.raw_overall_level for calibrated in cycle.calibrated]
+        level = max(levels) if levels else NO_LEVEL
         self._stamps.append(cycle.stamp_ns)
-        self._levels.append(max(levels) if levels else NO_LEVEL)
+        self._levels.append(level)
+        if self._published is not None:
+            self._published.add(cycle.stamp_ns, level)
+            self._last_stamp = cycle.stamp_ns
+            if self._waiting:
+                self._release()
 
     def absorb(self, later: RecoveryChecker) -> None:
         """Continue with the cycles `later` took on the part of the bag after this one."""
@@ -158,30 +210,39 @@ class RecoveryChecker:
         self._levels.extend(later._levels)
 
     def result(self, bag: str | os.PathLike[str], parameters: RunParameters,
-               info: BagInfo) -> RecoveryReport:
-        """Judge the bag's recorded inputs against the levels taken (ends the checker)."""
+               info: BagInfo, *, followed_every_input: bool = False) -> RecoveryReport:
+        """Judge the bag's recorded inputs against the levels taken (ends the checker).
+
+        With `followed_every_input`, the inputs ``follow``'s tap took are every input of the
+        bag, and are judged; otherwise the inputs are read here.
+        """
         timeline = parameters.timeline
         if timeline is None:
             return RecoveryReport(parameters.problem or parameters.missing)
         if info.read_errors:
             return RecoveryReport('part of the bag could not be read (see read_errors): the '
                                   'precondition needs every recorded input')
-        topics = {**DEFAULT_INPUT_TOPICS, **parameters.input_topics}
+        topics = self.input_topics(parameters)
         named = tuple(sorted(topics.items()))
-        judge = RecoveryJudge(PublishedLevels(self._stamps, self._levels), timeline.config_at)
-        try:
-            for path in resolve_bag(bag).files:
-                with quiet_parser():
-                    for message in read_file_inputs(path, topics['state'],
-                                                    topics['observations'],
-                                                    log_time_order=False):
-                        if isinstance(message.sample, BeliefSample):
-                            judge.belief(message.log_time_ns, message.sample)
-                        elif isinstance(message.sample, Observation):
-                            judge.fix(message.log_time_ns, message.sample)
-        except BagError as err:
-            return RecoveryReport(f'the recorded inputs cannot be read ({err})',
-                                  input_topics=named)
+        judge = self._judge
+        if judge is not None and followed_every_input:
+            self._release(everything=True)
+        else:
+            judge = RecoveryJudge(PublishedLevels(self._stamps, self._levels),
+                                  timeline.config_at)
+            try:
+                for path in resolve_bag(bag).files:
+                    with quiet_parser():
+                        for message in read_file_inputs(path, topics['state'],
+                                                        topics['observations'],
+                                                        log_time_order=False):
+                            if isinstance(message.sample, BeliefSample):
+                                judge.belief(message.log_time_ns, message.sample)
+                            elif isinstance(message.sample, Observation):
+                                judge.fix(message.log_time_ns, message.sample)
+            except BagError as err:
+                return RecoveryReport(f'the recorded inputs cannot be read ({err})',
+                                      input_topics=named)
         verdict = judge.verdict()
         if not verdict.beliefs:
             return RecoveryReport(f'the bag holds no belief on {topics["state"]}: the inputs '

@@ -24,7 +24,7 @@ does not record), the report says the replay was not possible, and why: never th
 from __future__ import annotations
 
 from collections import deque, OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 import json
 import math
@@ -68,6 +68,7 @@ from .schema import quiet_parser
 __all__ = [
     'REPLAY_VERSION',
     'Difference',
+    'InputTap',
     'Rederivation',
     'FollowedChange',
     'followed_changes',
@@ -83,6 +84,9 @@ _UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': 
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
+
+#: Takes one recorded belief or fix as the re-run reads it: (log time in ns, the sample).
+InputTap = Callable[[int, BeliefSample | Observation], None]
 #: At most this many assessor states are kept as admissible: they branch only while fixes
 #: start or stop at the unconfirmed horizon, and merge once a block is published KNOWN.
 _ASSESSOR_STATES = 64
@@ -480,6 +484,23 @@ class _Inputs:
         self.beliefs = 0
         self.observations = 0
         self.statuses = 0
+        # Who else takes each belief and fix as it is read (RECOVERY-v1), and whether the
+        # read went to the end without an error.
+        self._taps: list[InputTap] = []
+        self.read_to_end = False
+        self.stream = self._read()
+
+    def tap(self, take: InputTap) -> None:
+        """Give `take` every belief and fix read from now on, in the recorder's order."""
+        self._taps.append(take)
+
+    def drain(self) -> None:
+        """Read what the re-run left (it stopped early, or never started), for the taps."""
+        try:
+            for _ in self.stream:
+                pass
+        except _NotPossible:
+            pass  # read_to_end stays False: a tap must not take the stream as whole
 
     def _topics(self, names: Mapping[str, str]) -> tuple[str, str]:
         found: dict[str, set[str]] = {STATE_TYPE: set(), OBSERVATION_TYPE: set()}
@@ -524,7 +545,7 @@ class _Inputs:
                                'name the input topics')
         return states[0], fixes[0] if fixes else ''
 
-    def __iter__(self) -> Iterator[TimedInput]:
+    def _read(self) -> Iterator[TimedInput]:
         passes = (('', '', self.status_topic), (self.state_topic, self.observations_topic, ''))
         for path, (state, observations, status) in (
                 (path, topics) for topics in passes if any(topics) for path in self._files):
@@ -533,13 +554,18 @@ class _Inputs:
                     for message in read_file_inputs(path, state, observations,
                                                     log_time_order=False,
                                                     status_topic=status):
-                        if message.topic == self.state_topic:
-                            self.beliefs += 1
-                        elif message.topic == self.observations_topic:
-                            self.observations += 1
-                        else:
+                        sample = message.sample
+                        if message.topic == self.status_topic:
                             self.statuses += 1
-                        yield TimedInput(message.log_time_ns, message.sample)
+                        else:
+                            if message.topic == self.state_topic:
+                                self.beliefs += 1
+                            else:
+                                self.observations += 1
+                            for take in self._taps:
+                                take(message.log_time_ns, cast(BeliefSample | Observation,
+                                                               sample))
+                        yield TimedInput(message.log_time_ns, sample)
             except Exception as err:  # noqa: BLE001 - decoding recorded bytes
                 # Named by what went wrong underneath (the reader wraps it in InputBagError).
                 cause = err.__cause__ if isinstance(err, InputBagError) else None
@@ -547,6 +573,7 @@ class _Inputs:
                 raise _NotPossible(f'{path.name}: the inputs cannot be read '
                                    f'({type(cause).__name__}: '
                                    f'{" ".join(str(cause).split())[:80]})') from err
+        self.read_to_end = True
 
 
 class _Rederiver:
@@ -562,7 +589,7 @@ class _Rederiver:
         self.config = config
         self.replay = Replay(config, parameters, idle_flush=True)
         self.pipeline = self.replay.pipeline
-        self._inputs = iter(inputs)
+        self._inputs = inputs.stream
         self._exhausted = False
         self._resolved: deque[CycleInputs[ForwardPrediction, Observation]] = deque()
         self.cycles_replayed = 0
@@ -1010,6 +1037,31 @@ class Rederivation:
                 self._comparison = _Comparison(timeline, timeline.start, inputs)
             except _NotPossible as err:
                 self._reason = str(err)
+
+    def tap_inputs(self, take: InputTap, state_topic: str, observations_topic: str) -> bool:
+        """Give `take` every belief and fix the re-run reads, when it reads these topics.
+
+        So RECOVERY-v1 judges the inputs of the same read. False when the re-run reads other
+        topics, or none (not possible): the caller reads the inputs itself.
+        """
+        if self._comparison is None:
+            return False
+        inputs = self._comparison.inputs
+        if (inputs.state_topic, inputs.observations_topic) != (state_topic,
+                                                               observations_topic):
+            return False
+        inputs.tap(take)
+        return True
+
+    def read_every_input(self) -> bool:
+        """After ``result``: read what the re-run left; whether every input was read.
+
+        False when a recorded input could not be read (a tap has then not had them all).
+        """
+        if self._comparison is None:
+            return False
+        self._comparison.inputs.drain()
+        return self._comparison.inputs.read_to_end
 
     def update(self, cycle: CycleEvent) -> None:
         """Compare one recorded cycle (in the bag's stamp order)."""

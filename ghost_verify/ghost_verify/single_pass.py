@@ -233,6 +233,13 @@ def verify_single_pass(
     """
     checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict)
     rederivation = Rederivation(bag, parameters) if replay else None
+    # RECOVERY-v1 judges the inputs the re-run reads, when it reads the same topics.
+    following = False
+    if rederivation is not None:
+        take = checks.recovery.follow(parameters)
+        topics = checks.recovery.input_topics(parameters)
+        following = take is not None and rederivation.tap_inputs(
+            take, topics['state'], topics['observations'])
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for event in ghost_bag.events():
         checks.feed(event)
@@ -240,7 +247,8 @@ def verify_single_pass(
             rederivation.update(event)
     info = ghost_bag.info
     replayed = None if rederivation is None else rederivation.result(info)
-    return checks.result(info, manifest, replayed, bag=bag)
+    every_input = following and rederivation is not None and rederivation.read_every_input()
+    return checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
 
 
 
@@ -308,13 +316,17 @@ class Checks:
 
     def result(self, info: BagInfo, manifest: ManifestCheck | None,
                replay: RederivationReport | None = None, *,
-               bag: str | os.PathLike[str] | None = None) -> VerificationResult:
+               bag: str | os.PathLike[str] | None = None,
+               recovery_inputs_read: bool = False) -> VerificationResult:
         """Every report, for the bag `info` describes (this ends the stream).
 
-        With `bag`, RECOVERY-v1 is judged too: it reads the bag's recorded inputs.
+        With `bag`, RECOVERY-v1 is judged too: on the inputs the re-derivation read for it
+        (`recovery_inputs_read`: every one, through ``RecoveryChecker.follow``), or it reads
+        the bag's recorded inputs.
         """
         recovery = (None if bag is None
-                    else self.recovery.result(bag, self.parameters.parameters, info))
+                    else self.recovery.result(bag, self.parameters.parameters, info,
+                                              followed_every_input=recovery_inputs_read))
         return VerificationResult(
             self.baud.result(info), self.erur.result(info), self.tracer.result(info),
             self.completeness.result(), self.history.result(info),

@@ -145,3 +145,28 @@ def test_parts_absorbed_in_order_give_the_single_pass_report(tmp_path: Path, cut
     parameters = load_run_parameters(bag)
     assert first.result(bag, parameters, info) == whole.result(bag, parameters, info)
     assert whole.result(bag, parameters, info).violated
+
+
+@pytest.mark.parametrize('trapped', [False, True])
+def test_judged_on_the_re_runs_read_of_the_inputs(tmp_path: Path, trapped: bool,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the re-derivation on, RECOVERY-v1 takes the inputs the re-run reads (one read).
+
+    Its report is the one a read of its own gives (--no-replay), violations included; and
+    RECOVERY-v1 reads nothing itself then.
+    """
+    bag = _outage(tmp_path, trapped=trapped)
+    alone = verify_all(bag, replay=False).recovery
+    assert alone is not None and alone.applicable
+
+    def no_second_read(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError('RECOVERY-v1 read the inputs again')
+
+    monkeypatch.setattr('ghost_verify.recovery.read_file_inputs', no_second_read)
+    followed = verify_all(bag)
+    # The re-run read every input (the trapped assessor's levels differ from it: a finding).
+    replayed = followed.replay
+    assert replayed is not None and replayed.replayed and replayed.not_possible_reason is None
+    assert replayed.beliefs == alone.verdict.beliefs and replayed.holds != trapped
+    assert followed.recovery == alone
+    assert followed.recovery.violated == trapped
