@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 import os
+from types import MappingProxyType
 from typing import ClassVar, TypeVar
 
 from ghost_core.conformance import (
@@ -26,7 +27,12 @@ from ghost_core.conformance import (
     REFERENCE_EMISSION,
     Stage,
 )
-from ghost_core.contracts import ActuatorCommand
+from ghost_core.contracts import (
+    ActionEmission,
+    ActuatorCommand,
+    CalibratedSelfAssessment,
+    DecisionRationale,
+)
 from ghost_core.errors import GhostError
 from ghost_core.properties import JsonValue
 from ghost_core.wire import parse_actuator_command, parse_calibrated, parse_decision_rationale
@@ -45,6 +51,7 @@ __all__ = [
 ]
 
 _C = TypeVar('_C')
+_NOTHING: Mapping[int, object] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,29 +198,38 @@ class ConformanceChecker:
                 seen[0] += cycles
         self._violations.extend(later._violations)
 
-    def update(self, cycle: CycleEvent) -> None:
-        """Check every stage recorded at one cycle."""
+    def update(self, cycle: CycleEvent, rederived: Mapping[int, object] = _NOTHING) -> None:
+        """Check every stage recorded at one cycle.
+
+        `rederived`: the cycle's messages the re-derivation found exactly the agent's, by the
+        id of their GhostMessage (``Rederivation.matched``): each is taken as its contract
+        instead of being parsed again (the same value, already validated).
+        """
         if not (cycle.calibrated or cycle.rationales or cycle.actuations):
             return
         self._cycles_total += 1
         found: list[ConformanceViolation] = []
         calibrated = None
         for item in cycle.calibrated:
-            calibrated = self._parse(item.message, Stage.CALIBRATION, 'adjustment_policy_id',
-                                     parse_calibrated, found)
+            known = rederived.get(id(item.message))
+            calibrated = (known if isinstance(known, CalibratedSelfAssessment) else self._parse(
+                item.message, Stage.CALIBRATION, 'adjustment_policy_id', parse_calibrated,
+                found))
             if calibrated is not None:
                 self._judged(Stage.CALIBRATION, check_adjustment(calibrated), found)
         rationale = None
         for view in cycle.rationales:
-            rationale = self._parse(view.message, Stage.DECISION, 'policy_id',
-                                    parse_decision_rationale, found)
+            known = rederived.get(id(view.message))
+            rationale = (known if isinstance(known, DecisionRationale) else self._parse(
+                view.message, Stage.DECISION, 'policy_id', parse_decision_rationale, found))
             if rationale is not None and calibrated is not None:
                 self._judged(Stage.DECISION, check_decision(calibrated, rationale), found)
         for actuation in cycle.actuations:
             # Only the command is re-derived: the rest of the actuation is not the emitter's
             # choice (the decision is the chain's, the contract_id is not checked).
-            command = self._parse(actuation.message, Stage.EMISSION, 'contract_id',
-                                  _command_of, found)
+            known = rederived.get(id(actuation.message))
+            command = (known.command if isinstance(known, ActionEmission) else self._parse(
+                actuation.message, Stage.EMISSION, 'contract_id', _command_of, found))
             if command is not None and rationale is not None:
                 contract_id = actuation.message.msg.get('contract_id')
                 self._judged(Stage.EMISSION, check_emission(

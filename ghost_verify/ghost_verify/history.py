@@ -6,6 +6,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
+from types import MappingProxyType
 from typing import ClassVar
 
 from ghost_core.calibration import build_calibration_history
@@ -39,6 +40,7 @@ HISTORY_FIELDS: tuple[str, ...] = tuple(
     name for name, _ in MESSAGE_FIELDS['CalibrationHistory']
     if name not in ('window_size', 'schema_version'))
 _SHOWN_COUNTS = HISTORY_FIELDS[:5]
+_NOTHING: Mapping[int, object] = MappingProxyType({})
 
 _OUTCOME_TYPES = frozenset(name for name, kind in GHOST_SCHEMAS.items()
                            if kind is GhostTopicKind.OUTCOME)
@@ -203,16 +205,24 @@ class HistoryChecker:
             raise ValueError(f'outcome_limit must be at least 1, got {self.outcome_limit}')
         self._window = deque(maxlen=self.outcome_limit)
 
-    def update(self, cycle: CycleEvent) -> None:
-        """Add the cycle's observed outcomes, then check each of its calibrated assessments."""
+    def update(self, cycle: CycleEvent, rederived: Mapping[int, object] = _NOTHING) -> None:
+        """Add the cycle's observed outcomes, then check each of its calibrated assessments.
+
+        `rederived`: as for ConformanceChecker.update (an outcome the re-derivation found
+        exactly the agent's is taken as its contract, not parsed again).
+        """
         for message in cycle.outcomes:
-            try:
-                outcome = parse_prediction_outcome(message.msg)
-            except (GhostError, ValueError, TypeError, ArithmeticError) as err:
-                # The dict comes from the bag: any way it breaks the contract is reported.
-                self._invalid.append(InvalidOutcome(message.stamp_ns, message.topic,
-                                                    ' '.join(str(err).split())))
-                continue
+            known = rederived.get(id(message))
+            if isinstance(known, PredictionOutcome):
+                outcome = known
+            else:
+                try:
+                    outcome = parse_prediction_outcome(message.msg)
+                except (GhostError, ValueError, TypeError, ArithmeticError) as err:
+                    # The dict comes from the bag: any way it breaks the contract is reported.
+                    self._invalid.append(InvalidOutcome(message.stamp_ns, message.topic,
+                                                        ' '.join(str(err).split())))
+                    continue
             if outcome.observed:
                 self._window.append(outcome)
                 self._observed += 1

@@ -5,9 +5,9 @@ pass (a split run merges the parts with ``absorb``). The bag's recorded inputs (
 beliefs and ``/observations`` fixes, in record order) go into
 ``ghost_core.recovery.RecoveryJudge``, with the configuration in force at each stamp
 (``RunParameters.timeline``): as the re-derivation reads them in the same pass (``follow``),
-or, without one (``--no-replay``, a split run, other input topics), read by ``result``. A bag without a
-recorded configuration or without its inputs cannot be judged: the report says so, and why,
-and is not a HOLDS.
+or, without one (``--no-replay``, a split run, other input topics), read by ``result``. A
+bag without a recorded configuration or without its inputs cannot be judged: the report says
+so, and why, and is not a HOLDS.
 """
 
 from __future__ import annotations
@@ -133,53 +133,28 @@ class RecoveryReport:
         }
 
 
-class RecoveryChecker:
-    """Collect each cycle's published raw level; judge RECOVERY-v1 at the end (``result``).
+class _Following:
+    """RECOVERY-v1 judged during the pass, on the inputs another reader of it gives."""
 
-    Memory: one stamp and one level per cycle (16 bytes), the only per-cycle state verify_all
-    keeps: the precondition is read from the inputs afterwards, and a cycle's level must be
-    at hand when its belief is judged. Or, when the re-derivation reads the same inputs in
-    the same pass (``follow``), each of them is judged as it is read, once the pass has
-    given its cycle's level (the inputs waiting are those the re-run read ahead: a window).
-    """
+    def __init__(self, judge: RecoveryJudge, published: PublishedLevels) -> None:
+        self.judge = judge
+        self.published = published
+        self.waiting: deque[tuple[int, BeliefSample | Observation]] = deque()
+        self.last_stamp: int | None = None
 
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'_stamps', '_levels'})
+    def take(self, log_time_ns: int, sample: BeliefSample | Observation) -> None:
+        self.waiting.append((log_time_ns, sample))
+        self.release()
 
-    def __init__(self) -> None:
-        self._stamps = array('q')
-        self._levels = array('q')
-        # Following another reader's inputs: the judge, the levels so far, what waits.
-        self._judge: RecoveryJudge | None = None
-        self._published: PublishedLevels | None = None
-        self._waiting: deque[tuple[int, BeliefSample | Observation]] = deque()
-        self._last_stamp: int | None = None
+    def level(self, stamp_ns: int, level: int) -> None:
+        self.published.add(stamp_ns, level)
+        self.last_stamp = stamp_ns
+        if self.waiting:
+            self.release()
 
-    @staticmethod
-    def input_topics(parameters: RunParameters) -> dict[str, str]:
-        """The topics whose beliefs and fixes RECOVERY-v1 judges."""
-        return {**DEFAULT_INPUT_TOPICS, **parameters.input_topics}
-
-    def follow(self, parameters: RunParameters) -> InputTap | None:
-        """Judge the inputs another reader of the same pass gives (the returned tap).
-
-        None when nothing can be judged (no recorded configuration): ``result`` says why.
-        Only for a single pass from the bag's start: a split run reads them at the end.
-        """
-        timeline = parameters.timeline
-        if timeline is None:
-            return None
-        self._published = PublishedLevels((), ())
-        self._judge = RecoveryJudge(self._published, timeline.config_at)
-        return self._take
-
-    def _take(self, log_time_ns: int, sample: BeliefSample | Observation) -> None:
-        self._waiting.append((log_time_ns, sample))
-        self._release()
-
-    def _release(self, everything: bool = False) -> None:
+    def release(self, everything: bool = False) -> None:
         """Judge the inputs, in their order, as far as their cycles' levels are known."""
-        judge, waiting, last = self._judge, self._waiting, self._last_stamp
-        assert judge is not None
+        judge, waiting, last = self.judge, self.waiting, self.last_stamp
         while waiting:
             log_time_ns, sample = waiting[0]
             if isinstance(sample, BeliefSample):
@@ -190,6 +165,43 @@ class RecoveryChecker:
                 judge.fix(log_time_ns, sample)
             waiting.popleft()
 
+
+class RecoveryChecker:
+    """Collect each cycle's published raw level; judge RECOVERY-v1 at the end (``result``).
+
+    Memory: one stamp and one level per cycle (16 bytes), the only per-cycle state verify_all
+    keeps: the precondition is read from the inputs afterwards, and a cycle's level must be
+    at hand when its belief is judged. Or, when the re-derivation reads the same inputs in
+    the same pass (``follow``), each of them is judged as it is read, once the pass has
+    given its cycle's level (the inputs waiting are those the re-run read ahead: a window).
+    """
+
+    #: A part of a split run never follows another reader (it reads the inputs at the end).
+    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'_stamps', '_levels', '_following'})
+
+    def __init__(self) -> None:
+        self._stamps = array('q')
+        self._levels = array('q')
+        self._following: _Following | None = None
+
+    @staticmethod
+    def input_topics(parameters: RunParameters) -> dict[str, str]:
+        """The topics whose beliefs and fixes RECOVERY-v1 judges."""
+        return {**DEFAULT_INPUT_TOPICS, **parameters.input_topics}
+
+    def follow(self, parameters: RunParameters) -> InputTap | None:
+        """Judge the inputs another reader of the same pass gives (the returned tap).
+
+        None when nothing can be judged (no recorded configuration): ``result`` says why.
+        Only for a single pass from the bag's start, before its first cycle.
+        """
+        timeline = parameters.timeline
+        if timeline is None or self._stamps:
+            return None
+        published = PublishedLevels((), ())
+        self._following = _Following(RecoveryJudge(published, timeline.config_at), published)
+        return self._following.take
+
     def update(self, cycle: CycleEvent) -> None:
         """Take the level(s) published for one cycle (any Ghost message marks the cycle)."""
         levels = [raw.overall_level for raw in cycle.raw_assessments]
@@ -198,14 +210,14 @@ class RecoveryChecker:
         level = max(levels) if levels else NO_LEVEL
         self._stamps.append(cycle.stamp_ns)
         self._levels.append(level)
-        if self._published is not None:
-            self._published.add(cycle.stamp_ns, level)
-            self._last_stamp = cycle.stamp_ns
-            if self._waiting:
-                self._release()
+        if self._following is not None:
+            self._following.level(cycle.stamp_ns, level)
 
     def absorb(self, later: RecoveryChecker) -> None:
         """Continue with the cycles `later` took on the part of the bag after this one."""
+        if self._following is not None or later._following is not None:
+            raise ValueError('RecoveryChecker.absorb: a part that follows another reader '
+                             'cannot be merged (split runs read the inputs at the end)')
         self._stamps.extend(later._stamps)
         self._levels.extend(later._levels)
 
@@ -224,9 +236,10 @@ class RecoveryChecker:
                                   'precondition needs every recorded input')
         topics = self.input_topics(parameters)
         named = tuple(sorted(topics.items()))
-        judge = self._judge
-        if judge is not None and followed_every_input:
-            self._release(everything=True)
+        following = self._following
+        if following is not None and followed_every_input:
+            following.release(everything=True)
+            judge = following.judge
         else:
             judge = RecoveryJudge(PublishedLevels(self._stamps, self._levels),
                                   timeline.config_at)

@@ -30,6 +30,7 @@ import json
 import math
 import os
 from pathlib import Path
+from types import MappingProxyType
 from typing import cast
 
 from mcap.reader import make_reader
@@ -84,6 +85,8 @@ _UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': 
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
+
+_NONE_MATCHED: Mapping[int, object] = MappingProxyType({})
 
 #: Takes one recorded belief or fix as the re-run reads it: (log time in ns, the sample).
 InputTap = Callable[[int, BeliefSample | Observation], None]
@@ -757,9 +760,13 @@ class _Comparison:
         self._prediction_log: OrderedDict[int, int] = OrderedDict()
         self.reason: str | None = None
         self.until_ns: int | None = None
+        # The recorded messages of the last cycle compared that are exactly the re-run's, by
+        # id: the contract each was written from (see Rederivation.matched).
+        self.matched: dict[int, object] = {}
 
     def update(self, cycle: CycleEvent) -> None:
         """Compare one recorded cycle (cycles come in stamp order)."""
+        self.matched.clear()
         recorded = _recorded(cycle)
         for kind, messages in recorded.items():
             self.topics[kind].topics.update(message.topic for message in messages)
@@ -1011,6 +1018,8 @@ class _Comparison:
                 found: FieldDifference | None = (
                     None if _same_message(message, ours, contract if ours is written else None)
                     else first_difference(message.msg, ours))
+                if found is None and ours is written:
+                    self.matched[id(message)] = contract
                 if found is not None:
                     topic.differing += 1
                     topic.note(Difference(stamp_ns, 'field', found.field, found.recorded,
@@ -1067,6 +1076,17 @@ class Rederivation:
         """Compare one recorded cycle (in the bag's stamp order)."""
         if self._comparison is not None:
             self._comparison.update(cycle)
+
+    @property
+    def matched(self) -> Mapping[int, object]:
+        """The last cycle's recorded messages that are exactly the re-run's: id -> contract.
+
+        Keyed by the id of the cycle's GhostMessage; valid until the next ``update``. The
+        contract is the one the re-run wrote the message from (validated as it was built, and
+        equal to what parsing the recorded message gives), so a check of the same pass takes
+        it instead of parsing the message again.
+        """
+        return _NONE_MATCHED if self._comparison is None else self._comparison.matched
 
     def result(self, info: BagInfo) -> RederivationReport:
         """The report, for the bag `info` describes (a re-run needs all of it read)."""

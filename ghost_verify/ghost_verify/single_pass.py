@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 import os
+from types import MappingProxyType
 
 from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
@@ -27,6 +29,8 @@ from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
 __all__ = ['Checks', 'VerificationResult', 'verify_single_pass']
+
+_NOTHING: Mapping[int, object] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,9 +246,12 @@ def verify_single_pass(
             take, topics['state'], topics['observations'])
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for event in ghost_bag.events():
-        checks.feed(event)
         if rederivation is not None and isinstance(event, CycleEvent):
+            # First: the checks take the messages it finds exactly the agent's as contracts.
             rederivation.update(event)
+            checks.feed(event, rederivation.matched)
+        else:
+            checks.feed(event)
     info = ghost_bag.info
     replayed = None if rederivation is None else rederivation.result(info)
     every_input = following and rederivation is not None and rederivation.read_every_input()
@@ -299,8 +306,13 @@ class Checks:
             strict=strict,
         )
 
-    def feed(self, event: CycleEvent | GateRecord) -> None:
-        """Judge one event of the bag (a cycle, or a gate record), in bag order."""
+    def feed(self, event: CycleEvent | GateRecord,
+             rederived: Mapping[int, object] = _NOTHING) -> None:
+        """Judge one event of the bag (a cycle, or a gate record), in bag order.
+
+        `rederived`: the cycle's messages the re-derivation found exactly the agent's
+        (``Rederivation.matched``), which the checks take as contracts instead of parsing.
+        """
         if isinstance(event, GateRecord):
             self.gate.record(event)
             return
@@ -309,8 +321,8 @@ class Checks:
         self.erur.update(event)
         self.tracer.update(event)
         self.completeness.update(event)
-        self.history.update(event)
-        self.conformance.update(event)
+        self.history.update(event, rederived)
+        self.conformance.update(event, rederived)
         self.parameters.update(event)
         self.recovery.update(event)
 
