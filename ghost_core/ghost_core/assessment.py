@@ -325,6 +325,12 @@ REASON_NON_FINITE_VELOCITY = 'non_finite_velocity'
 REASON_INVALID_ORIENTATION = 'invalid_orientation'
 
 
+#: The last few beliefs' raw assessments, with the configuration each was judged with: a
+#: verification pass judges a belief as the assessor (the re-run) and again for RECOVERY-v1.
+_ASSESSED: IdentityMemo[BeliefSample, tuple[ThresholdsConfig | None, BeliefSelfAssessment]] = (
+    IdentityMemo(64))
+
+
 def assess_belief_sample(
     belief: BeliefSample, thresholds: ThresholdsConfig | None = None
 ) -> BeliefSelfAssessment:
@@ -334,8 +340,19 @@ def assess_belief_sample(
     UNKNOWN (reason non_finite_position / non_finite_velocity); an orientation quaternion that
     is not finite or has (near) zero norm makes the orientation block UNKNOWN (reason
     invalid_orientation). A belief whose values are garbage is never KNOWN, whatever
-    covariance it declares.
+    covariance it declares. Pure: the same belief judged again with the same configuration
+    object is not computed again.
     """
+    judged_with, assessment = _ASSESSED.get(
+        belief, lambda sample: (thresholds, _assess_belief_sample(sample, thresholds)))
+    if judged_with is thresholds:
+        return assessment
+    return _assess_belief_sample(belief, thresholds)
+
+
+def _assess_belief_sample(
+    belief: BeliefSample, thresholds: ThresholdsConfig | None
+) -> BeliefSelfAssessment:
     base = assess_belief(belief.stamp_ns, belief.frame_id, belief.pose_covariance,
                          belief.twist_covariance, thresholds)
     unknown = SelfAssessmentLevel.UNKNOWN
