@@ -16,7 +16,7 @@ plain code, which a traceback shows and a debugger steps through (docs/performan
   them (every message a node receives over DDS); ``hash_form (dict)``: of their dicts;
 - ``from_msg_dict``: ``ghost_nodes.convert.from_msg_dict`` of their dicts (every message a node
   publishes);
-- ``cdr decode`` and ``cdr decode+json``: ``ghost_verify.cdr``'s decoders on every message of a
+- ``cdr decode`` and ``cdr decode+json``: ``ghost_bag.cdr``'s decoders on every message of a
   bag written by bench/bagsynth.py (the verifier's reading; +json: the three cited streams,
   whose canonical JSON is hashed) vs a plain interpreter of the schema (+ canonical_json);
 - ``msg_fields``: the field table generated from the .msg files (ghost_core.msg_fields,
@@ -246,7 +246,7 @@ def _contract_rows(contracts: Sequence[Any]) -> list[_Row]:
 def _cdr_rows(channels: Mapping[int, Any], payloads: Sequence[tuple[int, bytes]]) -> list[_Row]:
     import codegen_forms as other
 
-    from ghost_verify.cdr import compile_decoder, compile_json_decoder
+    from ghost_bag.cdr import compile_decoder, compile_json_decoder
 
     generated: dict[int, Callable[[bytes], Any]] = {}
     plain: dict[int, Callable[[bytes], Any]] = {}

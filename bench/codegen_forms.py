@@ -4,7 +4,7 @@ Ghost keeps generated code only where it is at least 1.5x faster than plain code
 (docs/performance.md, "Generated code"). The package holds the form that won; this module holds
 the one that lost, so that the decision can be measured again:
 
-- kept generated in the package (``ghost_core.wire``'s dict writers, ``ghost_verify.cdr``'s
+- kept generated in the package (``ghost_core.wire``'s dict writers, ``ghost_bag.cdr``'s
   decoders): their plain contender, a loop over the same field table;
 - replaced by plain code in the package (``ghost_core.contracts``' ``__post_init__``,
   ``ghost_core.wire``'s parsers, ``ghost_core.hashing.hash_form``'s per-class converters,
@@ -333,7 +333,7 @@ def generated_from_msg_dict(msg_type: type[Any], data: Mapping[str, Any]) -> Any
     return _builder(msg_type)(data)
 
 
-# --- ghost_verify.cdr: a plain interpreter of the schema (contender) --------------------------
+# --- ghost_bag.cdr: a plain interpreter of the schema (contender) --------------------------
 # The schema becomes a field table per type and byte order: (name, kind, size, unpack, count,
 # sub). One loop reads it, a field at a time, with the alignment computed as it goes.
 
@@ -344,7 +344,7 @@ _Layout = tuple[tuple[Any, ...], ...]
 
 def _layout(msgdefs: Mapping[str, Any], key: str, endian: str,
             layouts: dict[str, _Layout]) -> _Layout:
-    from ghost_verify.cdr import _BYTE_ARRAYS, _PRIMITIVES
+    from ghost_bag.cdr import _BYTE_ARRAYS, _PRIMITIVES
 
     layout = layouts.get(key)
     if layout is not None:
@@ -478,8 +478,8 @@ def _read_other(msg: dict[str, Any], name: str, kind: int, size: int, unpack: An
 
 
 def plain_compile_decoder(schema_name: str, schema_text: str) -> Callable[[bytes], Any]:
-    """ghost_verify.cdr.compile_decoder as an interpreter of the schema's field tables."""
-    from ghost_verify.cdr import _checked_definitions
+    """ghost_bag.cdr.compile_decoder as an interpreter of the schema's field tables."""
+    from ghost_bag.cdr import _checked_definitions
 
     msgdefs = _checked_definitions(schema_name, schema_text)
     little = _layout(msgdefs, schema_name, '<', {})
@@ -500,7 +500,7 @@ def plain_compile_decoder(schema_name: str, schema_text: str) -> Callable[[bytes
 
 def plain_compile_json_decoder(schema_name: str, schema_text: str,
                                parts: tuple[str, ...] = ()) -> Callable[[bytes], Any]:
-    """ghost_verify.cdr.compile_json_decoder: the plain decoder, then canonical_json."""
+    """ghost_bag.cdr.compile_json_decoder: the plain decoder, then canonical_json."""
     from ghost_core.hashing import canonical_json
 
     decode = plain_compile_decoder(schema_name, schema_text)

@@ -9,11 +9,12 @@ version 0.6.0, the pin of requirements-ros.txt):
 - ``TimeDefinition``: the ``MessageSpecification`` (``uint32 sec``, ``uint32 nanosec``) the
   decoder uses for ``builtin_interfaces/Time`` and ``Duration``, which schemas do not embed.
 
-Why: ghost_verify generates its own CDR decoders (``ghost_verify.cdr``) and checks the schemas
-of a bag (``ghost_verify.schema``) from the very definitions mcap_ros2's decoder builds
-(``generate_dynamic``), so that they read a payload exactly as mcap_ros2 does. mcap_ros2's
-public API (``mcap_ros2.decoder.DecoderFactory``) returns decoders only, never the parsed
-definitions, and the parser it uses is itself vendored privately (``mcap_ros2._vendor``).
+Why: ghost_bag generates its own CDR decoders (``ghost_bag.cdr``), and ghost_verify checks
+the schemas of a bag (``ghost_verify.schema``), from the very definitions mcap_ros2's
+decoder builds (``generate_dynamic``), so that they read a payload exactly as mcap_ros2
+does. mcap_ros2's public API (``mcap_ros2.decoder.DecoderFactory``) returns decoders only,
+never the parsed definitions, and the parser it uses is itself vendored privately
+(``mcap_ros2._vendor``).
 ``ghost_bag/test/test_shims.py`` fails, saying what changed, when the installed version is
 not the pinned one or these names are gone or changed; re-check this module against the new
 version before moving the pin (and CHECKED_VERSION).

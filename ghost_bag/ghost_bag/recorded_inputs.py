@@ -6,9 +6,11 @@ context records, ADR-0021 §2).
 One home for turning a recorded input stream back into what the agent receives: the offline
 replay (the bringup's ``ghost_replay``), the input player that feeds the node graph over DDS
 (``ghost_run --input``) and the auditor's re-derivation (ghost_verify's ``verify_all``)
-all read their inputs here. Each message is decoded with mcap_ros2 and converted by
-``ghost_core.ros_inputs``, as the nodes convert what they receive, and keeps its raw CDR bytes,
-so it can be republished or copied unchanged. No rclpy, rosbags or numpy here.
+all read their inputs here. Each message is decoded into its dict by a decoder generated
+from the schema the bag embeds (``ghost_bag.cdr``, which reads a payload exactly as
+mcap-ros2-support does, several times faster) and converted by ``ghost_core.ros_inputs``, as
+the nodes convert what they receive, and keeps its raw CDR bytes, so it can be republished or
+copied unchanged. No rclpy, rosbags or numpy here.
 """
 
 from __future__ import annotations
@@ -21,14 +23,13 @@ import struct
 
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
-from mcap_ros2.decoder import DecoderFactory
 
 from ghost_core.contracts import VehicleStatus
-from ghost_core.hashing import hash_form
 from ghost_core.ros_inputs import belief_sample, observation_of
 from ghost_core.samples import BeliefSample, Observation
 from ghost_core.wire import parse_vehicle_status
 
+from .cdr import compile_decoder, DictDecoder
 from .errors import BagError, InputBagError
 from .layout import one_line, resolve_bag
 
@@ -98,22 +99,34 @@ def read_file_inputs(
     wanted = {state_topic: STATE_TYPE, observations_topic: OBSERVATION_TYPE,
               status_topic: STATUS_TYPE}
     wanted.pop('', None)
+    decoders: dict[int, DictDecoder] = {}
     try:
         with path.open('rb') as stream:
-            reader = make_reader(stream, decoder_factories=[DecoderFactory()])
-            for schema, channel, message, decoded in reader.iter_decoded_messages(
+            reader = make_reader(stream)
+            for schema, channel, message in reader.iter_messages(
                     topics=list(wanted), log_time_order=log_time_order):
                 type_name = schema.name if schema is not None else ''
                 if type_name != wanted[channel.topic]:
                     raise InputBagError(f'{path}: topic {channel.topic} has type '
                                         f'{type_name or "(no schema)"}, expected '
                                         f'{wanted[channel.topic]}')
+                assert schema is not None  # it has the type wanted
+                decode = decoders.get(schema.id)
+                if decode is None:
+                    decode = decoders[schema.id] = _decoder(path, channel.topic, schema.name,
+                                                            schema.data)
+                try:
+                    decoded = decode(message.data)
+                except (struct.error, ValueError, IndexError) as err:
+                    raise InputBagError(f'{path}: {channel.topic} message at log time '
+                                        f'{message.log_time} cannot be decoded: '
+                                        f'{one_line(err) or type(err).__name__}') from err
                 try:
                     sample: BeliefSample | Observation | VehicleStatus = (
                         belief_sample(decoded) if channel.topic == state_topic
                         else observation_of(decoded) if channel.topic == observations_topic
-                        else parse_vehicle_status(hash_form(decoded)))
-                except (ValueError, TypeError, AttributeError) as err:
+                        else parse_vehicle_status(decoded))
+                except (ValueError, TypeError, AttributeError, KeyError) as err:
                     raise InputBagError(f'{path}: {channel.topic} message at log time '
                                         f'{message.log_time} is not usable: {err}') from err
                 yield InputMessage(message.log_time, channel.topic, type_name,
@@ -125,6 +138,15 @@ def read_file_inputs(
                             'than its magic)') from err
     except (OSError, McapError, ValueError, EOFError) as err:
         raise InputBagError(f'{path}: not a readable MCAP file: {_why(path, err)}') from err
+
+
+def _decoder(path: Path, topic: str, schema_name: str, schema_data: bytes) -> DictDecoder:
+    """The decoder of one input channel, from the schema the bag embeds for it."""
+    try:
+        return compile_decoder(schema_name, schema_data.decode('utf-8'))
+    except Exception as err:  # noqa: BLE001 - the schema parser raises many kinds of error
+        raise InputBagError(f'{path}: the schema of {topic} ({schema_name}) cannot be read: '
+                            f'{one_line(err) or type(err).__name__}') from err
 
 
 def _why(path: Path, err: Exception) -> str:

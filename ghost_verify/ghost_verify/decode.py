@@ -1,7 +1,7 @@
 """Decoding ghost messages from a bag: a ghost channel's decoders, compiled from its schema.
 
-The CDR decoders themselves are cdr.py's; here a ghost channel's embedded schema is checked
-against the fields the verifier reads, compiled once into a message-dict decoder (and, for
+The CDR decoders themselves are ghost_bag.cdr's; here a ghost channel's embedded schema is
+checked against the fields the verifier reads, compiled once into a message-dict decoder (and, for
 the streams some message cites, one that also renders the canonical JSON that is hashed),
 and a decoded message's cycle stamp is taken.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ghost_bag.cdr import compile_decoder, compile_json_decoder, DictDecoder, JsonDecoder
 from ghost_bag.errors import BagFormatError
 from ghost_bag.layout import one_line
 
-from .cdr import compile_decoder, compile_json_decoder, DictDecoder, JsonDecoder
 from .errors import SchemaMismatchError
 from .events import GhostTopicKind, stamp_ns_of
 from .schema import quiet_parser, schema_problems

@@ -1,4 +1,4 @@
-"""ghost_verify.cdr decodes what mcap-ros2-support decodes, into the same dicts, in one pass.
+"""ghost_bag.cdr decodes what mcap-ros2-support decodes, into the same dicts, in one pass.
 
 The reference is what the verifier read with before: mcap-ros2-support's decoder, its objects
 turned into SPEC section 4 dicts by ``ghost_core.hashing.hash_form``. Compared by ``repr`` (so that
@@ -27,8 +27,8 @@ from mcap_ros2._vendor.rosidl_adapter.parser import parse_message_string
 from mcap_ros2.decoder import DecoderFactory
 import pytest
 
+from ghost_bag.cdr import compile_decoder, compile_json_decoder
 from ghost_core.hashing import canonical_json, hash_form
-from ghost_verify.cdr import compile_decoder, compile_json_decoder
 
 # A schema with every kind of field mcap-ros2-support decodes (and wstring, which it does
 # not), nested, in fixed arrays, bounded and unbounded sequences, and an empty message.

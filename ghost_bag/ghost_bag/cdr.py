@@ -3,7 +3,8 @@
 One cohesive job (CDR to message dicts, with its generated decoders), so one module past 400 lines.
 
 The verifier reads every ghost message as a dict (field names as in the .msg files, nested
-messages as dicts, arrays as lists, byte arrays as lists of ints) to hash it and to judge it.
+messages as dicts, arrays as lists, byte arrays as lists of ints) to hash it and to judge it,
+and the recorded inputs are read the same way (``recorded_inputs``).
 Decoding into mcap_ros2's objects and then walking them into dicts built every value twice;
 this module builds the dict in one pass, with a decoder generated once per schema:
 
@@ -19,7 +20,7 @@ Generated, not plain, because it pays: bench/codegen.py measures these decoders 
 interpreter of the same schema (a loop over a field table; canonical_json for the JSON) on the
 messages of a bag, and keeps them only while they are at least 1.5x faster (docs/performance.md,
 "Generated code"). The source of each is registered with linecache under
-``<ghost_verify.cdr TYPE dict|json ENDIAN DIGEST>``, so a traceback shows its lines and a
+``<ghost_bag.cdr TYPE dict|json ENDIAN DIGEST>``, so a traceback shows its lines and a
 debugger steps through them.
 
 The result is the dict ``ghost_core.hashing.hash_form(mcap_ros2 decoder(data))`` gives, value
@@ -41,7 +42,7 @@ import linecache
 import struct
 from typing import Any
 
-from ghost_bag.mcap_ros2_shim import message_definitions
+from .mcap_ros2_shim import message_definitions
 
 __all__ = ['DictDecoder', 'JsonDecoder', 'compile_decoder', 'compile_json_decoder']
 
@@ -424,7 +425,7 @@ def _compile(msgdefs: Mapping[str, Any], key: str, endian: str, json: bool,
     # Named by its text, so that the same schema compiled again (a bag per file, a fleet of bags)
     # shares one linecache entry, and a different one never shows another's lines.
     digest = hashlib.sha256(source.encode('utf-8')).hexdigest()[:12]
-    filename = f'<ghost_verify.cdr {key} {"json" if json else "dict"} {endian} {digest}>'
+    filename = f'<ghost_bag.cdr {key} {"json" if json else "dict"} {endian} {digest}>'
     namespace: dict[str, Any] = dict(generator.consts)
     exec(compile(source, filename, 'exec'), namespace)  # noqa: S102 - built from the schema
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
