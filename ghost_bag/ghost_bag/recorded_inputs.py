@@ -22,7 +22,7 @@ from pathlib import Path
 import struct
 
 from mcap.exceptions import McapError
-from mcap.reader import make_reader
+from mcap.reader import make_reader, NonSeekingReader
 
 from ghost_core.contracts import VehicleStatus
 from ghost_core.ros_inputs import belief_sample, observation_of
@@ -102,7 +102,8 @@ def read_file_inputs(
     decoders: dict[int, DictDecoder] = {}
     try:
         with path.open('rb') as stream:
-            reader = make_reader(stream)
+            # In the file's order, a stream: mcap's seeking reader queues every chunk first.
+            reader = make_reader(stream) if log_time_order else NonSeekingReader(stream)
             for schema, channel, message in reader.iter_messages(
                     topics=list(wanted), log_time_order=log_time_order):
                 type_name = schema.name if schema is not None else ''

@@ -34,15 +34,19 @@ def _value(rng: random.Random) -> float:
     return rng.choice(ODD) if rng.random() < 0.1 else rng.uniform(-1e3, 1e3)
 
 
+def _xyz(rng: random.Random) -> dict[str, float]:
+    return dict(zip('xyz', (_value(rng) for _ in range(3)), strict=True))
+
+
 def _odometry(rng: random.Random, ns: int) -> dict[str, object]:
     quaternion = [rng.uniform(-1, 1) for _ in range(4)]
     return {
         'header': {'stamp': _stamp(ns), 'frame_id': rng.choice(['map', 'odom', ''])},
         'child_frame_id': 'base_link',
-        'pose': {'pose': {'position': dict(zip('xyz', (_value(rng) for _ in range(3)))),
-                          'orientation': dict(zip('xyzw', quaternion))},
+        'pose': {'pose': {'position': _xyz(rng),
+                          'orientation': dict(zip('xyzw', quaternion, strict=True))},
                  'covariance': [_value(rng) for _ in range(36)]},
-        'twist': {'twist': {'linear': dict(zip('xyz', (_value(rng) for _ in range(3)))),
+        'twist': {'twist': {'linear': _xyz(rng),
                             'angular': {'x': 0.0, 'y': 0.0, 'z': 0.0}},
                   'covariance': [_value(rng) for _ in range(36)]},
     }
@@ -50,7 +54,7 @@ def _odometry(rng: random.Random, ns: int) -> dict[str, object]:
 
 def _pose(rng: random.Random, ns: int) -> dict[str, object]:
     return {'header': {'stamp': _stamp(ns), 'frame_id': 'map'},
-            'pose': {'pose': {'position': dict(zip('xyz', (_value(rng) for _ in range(3)))),
+            'pose': {'pose': {'position': _xyz(rng),
                               'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}},
                      'covariance': [_value(rng) for _ in range(36)]}}
 

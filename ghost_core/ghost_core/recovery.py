@@ -16,11 +16,13 @@ construction, and an assessor that holds a recovered belief down longer does not
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import pairwise
 import math
 
 from ghost_core.assessment import assess_belief_sample, ThresholdsConfig
@@ -118,11 +120,19 @@ class PublishedLevels:
     def __init__(self, stamps: Sequence[int], levels: Sequence[int]) -> None:
         if len(stamps) != len(levels):
             raise ValueError(f'PublishedLevels: {len(stamps)} stamps but {len(levels)} levels')
+        self._stamps: MutableSequence[int]
+        self._levels: MutableSequence[int]
+        if all(a < b for a, b in pairwise(stamps)):
+            # One level per stamp, in order (a pass over a bag): kept as given (an array of a
+            # million cycles is 16 MB; lists of them would be several times that).
+            self._stamps = array('q', stamps)
+            self._levels = array('q', levels)
+            return
         merged: dict[int, int] = {}
         for stamp, level in zip(stamps, levels, strict=True):
             merged[stamp] = max(merged.get(stamp, NO_LEVEL), level)
-        self._stamps = sorted(merged)
-        self._levels = [merged[stamp] for stamp in self._stamps]
+        self._stamps = array('q', sorted(merged))
+        self._levels = array('q', (merged[stamp] for stamp in self._stamps))
 
     def add(self, stamp_ns: int, level: int) -> None:
         """Take one more published level (in stamp order, as a pass over a bag gives them)."""
@@ -137,6 +147,13 @@ class PublishedLevels:
         else:
             stamps.insert(index, stamp_ns)
             self._levels.insert(index, level)
+
+    def forget_before(self, stamp_ns: int) -> None:
+        """Drop the levels of stamps before `stamp_ns` (a judge past them never reads them)."""
+        index = bisect_left(self._stamps, stamp_ns)
+        if index:
+            del self._stamps[:index]
+            del self._levels[:index]
 
     def __len__(self) -> int:
         """How many cycle stamps the agent published for."""
@@ -206,6 +223,11 @@ class RecoveryJudge:
         self._violations: list[RecoveryViolation] = []
         self._violations_total = 0
         self._breaks = {reason: 0 for reason in RunBreak}
+
+    @property
+    def latest_belief_ns(self) -> int | None:
+        """The latest belief stamp taken: no later judgement reads a level before it."""
+        return self._last_ns
 
     def fix(self, log_time_ns: int, observation: Observation) -> None:
         """Take one recorded fix (a non-finite one confirms nothing, as for the assessor)."""

@@ -161,6 +161,8 @@ class _Following:
                 if not everything and (last is None or sample.stamp_ns >= last):
                     return  # a later cycle of the pass has not come yet
                 judge.belief(log_time_ns, sample)
+                # The judge reads no level before its latest belief again: memory stays flat.
+                self.published.forget_before(judge.latest_belief_ns or sample.stamp_ns)
             else:
                 judge.fix(log_time_ns, sample)
             waiting.popleft()

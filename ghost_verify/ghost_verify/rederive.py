@@ -37,9 +37,15 @@ from mcap.reader import make_reader
 
 from ghost_bag.errors import InputBagError
 from ghost_bag.manifest import MANIFEST_NAME
-from ghost_bag.recorded_inputs import OBSERVATION_TYPE, read_file_inputs, STATE_TYPE, STATUS_TYPE
+from ghost_bag.recorded_inputs import (
+    InputMessage,
+    OBSERVATION_TYPE,
+    read_file_inputs,
+    STATE_TYPE,
+    STATUS_TYPE,
+)
 from ghost_core.assessment import AssessorState
-from ghost_core.contracts import BeliefSelfAssessment, ForwardPrediction
+from ghost_core.contracts import BeliefSelfAssessment, ForwardPrediction, VehicleStatus
 from ghost_core.errors import GhostError
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import CycleTrace, PipelineConfig
@@ -87,6 +93,10 @@ _UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': 
 _RECENT_STAMPS = 4096
 
 _NONE_MATCHED: Mapping[int, object] = MappingProxyType({})
+
+#: How far ahead of the beliefs and fixes (log time) the vehicle statuses are read: a status
+#: the recorder received up to this long after a cycle's belief is still in force for it.
+STATUS_LEAD_NS = 10_000_000_000
 
 #: Takes one recorded belief or fix as the re-run reads it: (log time in ns, the sample).
 InputTap = Callable[[int, BeliefSample | Observation], None]
@@ -474,10 +484,11 @@ class _Inputs:
     """The bag's beliefs, fixes and vehicle statuses in the order the recorder received them.
 
     The statuses (what the decisions' context records, ADR-0021 §2) are the bag's one
-    ``ghost_interfaces/msg/VehicleStatus`` topic, if it has one. They come first, all of them:
-    the decision policy takes the latest status stamped at or before a cycle, and a status
-    reaches it before that cycle's calibrated assessment (ghost_core.vehicle), while the
-    recorder may have received it after the cycle's belief.
+    ``ghost_interfaces/msg/VehicleStatus`` topic, if it has one. They come STATUS_LEAD_NS
+    ahead of the beliefs and fixes (a second stream over the same files): the decision policy
+    takes the latest status stamped at or before a cycle, and a status reaches it before that
+    cycle's calibrated assessment (ghost_core.vehicle), while the recorder may have received
+    it after the cycle's belief. Bounded: the statuses of a window, not of the whole bag.
     """
 
     def __init__(self, files: tuple[Path, ...], names: Mapping[str, str]) -> None:
@@ -549,26 +560,36 @@ class _Inputs:
         return states[0], fixes[0] if fixes else ''
 
     def _read(self) -> Iterator[TimedInput]:
-        passes = (('', '', self.status_topic), (self.state_topic, self.observations_topic, ''))
-        for path, (state, observations, status) in (
-                (path, topics) for topics in passes if any(topics) for path in self._files):
+        statuses = (self._messages('', '', self.status_topic) if self.status_topic
+                    else iter(()))
+        waiting = next(statuses, None)
+        for message in self._messages(self.state_topic, self.observations_topic, ''):
+            while (waiting is not None
+                   and waiting.log_time_ns <= message.log_time_ns + STATUS_LEAD_NS):
+                self.statuses += 1
+                yield TimedInput(waiting.log_time_ns, waiting.sample)
+                waiting = next(statuses, None)
+            sample = cast(BeliefSample | Observation, message.sample)
+            if message.topic == self.state_topic:
+                self.beliefs += 1
+            else:
+                self.observations += 1
+            for take in self._taps:
+                take(message.log_time_ns, sample)
+            yield TimedInput(message.log_time_ns, sample)
+        while waiting is not None:
+            self.statuses += 1
+            yield TimedInput(waiting.log_time_ns, waiting.sample)
+            waiting = next(statuses, None)
+        self.read_to_end = True
+
+    def _messages(self, state: str, observations: str, status: str) -> Iterator[InputMessage]:
+        """The inputs of some topics, in the order the recorder received them (file order)."""
+        for path in self._files:
             try:
                 with quiet_parser():
-                    for message in read_file_inputs(path, state, observations,
-                                                    log_time_order=False,
-                                                    status_topic=status):
-                        sample = message.sample
-                        if message.topic == self.status_topic:
-                            self.statuses += 1
-                        else:
-                            if message.topic == self.state_topic:
-                                self.beliefs += 1
-                            else:
-                                self.observations += 1
-                            for take in self._taps:
-                                take(message.log_time_ns, cast(BeliefSample | Observation,
-                                                               sample))
-                        yield TimedInput(message.log_time_ns, sample)
+                    yield from read_file_inputs(path, state, observations,
+                                                log_time_order=False, status_topic=status)
             except Exception as err:  # noqa: BLE001 - decoding recorded bytes
                 # Named by what went wrong underneath (the reader wraps it in InputBagError).
                 cause = err.__cause__ if isinstance(err, InputBagError) else None
@@ -576,7 +597,6 @@ class _Inputs:
                 raise _NotPossible(f'{path.name}: the inputs cannot be read '
                                    f'({type(cause).__name__}: '
                                    f'{" ".join(str(cause).split())[:80]})') from err
-        self.read_to_end = True
 
 
 class _Rederiver:
@@ -675,6 +695,10 @@ class _Rederiver:
             if item is None:
                 self._exhausted = True
                 done = self.pipeline.resolve_pending()
+            elif isinstance(item.sample, VehicleStatus):
+                # Read ahead of the beliefs (see _Inputs): not an arrival the idle flush or
+                # the race window measures from.
+                done = self.pipeline.resolve(item.sample)
             else:
                 self.last_log_ns = item.log_time_ns
                 sample = item.sample
