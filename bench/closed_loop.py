@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 import json
 from pathlib import Path
 import signal
@@ -22,7 +23,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, IO
+from typing import Any, IO, Protocol
 
 from benchlib import (
     BENCH_DIR,
@@ -39,23 +40,45 @@ from ghost.bringup import closed_loop_graph, GraphOptions, NodeSpec, Source
 from ghost.launcher import GraphProcesses, stop_groups
 from ghost_core.graph import INPUT_TOPICS
 
-__all__ = ['DEFAULT_CYCLES', 'DEFAULT_RATES', 'run_closed_loop', 'main']
+__all__ = ['DEFAULT_CYCLES', 'DEFAULT_RATES', 'GRAPHS', 'GhostGraph', 'LoopGraph', 'SYSTEMS',
+           'ghost_specs', 'run_closed_loop', 'run_one', 'main']
 
-DEFAULT_RATES = (10, 50, 100, 200, 500, 1000)
+#: The issue's rates (p50/p99 at 50-300 Hz for the floor and Ghost) and single-process 500 Hz.
+DEFAULT_RATES = (50, 100, 200, 300, 500)
 DEFAULT_CYCLES = 500
-#: floor: bare relays; ghost: one process per node; ghost_single / ghost_events: the six
-#: nodes in one ghost_agent process on rclpy's SingleThreadedExecutor / EventsExecutor, with
-#: in-process delivery between them (the default); ghost_events_dds: as ghost_events, every
-#: hop through DDS (``--delivery dds``: what in-process delivery saves); ghost_events_recorded:
-#: as ghost_events, with Ghost's recorder (its own process) recording every topic, as a real
-#: run does: every topic then has a DDS reader, so every message is serialised too.
-SYSTEMS = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds',
-           'ghost_events_recorded')
+
+
+@dataclass(frozen=True)
+class GhostGraph:
+    """How one benchmarked ghost graph runs (ghost_run's options)."""
+
+    #: The agent's nodes in one ghost_agent process (``--single-process``).
+    single_process: bool
+    #: What the agent's nodes spin (``--executor``).
+    executor: str
+    #: Between the nodes of ghost_agent: 'in_process' or 'dds' (``--delivery``).
+    delivery: str = 'in_process'
+    #: Ghost's recorder (its own process) records every topic, as a real run does: every
+    #: topic then has a DDS reader, so every message is serialised too.
+    recorded: bool = False
+
+
+#: floor: bare relays (bench/floor_relay.py), one process per hop. ghost / ghost_mp_events:
+#: one process per node, on rclpy's SingleThreadedExecutor / EventsExecutor. ghost_single /
+#: ghost_events: the six nodes in one ghost_agent process on the SingleThreadedExecutor /
+#: EventsExecutor, with in-process delivery between them (the default); ghost_events_dds: as
+#: ghost_events, every hop through DDS (what in-process delivery saves);
+#: ghost_events_recorded: as ghost_events, with the recorder.
+GRAPHS: Mapping[str, GhostGraph] = {
+    'ghost': GhostGraph(single_process=False, executor='single_threaded'),
+    'ghost_mp_events': GhostGraph(single_process=False, executor='events'),
+    'ghost_single': GhostGraph(single_process=True, executor='single_threaded'),
+    'ghost_events': GhostGraph(single_process=True, executor='events'),
+    'ghost_events_dds': GhostGraph(single_process=True, executor='events', delivery='dds'),
+    'ghost_events_recorded': GhostGraph(single_process=True, executor='events', recorded=True),
+}
+SYSTEMS = ('floor', *GRAPHS)
 GHOST_SYSTEMS = SYSTEMS[1:]
-_EXECUTORS = {'ghost_single': 'single', 'ghost_events': 'events', 'ghost_events_dds': 'events',
-              'ghost_events_recorded': 'events'}
-_RECORDED = frozenset({'ghost_events_recorded'})
-_DELIVERY = {'ghost_events_dds': 'dds'}
 ROLES = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
          'decision_policy', 'action_emitter')
 
@@ -80,12 +103,13 @@ class _Graph:
                  floor_work_us: float = 0.0) -> None:
         self.system = system
         self._floor_work_us = floor_work_us
-        if system in GHOST_SYSTEMS:
-            bag = log_dir / 'bag' if system in _RECORDED else None
+        if system in GRAPHS:
+            graph = GRAPHS[system]
+            bag = log_dir / 'bag' if graph.recorded else None
             self._ghost: GraphProcesses | None = GraphProcesses(
                 ghost_specs(period_ns / 1e9, bag), log_dir, env,
-                single_process=system in _EXECUTORS, executor=_EXECUTORS.get(system, 'single'),
-                delivery=_DELIVERY.get(system, 'in_process'))
+                single_process=graph.single_process, executor=graph.executor,
+                delivery=graph.delivery)
             self._floor: ProcessSet | None = None
         else:
             self._ghost = None
@@ -186,9 +210,30 @@ def summarize(raw: Mapping[str, Any], cpu: Mapping[str, float], window_s: float)
     }
 
 
+class LoopGraph(Protocol):
+    """What run_one drives: a graph's processes (``_Graph``, or bench/hop_profile.py's)."""
+
+    def start(self) -> None:
+        """Start every process."""
+
+    def pids(self) -> dict[str, int]:
+        """The pid of each process, by name."""
+
+    def failed(self) -> dict[str, int]:
+        """Processes that have already exited, with their exit codes."""
+
+    def stop(self) -> None:
+        """Stop every process."""
+
+
 def run_one(system: str, rate_hz: float, cycles: int, work_dir: Path, env: dict[str, str],
-            log: Callable[[str], None], floor_work_us: float = 0.0) -> dict[str, Any]:
-    """Run one graph at one rate; return its statistics (or an 'error')."""
+            log: Callable[[str], None], floor_work_us: float = 0.0,
+            graph_factory: Callable[[int, Path], LoopGraph] | None = None) -> dict[str, Any]:
+    """Run one graph at one rate; return its statistics (or an 'error').
+
+    ``graph_factory(period_ns, log_dir)``: the graph to run instead of ``system``'s own
+    (``system`` then only names it).
+    """
     period_ns = round(1e9 / rate_hz)
     extra = f'-work{floor_work_us:g}us' if floor_work_us and system == 'floor' else ''
     log_dir = work_dir / f'{system}-{rate_hz:g}hz{extra}'
@@ -199,7 +244,8 @@ def run_one(system: str, rate_hz: float, cycles: int, work_dir: Path, env: dict[
     # node) prove the rest. Not every reader is a DDS reader of its own: in single-process
     # mode the nodes share one reader of each input, and are served in the process between.
     expected = dict.fromkeys(INPUT_TOPICS, 1)
-    graph = _Graph(system, period_ns, log_dir, env, floor_work_us)
+    graph = (_Graph(system, period_ns, log_dir, env, floor_work_us) if graph_factory is None
+             else graph_factory(period_ns, log_dir))
     argv = [sys.executable, str(BENCH_DIR / 'loop_driver.py'), '--rate-hz', f'{rate_hz:g}',
             '--cycles', str(cycles), '--out', str(out),
             '--expect', *[f'{topic}={n}' for topic, n in sorted(expected.items())]]
@@ -330,9 +376,9 @@ def main(argv: list[str] | None = None) -> int:
                         help='experiment: busy CPU time each floor hop adds per message '
                              '(how latency grows with per-hop processing; default 0)')
     parser.add_argument('--systems', nargs='+', choices=SYSTEMS, default=list(SYSTEMS),
-                        help='which graphs to run (default all: floor, ghost (a process per '
-                             'node), ghost_single, ghost_events, ghost_events_dds and '
-                             'ghost_events_recorded (single-process mode))')
+                        help='which graphs to run (default all: floor; ghost and '
+                             'ghost_mp_events (a process per node); ghost_single, ghost_events, '
+                             'ghost_events_dds and ghost_events_recorded (single-process mode))')
     args = parser.parse_args(argv)
     from report import closed_loop_table
 

@@ -32,15 +32,16 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def closed_loop_table(result: Mapping[str, Any]) -> str:
     """Latency, loss and CPU per rate for the floor and each ghost graph, with the ratios.
 
-    ghost: a process per node; ghost_single / ghost_events: single-process mode (one
-    ghost_agent process) on rclpy's SingleThreadedExecutor / EventsExecutor, in-process
-    delivery between the nodes; ghost_events_dds: the EventsExecutor, every hop through DDS;
-    ghost_events_recorded: ghost_events with the recorder recording every topic.
+    ghost / ghost_mp_events: a process per node on rclpy's SingleThreadedExecutor /
+    EventsExecutor; ghost_single / ghost_events: single-process mode (one ghost_agent
+    process) on the SingleThreadedExecutor / EventsExecutor, in-process delivery between the
+    nodes; ghost_events_dds: the EventsExecutor, every hop through DDS; ghost_events_recorded:
+    ghost_events with the recorder recording every topic.
     """
     header = ['rate Hz', 'graph', 'lost', 'p50 ms', 'p99 ms', 'max ms', 'served Hz',
               'CPU s', 'CPU % (nodes)', 'p50 ratio', 'p99 ratio']
-    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds',
-               'ghost_events_recorded')
+    systems = ('floor', 'ghost', 'ghost_mp_events', 'ghost_single', 'ghost_events',
+               'ghost_events_dds', 'ghost_events_recorded')
     rows = []
     for row in result['rates']:
         for system in systems:

@@ -7,6 +7,7 @@
     ros2 launch ghost closed_loop.launch.py px4:=true record:=true   # PX4 over uXRCE-DDS
     ros2 launch ghost closed_loop.launch.py use_scenario:=false gate:=twist  # cmd_vel gate
     ros2 launch ghost closed_loop.launch.py single_process:=true   # the agent in one process
+    ros2 launch ghost closed_loop.launch.py executor:=single_threaded   # rclpy's default
     ros2 launch ghost closed_loop.launch.py use_scenario:=false params_file:=my_ghost.yaml
     ros2 launch ghost closed_loop.launch.py record:=true signing_key:=keys/ghost
     ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
@@ -38,6 +39,7 @@ from ghost.bringup import (
     ros_arguments,
     Source,
 )
+from ghost.launcher import with_executor
 from ghost_core.graph import (
     AGENT_PROCESS,
     AGENT_SETTINGS,
@@ -48,7 +50,8 @@ from ghost_core.graph import (
     MISSION_SETPOINT_TOPIC,
     SCENARIOS,
 )
-from ghost_nodes.agent_process import EXECUTORS, graph_document
+from ghost_nodes.agent_process import graph_document
+from ghost_nodes.node_parameters import AGENT_EXECUTOR, EXECUTORS
 
 _TRUE = ('true', '1', 'yes', 'on')
 _FALSE = ('false', '0', 'no', 'off')
@@ -123,6 +126,9 @@ def _graph(context, *args, **kwargs):
         settings=_settings(context),
         params_file=os.path.abspath(os.path.expanduser(params_file)) if params_file else '',
         graph_status=_graph_status(context)))
+    # What the agent's nodes spin, in one process or each in its own.
+    executor = LaunchConfiguration('executor').perform(context)
+    specs = with_executor(specs, executor)
     # Each node's overrides go to a file scoped /**/<node>, written here rather than handed to
     # launch_ros as a dict: launch_ros scopes a dict '/**', and rcl applies a '/**' section
     # before the node's own section of config/ghost.yaml, so e.g. bag:= would be ignored.
@@ -159,8 +165,7 @@ def _graph(context, *args, **kwargs):
             stream.write(graph_document(in_process))
         nodes.append(Node(
             package='ghost_nodes', executable=AGENT_PROCESS, output='screen',
-            arguments=['--graph', graph_file, '--executor',
-                       LaunchConfiguration('executor').perform(context)],
+            arguments=['--graph', graph_file, '--executor', executor],
             **({'ros_arguments': ['--enclave', f'{prefix}/{AGENT_PROCESS}']} if prefix else {})))
     return nodes
 
@@ -207,10 +212,11 @@ def generate_launch_description() -> LaunchDescription:
                                           'one process on one executor (ghost_agent): the '
                                           'same topics and bag, at less cost. The sources and '
                                           'the recorder keep their own processes.'),
-        DeclareLaunchArgument('executor', default_value='single', choices=list(EXECUTORS),
-                              description="With single_process:=true: 'single' (rclpy's "
-                                          "SingleThreadedExecutor) or 'events' (rclpy's "
-                                          'experimental EventsExecutor).'),
+        DeclareLaunchArgument('executor', default_value=AGENT_EXECUTOR, choices=list(EXECUTORS),
+                              description="What the agent's nodes spin, in one process or "
+                                          "each in its own: 'events' (rclpy's experimental "
+                                          "EventsExecutor) or 'single_threaded' (rclpy's "
+                                          'SingleThreadedExecutor).'),
         DeclareLaunchArgument('graph_status', default_value='auto',
                               choices=['auto', 'true', 'false'],
                               description='Every node reports its matched endpoints on '

@@ -1,4 +1,4 @@
-"""Smoke run of the closed-loop benchmark: both graphs start, are fed, and report per rate.
+"""Smoke runs of the closed-loop benchmark and of its per-hop profile, at tiny size.
 
 Real DDS on the test's own domain (the ros_env fixture); every process the script starts is
 stopped by the script itself, and the script by the processes fixture. No timing is asserted:
@@ -29,8 +29,8 @@ def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
     assert result['config']['ros_domain_id'] == int(ros_env['ROS_DOMAIN_ID'])
     (row,) = result['rates']
     assert row['rate_hz'] == 100
-    systems = ('floor', 'ghost', 'ghost_single', 'ghost_events', 'ghost_events_dds',
-               'ghost_events_recorded')
+    systems = ('floor', 'ghost', 'ghost_mp_events', 'ghost_single', 'ghost_events',
+               'ghost_events_dds', 'ghost_events_recorded')
     for system in systems:
         stats = row[system]
         assert 'error' not in stats, stats
@@ -39,7 +39,8 @@ def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
         assert set(stats['latency_ms']) == {'p50', 'p90', 'p99', 'max', 'mean'}
         assert isinstance(stats['keeps_up'], bool)
         # Single-process mode: the six nodes are one ghost_agent process.
-        processes_of = {*ROLES} if system in ('floor', 'ghost') else {'ghost_agent'}
+        processes_of = {*ROLES} if system in ('floor', 'ghost', 'ghost_mp_events') else {
+            'ghost_agent'}
         if system == 'ghost_events_recorded':
             processes_of.add('recorder')
         assert set(stats['cpu_s']) == {*processes_of, 'driver'}
@@ -53,3 +54,30 @@ def test_closed_loop_script_reports_loss_latency_and_cpu_per_graph(
     # Every process of both graphs was stopped by the script.
     for log in (tmp_path / 'logs').glob('*/driver.json'):
         assert json.loads(log.read_text())['cycles'] == 20
+
+
+def test_hop_profile_splits_every_nodes_cpu_per_cycle_on_both_executors(
+        tmp_path, ros_env, processes) -> None:
+    """hop_profile.py at 100 Hz x 20 cycles: a JSON line and a table, every node split."""
+    proc = processes.start([sys.executable, str(BENCH / 'hop_profile.py'), '--cycles', '20',
+                            '--work-dir', str(tmp_path / 'logs')], ros_env)
+    stdout, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 0, f'stdout:\n{stdout}\nstderr:\n{stderr}'
+    first, *table = stdout.splitlines()
+    result = json.loads(first)['hop_profile']
+    assert set(result['executors']) == {'single_threaded', 'events'}
+    columns = {'take', 'deserialise', 'callback', 'hash', 'publish', 'other', 'total', 'rclpy'}
+    for executor, run in result['executors'].items():
+        assert 'error' not in run, run
+        assert run['cycles_processed'] > 0
+        assert set(run['nodes']) == set(ROLES)
+        for role, node in run['nodes'].items():
+            assert set(node) == columns, (executor, role, node)
+            assert node['total'] > 0 and node['callback'] > 0, (executor, role, node)
+        assert (run['nodes']['calibrator']['hash'] > 0
+                and run['nodes']['forward_predictor']['hash'] == 0)
+    assert result['executors']['events']['nodes']['calibrator']['rclpy'] == 0
+    assert result['executors']['single_threaded']['nodes']['calibrator']['rclpy'] > 0
+    assert any(line.lstrip().startswith('node ') and 'deserialise' in line for line in table)
+    for role in ROLES:
+        assert (tmp_path / 'logs' / 'hops_events-100hz' / f'{role}.hops.json').is_file()

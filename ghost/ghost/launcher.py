@@ -6,6 +6,7 @@ colcon installed under lib/ghost_nodes), in its own session so the whole graph c
 """
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 import os
 from pathlib import Path
 import shutil
@@ -16,8 +17,9 @@ from typing import Any, IO
 
 from ghost.bringup import NodeSpec, overrides_yaml, ros_arguments
 from ghost_core.graph import AGENT_PROCESS, IN_PROCESS_NODES
+from ghost_nodes.node_parameters import AGENT_EXECUTOR
 
-__all__ = ['GraphProcesses', 'executable_path', 'signal_group', 'stop_groups']
+__all__ = ['GraphProcesses', 'executable_path', 'signal_group', 'stop_groups', 'with_executor']
 
 
 def executable_path(spec: NodeSpec) -> str:
@@ -66,19 +68,31 @@ def stop_groups(procs: Sequence['subprocess.Popen[Any]'], sig: int = signal.SIGI
         signal_group(proc, signal.SIGKILL)
 
 
+def with_executor(specs: Sequence[NodeSpec], executor: str) -> list[NodeSpec]:
+    """``specs`` with the agent's nodes (``IN_PROCESS_NODES``) set to spin ``executor``.
+
+    Their ``executor`` parameter, in their overrides (so a params_file still beats it); the
+    sources and the recorder keep their own (``node_parameters.DEFAULT_EXECUTOR``). In
+    single-process mode ghost_agent is given it too. ghost_run and the launch file both use it.
+    """
+    return [replace(spec, parameters={**spec.parameters, 'executor': executor})
+            if spec.name in IN_PROCESS_NODES else spec for spec in specs]
+
+
 class GraphProcesses:
     """The processes of one graph; stop() ends them, the recorder last so it loses nothing."""
 
     def __init__(self, specs: Sequence[NodeSpec], log_dir: Path,
                  env: Mapping[str, str] | None = None, single_process: bool = False,
-                 executor: str = 'single', delivery: str = 'in_process') -> None:
+                 executor: str = AGENT_EXECUTOR, delivery: str = 'in_process') -> None:
         """The processes of ``specs``; start() starts them, with logs in ``log_dir``.
 
         ``single_process``: the nodes of ``IN_PROCESS_NODES`` run in one ``ghost_agent``
-        process (``procs['ghost_agent']``) on ``executor``, with ``delivery`` between them
-        (ghost_nodes.agent_process).
+        process (``procs['ghost_agent']``), with ``delivery`` between them
+        (ghost_nodes.agent_process). ``executor``: what those nodes spin, in one process or
+        each in its own (``with_executor``).
         """
-        self.specs = list(specs)
+        self.specs = with_executor(specs, executor)
         self.log_dir = log_dir
         self.env = dict(env if env is not None else os.environ)
         self.single_process = single_process

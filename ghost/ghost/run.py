@@ -42,6 +42,7 @@ from ghost_core.graph import (
     topic_in_namespace,
 )
 from ghost_core.summary import summarize_judgement
+from ghost_nodes.node_parameters import AGENT_EXECUTOR, EXECUTORS
 
 __all__ = ['main']
 
@@ -135,9 +136,11 @@ def _add_agent_arguments(parser: argparse.ArgumentParser) -> None:
                        help='run the agent, monitor, bridge and gate nodes in one process on '
                             'one executor (ghost_agent; launch single_process:=true): the same '
                             'topics, recorded and verified the same, at less cost')
-    agent.add_argument('--executor', choices=('single', 'events'), default='single',
-                       help="with --single-process: rclpy's SingleThreadedExecutor (default) "
-                            'or the EventsExecutor (rclpy.experimental)')
+    agent.add_argument('--executor', choices=EXECUTORS, default=AGENT_EXECUTOR,
+                       help="what the agent's nodes spin, in one process or each in its own: "
+                            "rclpy's EventsExecutor ('events', rclpy.experimental; the "
+                            "default) or SingleThreadedExecutor ('single_threaded'); launch "
+                            'executor:=')
     agent.add_argument('--delivery', choices=('in_process', 'dds'), default='in_process',
                        help='with --single-process: between the nodes of the process, in it '
                             'without DDS (default) or through DDS as between processes')

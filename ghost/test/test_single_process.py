@@ -20,7 +20,7 @@ def test_single_process_records_what_the_multi_process_graph_records(tmp_path, r
     assert result.returncode == 0, result.stdout + result.stderr
     multi_process_payloads = payloads_by_topic(multi / 'bag')
     # In-process delivery (the default) with both executors, and every hop through DDS.
-    for executor, delivery in (('single', 'in_process'), ('events', 'in_process'),
+    for executor, delivery in (('single_threaded', 'in_process'), ('events', 'in_process'),
                                ('events', 'dds')):
         run = tmp_path / f'{executor}-{delivery}'
         result = run_main_job(SCENARIO, run, ros_env,

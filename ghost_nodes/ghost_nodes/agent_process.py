@@ -1,7 +1,7 @@
 """Single-process mode: Ghost's nodes in one process, on one executor (``ghost_agent``).
 
-    ghost_agent --graph GRAPH.json [--executor single|events] [--delivery in_process|dds]
-                [--ros-args ...]
+    ghost_agent --graph GRAPH.json [--executor events|single_threaded]
+                [--delivery in_process|dds] [--ros-args ...]
 
 ``GRAPH.json`` (written by ``ghost.launcher`` for ``ghost_run --single-process`` and by
 the launch file for ``single_process:=true``) lists the nodes: ``{"nodes": [{"name": ...,
@@ -24,9 +24,11 @@ which rclpy lacks): a hop is a queue and a guard condition instead of serialisat
 deserialisation, and a topic nobody outside the process reads is not serialised at all.
 ``--delivery dds`` sends every hop through the middleware, as between processes.
 
-``--executor events`` uses rclpy's ``EventsExecutor`` (``rclpy.experimental``, Jazzy): the
-same callbacks, dispatched from middleware events instead of a wait set rebuilt on every
-spin.
+``--executor events`` (the default) uses rclpy's ``EventsExecutor`` (``rclpy.experimental``,
+Jazzy): the same callbacks, dispatched from middleware events instead of a wait set rebuilt in
+Python on every spin, which is what lets one process serve 500 Hz (docs/performance.md);
+``single_threaded`` is rclpy's SingleThreadedExecutor. Each node's ``executor`` parameter is
+set to it, so that ``ros2 param get`` tells which one runs the node.
 """
 
 import argparse
@@ -38,16 +40,14 @@ import os
 from pathlib import Path
 import sys
 
-from rclpy.executors import Executor, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 
 from ghost_nodes.intra_process import IntraProcessBus
 from ghost_nodes.node_base import GhostNode, run_nodes
+from ghost_nodes.node_parameters import AGENT_EXECUTOR, EXECUTORS
 
 __all__ = ['DELIVERIES', 'EXECUTORS', 'graph_document', 'main', 'node_class']
-
-#: ``--executor`` choices.
-EXECUTORS = ('single', 'events')
 #: ``--delivery`` choices: between the nodes of the process, in it or through DDS.
 DELIVERIES = ('in_process', 'dds')
 
@@ -78,7 +78,8 @@ def graph_document(nodes: Sequence[tuple[str, str, str, Sequence[str]]]) -> str:
         for name, package, executable, arguments in nodes]}, indent=2) + '\n'
 
 
-def _factories(path: Path, bus: IntraProcessBus | None) -> list[Callable[[], Node]]:
+def _factories(path: Path, bus: IntraProcessBus | None,
+               executor: str) -> list[Callable[[], Node]]:
     try:
         document = json.loads(path.read_text(encoding='utf-8'))
     except (OSError, ValueError) as err:
@@ -100,19 +101,14 @@ def _factories(path: Path, bus: IntraProcessBus | None) -> list[Callable[[], Nod
 
         def factory(cls: Callable[..., GhostNode] = cls, arguments: list[str] = arguments
                     ) -> Node:
+            # The process's executor is every node's (over what the parameter files say).
+            options = {'cli_args': arguments, 'use_global_arguments': False,
+                       'parameter_overrides': [Parameter('executor', value=executor)]}
             if bus is None:
-                return cls(cli_args=arguments, use_global_arguments=False)
-            return cls(cli_args=arguments, use_global_arguments=False, intra_process_bus=bus)
+                return cls(**options)
+            return cls(**options, intra_process_bus=bus)
         factories.append(factory)
     return factories
-
-
-def _executor(name: str) -> Callable[[], Executor]:
-    if name == 'events':
-        from rclpy.experimental.events_executor import EventsExecutor
-
-        return EventsExecutor
-    return SingleThreadedExecutor
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -126,9 +122,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog='ghost_agent', description=__doc__.split('\n\n')[0])
     parser.add_argument('--graph', type=Path, required=True,
                         help='JSON file listing the nodes and their ROS arguments')
-    parser.add_argument('--executor', choices=EXECUTORS, default='single',
-                        help="'single' (rclpy's SingleThreadedExecutor, the default) or "
-                             "'events' (rclpy.experimental.EventsExecutor)")
+    parser.add_argument('--executor', choices=EXECUTORS, default=AGENT_EXECUTOR,
+                        help="'events' (rclpy.experimental.EventsExecutor, the default) or "
+                             "'single_threaded' (rclpy's SingleThreadedExecutor)")
     parser.add_argument('--delivery', choices=DELIVERIES, default='in_process',
                         help="'in_process' (the default: between the nodes of this process "
                              "without DDS, ghost_nodes.intra_process) or 'dds' (every hop "
@@ -136,8 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     options = parser.parse_args(args)
     bus = IntraProcessBus() if options.delivery == 'in_process' else None
     try:
-        factories = _factories(options.graph, bus)
+        factories = _factories(options.graph, bus, options.executor)
     except ValueError as err:
         print(f'ghost_agent: error: {err}', file=sys.stderr)
         sys.exit(2)
-    run_nodes(factories, ['ghost_agent', *ros_args], _executor(options.executor), bus)
+    run_nodes(factories, ['ghost_agent', *ros_args], bus)

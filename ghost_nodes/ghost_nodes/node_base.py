@@ -16,13 +16,14 @@ from rcl_interfaces.msg import (
     SetParametersResult,
 )
 import rclpy
-from rclpy.exceptions import InvalidParameterValueException
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 
 from ghost_core.graph import CONFIGURATION_TOPIC, relative_topic
 from ghost_core.hashing import hash_form
@@ -31,11 +32,11 @@ from ghost_core.wire import MESSAGE_TYPES, to_msg_dict
 from ghost_interfaces.msg import ConfigurationChange
 from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.intra_process import GraphPublisher, IntraProcessBus, IntraProcessPublisher
-from ghost_nodes.node_parameters import COMMON_PARAMS
+from ghost_nodes.node_parameters import COMMON_PARAMS, DEFAULT_EXECUTOR
 from ghost_nodes.qos import CONFIGURATION_QOS
 from ghost_nodes.readiness import GraphStatusReporter
 
-__all__ = ['descriptor', 'GhostNode', 'run', 'run_nodes']
+__all__ = ['descriptor', 'executor_class', 'GhostNode', 'run', 'run_nodes']
 
 ContractT = TypeVar('ContractT')
 ResultT = TypeVar('ResultT')
@@ -186,11 +187,12 @@ class GhostNode(Node):
     def _declare(self, spec: ParamSpec) -> None:
         try:
             self.declare_parameter(spec.name, spec.default, descriptor(spec))
-        except InvalidParameterValueException as err:
-            # rclpy refused the start-up value against the range. Say why in Ghost's words:
-            # the refused parameter is left undeclared, so declaring it without the range
-            # reads the value it was given.
-            value = self.declare_parameter(spec.name, spec.default, ParameterDescriptor()).value
+        except (InvalidParameterValueException, InvalidParameterTypeException) as err:
+            # rclpy refused the start-up value against the range or the type. Say why in
+            # Ghost's words: the refused parameter is left undeclared, so declaring it without
+            # the range, of any type, reads the value it was given.
+            value = self.declare_parameter(spec.name, spec.default,
+                                           ParameterDescriptor(dynamic_typing=True)).value
             raise ValueError(self._check(spec.name, value) or str(err)) from None
 
     def param(self, name: str) -> Any:
@@ -308,7 +310,22 @@ def _report_a_stuck_stop(budget_s: float) -> None:
     faulthandler.dump_traceback_later(budget_s, exit=False)
 
 
-def _drain(executor: Executor, nodes: Sequence[Node]) -> None:
+def _spinner(executor: Executor, name: str) -> Callable[[float], None]:
+    """``spin(timeout_s)``: process what is ready (a callback at least, or until the timeout).
+
+    The EventsExecutor ('events') stays in its C++ loop for the whole timeout (the future
+    nobody completes is new each time, so no done-callback piles up on it): its ``spin_once``
+    comes back to Python after every callback, which costs about 17 us of CPU a message
+    (docs/performance.md). The SingleThreadedExecutor's ``spin_until_future_complete`` is a
+    Python loop over ``spin_once`` with more checks, so it runs ``spin_once``.
+    """
+    if name == 'events':
+        return lambda timeout_s: executor.spin_until_future_complete(Future(),
+                                                                     timeout_sec=timeout_s)
+    return lambda timeout_s: executor.spin_once(timeout_sec=timeout_s)
+
+
+def _drain(spin: Callable[[float], None], nodes: Sequence[Node]) -> None:
     """Tell the Ghost nodes to stop, and keep processing for the longest ``DRAIN_S``."""
     ghost_nodes = [node for node in nodes if isinstance(node, GhostNode)]
     drain_s = max((node.DRAIN_S for node in ghost_nodes), default=0.0)
@@ -317,7 +334,32 @@ def _drain(executor: Executor, nodes: Sequence[Node]) -> None:
         node.on_shutdown_requested()
     deadline = time.monotonic() + drain_s
     while rclpy.ok() and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=min(0.05, drain_s))
+        spin(min(0.05, drain_s))
+
+
+def executor_class(name: str) -> Callable[[], Executor]:
+    """The rclpy executor an ``executor`` parameter value names (``node_parameters.EXECUTORS``).
+
+    'events': rclpy's EventsExecutor (``rclpy.experimental``, Jazzy), which dispatches from
+    middleware events; 'single_threaded': the SingleThreadedExecutor, which rebuilds its wait
+    set on every spin.
+    """
+    if name == 'events':
+        from rclpy.experimental.events_executor import EventsExecutor
+
+        return EventsExecutor
+    if name == 'single_threaded':
+        return SingleThreadedExecutor
+    raise ValueError(f'unknown executor {name!r}')
+
+
+def _process_executor(nodes: Sequence[Node]) -> str:
+    """The executor the nodes' ``executor`` parameter names (they must agree)."""
+    chosen = {node.param('executor') for node in nodes if isinstance(node, GhostNode)}
+    if len(chosen) > 1:
+        raise ValueError(f'parameter executor: the nodes of one process spin one executor, '
+                         f'got {sorted(chosen)}')
+    return chosen.pop() if chosen else DEFAULT_EXECUTOR
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
@@ -326,9 +368,11 @@ def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None
 
 
 def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | None = None,
-              executor_factory: Callable[[], Executor] = SingleThreadedExecutor,
               bus: IntraProcessBus | None = None) -> None:
     """Run nodes on one executor until SIGINT/SIGTERM, then drain them and shut down.
+
+    The executor is the one the nodes' ``executor`` parameter names, read once they are built
+    (``executor_class``; a process of nodes that disagree does not start).
 
     rclpy's own signal handler would shut the context down at once, dropping whatever is in
     flight; this one only asks to stop: each node gets ``on_shutdown_requested()``, they keep
@@ -352,24 +396,29 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     nodes: list[Node] = []
+    executor_name: str | None = None
     try:
         for factory in node_factories:
             nodes.append(factory())
+        executor_name = _process_executor(nodes)
         if bus is not None:
             bus.connect()
-        executor = executor_factory()
+        executor = executor_class(executor_name)()
         for node in nodes:
             executor.add_node(node)
+        spin = _spinner(executor, executor_name)
         while not requested and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
-        _drain(executor, nodes)
+            spin(0.1)
+        _drain(spin, nodes)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ValueError as err:
         # Bad configuration: one line, no traceback.
         print(f'error: {err}', file=sys.stderr)
-        if len(nodes) < len(node_factories):
-            sys.exit(2)  # a node refused its start-up values; the others go in finally
+        if len(nodes) < len(node_factories) or executor_name is None:
+            # A node refused its start-up values (the others go in finally), or the nodes
+            # named different executors.
+            sys.exit(2)
         raise
     finally:
         # Nothing cuts the teardown short any more: it is bounded, and SIGKILL still works.

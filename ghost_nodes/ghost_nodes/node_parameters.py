@@ -31,8 +31,20 @@ from ghost_core.parameters import (
 from ghost_core.prediction import DEFAULT_MAX_OBSERVATION_LAG_NS, DEFAULT_UNMEASURED_VARIANCE_M2
 from ghost_core.profiles import ACCURACY_PROFILES, DEFAULT_PROFILE
 
-__all__ = ['COMMON_PARAMS', 'GATE_NODE_MODES', 'NO_COVARIANCE_CHOICES', 'PARAMETERS',
-           'SOURCE_PARAMS']
+__all__ = ['AGENT_EXECUTOR', 'COMMON_PARAMS', 'DEFAULT_EXECUTOR', 'EXECUTORS', 'GATE_NODE_MODES',
+           'NO_COVARIANCE_CHOICES', 'PARAMETERS', 'SOURCE_PARAMS']
+
+#: The executors a Ghost process can spin: rclpy's SingleThreadedExecutor, or its
+#: EventsExecutor (``rclpy.experimental``, Jazzy). Every node's ``executor`` parameter,
+#: ``ghost_agent --executor``, ``ghost_run --executor`` and launch ``executor:=`` take these.
+EXECUTORS = ('single_threaded', 'events')
+#: What a node spins unless told (its ``executor`` parameter's default): rclpy's own default.
+DEFAULT_EXECUTOR = 'single_threaded'
+#: What ghost_run, the launch file and ghost_agent give the agent's nodes (IN_PROCESS_NODES)
+#: unless told, in one process or each in its own: the SingleThreadedExecutor rebuilds its
+#: wait set in Python on every spin, which costs latency at every rate and keeps one process
+#: below 500 Hz (docs/performance.md, "Closed loop").
+AGENT_EXECUTOR = 'events'
 
 COMMON_PARAMS = (
     ParamSpec('graph_status', False,
@@ -40,7 +52,14 @@ COMMON_PARAMS = (
               'player that waits for the whole graph before its first message (the graph turns '
               'it on when one runs: closed_loop_graph, launch graph_status:=auto).',
               read_only=True),
+    ParamSpec('executor', DEFAULT_EXECUTOR, "The executor this node's process spins: "
+              "'single_threaded' (rclpy's SingleThreadedExecutor) or 'events' (rclpy's "
+              'experimental EventsExecutor). ghost_run and the launch file set it on the '
+              "agent's six nodes, the monitor, the bridge and the gate: 'events' unless "
+              '--executor / executor:= says otherwise. In ghost_agent, every node gets the '
+              "process's --executor.", (one_of(EXECUTORS),), read_only=True),
 )
+
 
 #: The parameters every source (scenario, input player, PX4 log player) declares.
 SOURCE_PARAMS = (

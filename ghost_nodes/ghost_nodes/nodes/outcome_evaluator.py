@@ -16,7 +16,7 @@ from ghost_core.contracts import (
 from ghost_core.prediction import (
     outcome_for_cycle,
 )
-from ghost_core.ros_inputs import time_ns
+from ghost_core.ros_inputs import observation_of, time_ns
 from ghost_core.samples import Observation
 from ghost_core.sequencing import CycleInputs, OutcomeSequencer
 from ghost_core.wire import parse_forward_prediction
@@ -80,14 +80,9 @@ class OutcomeEvaluatorNode(GhostNode):
 
     def _on_observation(self, msg: PoseWithCovarianceStamped) -> None:
         self._last_input = time.monotonic()
-        if not self._observations.accept(time_ns(msg.header.stamp)):
-            return
-        p = msg.pose.pose.position
-        cov = [float(v) for v in msg.pose.covariance]
-        observation = Observation(time_ns(msg.header.stamp), msg.header.frame_id,
-                                  (float(p.x), float(p.y), float(p.z)),
-                                  tuple(cov[r * 6 + c] for r in range(3) for c in range(3)))
-        self._publish(self._sequencer.on_observation(time_ns(msg.header.stamp), observation))
+        stamp = time_ns(msg.header.stamp)
+        if self._observations.accept(stamp):
+            self._publish(self._sequencer.on_observation(stamp, observation_of(msg)))
 
     def _publish(self, cycles: list[CycleInputs[ForwardPredictionContract, Observation]]) -> None:
         if self._sequencer.late > self._late_reported:
