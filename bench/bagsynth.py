@@ -1,23 +1,42 @@
-"""Write large, valid ghost bags fast: real loop cycles, re-stamped and re-hashed.
+"""Write large, valid ghost bags fast: a recorded run's inputs and messages, re-stamped.
 
-The pure agent (ghost_core's pipeline, i.e. ghost_core.loop for calibrate/decide/emit) flies
-two back-to-back drift-then-recovery flights of ``FLIGHT_CYCLES`` cycles each. A bag starts with
-the first flight (the calibration history starts empty, as on a real run) and then repeats the
-second one, whose start carries the history the previous flight left: repetition ``k`` is the
-second flight shifted by ``k`` flight lengths (a whole number of seconds, so only the ``sec``
-fields change), exactly what the agent would publish if the flights went on. Each message is
-serialised once with GhostBagWriter.serialize(); per cycle only the stamps and the content
-addresses that depend on them are patched into the CDR bytes, the hashes being recomputed from
-the canonical JSON with the new stamps. So the bag verifies like a recorded one: every check of
-verify_all holds, both preconditions are covered, every chain link verifies.
+Each cycle is recorded as Ghost's recorder records a run (``ghost_run``; ``ghost_replay``):
+the inputs the agent received, in the order the scenario node publishes them (the vehicle
+status on /vehicle_status, the fix on /observations, the belief on /state/nav: the messages
+``ghost_nodes.scenario_messages`` builds), then the six Ghost messages of the cycle its belief
+finished. ``manifest.json`` holds the run configuration (the scenario's PipelineConfig and the
+input topic names, as ``ghost.bringup`` gives the recorder) and every topic's count and chain
+(unsigned, as ghost_run writes it without --signing-key). So ``verify_all`` re-derives every
+cycle from the bag's inputs (``ghost_verify.rederive``) and finds exactly what is recorded;
+RECOVERY-v1 is judged from the same inputs. ``--no-inputs`` writes the earlier bag instead:
+the Ghost messages only, no inputs and no manifest (the re-derivation is then not possible).
 
-    python bench/bagsynth.py 100000 /tmp/bag100k
+The agent is the pure pipeline fed by ``ghost_core.rederive.Replay`` (idle flush on, as the
+re-derivation runs it), on the inputs converted back from their recorded messages by
+``ghost_core.ros_inputs`` (as the nodes and the re-derivation convert them), at their log
+times. It flies back-to-back drift-then-recovery flights of ``FLIGHT_CYCLES`` cycles. A bag
+starts with the first flight (the calibration history starts empty, as on a real run) and then
+repeats the second one: repetition ``k`` is the second flight shifted by ``k`` flight lengths
+(a whole number of seconds, so only the ``sec`` fields change). That is what the agent
+computes if the flights go on, because the agent only ever uses stamp differences and its
+state at the start of every flight after the first is the same (the second flight's history
+window, hysteresis and predictor forget the first flight). Both are checked at every
+generation: the agent is run over ``CHECKED_FLIGHTS`` flights and the bytes the templates give
+for the later ones must equal what it computed (the bag is not written otherwise).
+
+Each message is serialised once with GhostBagWriter.serialize(); per cycle only the stamps and
+the content addresses that depend on them are patched into the CDR bytes, the hashes being
+recomputed from the canonical JSON with the new stamps. So the bag verifies like a recorded
+one: every check of verify_all holds, both preconditions are covered, every chain link
+verifies, every cycle is re-derived.
+
+    python bench/bagsynth.py 100000 /tmp/bag100k [--no-inputs]
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 import functools
 import hashlib
@@ -28,60 +47,201 @@ import shutil
 import struct
 import sys
 import time
+from types import SimpleNamespace
 from typing import Any
 
 from benchlib import CACHE_DIR, MSG_DIR
 
+from ghost_bag.manifest import (
+    bag_file_digests,
+    JsonValue,
+    ManifestBuilder,
+    software_versions,
+    write_manifest,
+)
 from ghost_bag.write import ghost_typestore, GhostBagWriter
+from ghost_core.graph import GHOST_TOPICS, INPUT_TOPICS, VEHICLE_STATUS_TOPIC, VEHICLE_STATUS_TYPE
 from ghost_core.hashing import canonical_json, content_address
-from ghost_core.pipeline import CycleTrace, run_pipeline
-from ghost_core.scenarios import generate_scenario
-from ghost_core.wire import to_msg_dict
+from ghost_core.pipeline import CycleTrace, PipelineConfig
+from ghost_core.rederive import MESSAGE_KINDS, Replay, TimedInput, trace_messages, TYPE_NAMES
+from ghost_core.ros_inputs import belief_sample, observation_of
+from ghost_core.samples import BeliefSample, Observation
+from ghost_core.scenarios import generate_scenario, Scenario, ScenarioCycle
+from ghost_core.wire import ns_to_stamp, parse_vehicle_status, to_msg_dict
 
-__all__ = ['GENERATOR_VERSION', 'FLIGHT_CYCLES', 'cached_bag', 'write_bag']
+__all__ = ['CHECKED_FLIGHTS', 'GENERATOR_VERSION', 'FLIGHT_CYCLES', 'cached_bag',
+           'flight_traces', 'messages_per_cycle', 'run_config', 'write_bag']
 
 #: Bumped whenever the generated bytes change, so that cached bags are rebuilt.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 FLIGHT_CYCLES = 50
 PERIOD_NS = 100_000_000
 #: A flight spans a whole number of seconds: shifting it changes only the `sec` fields.
 FLIGHT_SECONDS = FLIGHT_CYCLES * PERIOD_NS // 1_000_000_000
 assert FLIGHT_CYCLES * PERIOD_NS % 1_000_000_000 == 0
+#: The agent is run over this many flights; the templates (the first two) must give the rest.
+CHECKED_FLIGHTS = 4
+#: Log times: the n-th message a cycle records is logged n µs after the cycle stamp.
+LOG_STEP_NS = 1000
 
-# Topic, type and role of the six ghost messages of a cycle, in the order a recorder sees them.
-_TOPICS = (
-    ('raw', '/self_assessment', 'ghost_interfaces/msg/BeliefSelfAssessment'),
-    ('prediction', '/predictions', 'ghost_interfaces/msg/ForwardPrediction'),
-    ('outcome', '/prediction_outcomes', 'ghost_interfaces/msg/PredictionOutcome'),
-    ('calibrated', '/self_assessment/calibrated',
-     'ghost_interfaces/msg/CalibratedSelfAssessment'),
-    ('rationale', '/decisions', 'ghost_interfaces/msg/DecisionRationale'),
-    ('actuation', '/actuations', 'ghost_interfaces/msg/ActionEmission'),
-)
+_STATE_TOPIC, _OBSERVATIONS_TOPIC = '/state/nav', '/observations'
+_STATE_TYPE, _OBSERVATION_TYPE = INPUT_TOPICS[_STATE_TOPIC], INPUT_TOPICS[_OBSERVATIONS_TOPIC]
+_TOPIC_OF_TYPE = {type_name: topic for topic, type_name in GHOST_TOPICS.items()}
+#: Each Ghost stream's topic (MESSAGE_KINDS order: the order a recorder sees them).
+_GHOST_TOPIC = {kind: _TOPIC_OF_TYPE[TYPE_NAMES[kind]] for kind in MESSAGE_KINDS}
+_INPUT_ROLES = ('status', 'fix', 'belief')
 # Which content address each hash field holds (SPEC section 4).
 _HASH_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = {
-    'calibrated': (('raw_assessment_sha256', 'raw'),),
-    'rationale': (('self_assessment_sha256', 'raw'),
+    'calibrated': (('raw_assessment_sha256', 'raw_assessment'),),
+    'rationale': (('self_assessment_sha256', 'raw_assessment'),
                   ('calibrated_assessment_sha256', 'calibrated')),
     'actuation': (('rationale_sha256', 'rationale'),),
 }
 # The roles whose content address another message cites.
-_CITED = ('raw', 'calibrated', 'rationale')
+_CITED = ('raw_assessment', 'calibrated', 'rationale')
+
+
+def _scenario() -> Scenario:
+    return generate_scenario('drift_then_recovery', cycles=FLIGHT_CYCLES, period_ns=PERIOD_NS)
+
+
+def _pipeline_config() -> PipelineConfig:
+    """The configuration the agent flies the bench's flights with (the scenario's)."""
+    return _scenario().parameters.pipeline_config()
+
+
+def run_config() -> dict[str, JsonValue]:
+    """The run configuration the recorder records in manifest.json (ghost.bringup's).
+
+    The agent's whole configuration and the names the inputs are recorded under, so that
+    ``verify_all`` re-runs the agent from them without guessing.
+    """
+    document = {**_pipeline_config().to_dict(),
+                'input_topics': {'state': _STATE_TOPIC, 'observations': _OBSERVATIONS_TOPIC}}
+    loaded: dict[str, JsonValue] = json.loads(json.dumps(document, sort_keys=True))
+    return loaded
+
+
+def messages_per_cycle(inputs: bool = True) -> int:
+    """How many messages a cycle of a generated bag records."""
+    cycle = _scenario().cycles[0]
+    return len(MESSAGE_KINDS) + (len(_input_messages(cycle, 0)) if inputs else 0)
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """One recorded message of a cycle: its role, topic, type and SPEC section 4 dict."""
+
+    role: str
+    topic: str
+    type_name: str
+    msg: dict[str, Any]
+
+
+def _odometry(belief: BeliefSample) -> dict[str, Any]:
+    """The nav_msgs/Odometry the scenario node publishes (ghost_nodes.scenario_messages)."""
+    x, y, z = belief.position
+    qx, qy, qz, qw = belief.orientation_xyzw
+    vx, vy, vz = belief.velocity
+    return {
+        'header': {'stamp': ns_to_stamp(belief.stamp_ns), 'frame_id': belief.frame_id},
+        'child_frame_id': 'base_link',
+        'pose': {'pose': {'position': {'x': x, 'y': y, 'z': z},
+                          'orientation': {'x': qx, 'y': qy, 'z': qz, 'w': qw}},
+                 'covariance': [float(v) for v in belief.pose_covariance]},
+        'twist': {'twist': {'linear': {'x': vx, 'y': vy, 'z': vz},
+                            'angular': {'x': 0.0, 'y': 0.0, 'z': 0.0}},
+                  'covariance': [float(v) for v in belief.twist_covariance]},
+    }
+
+
+def _pose(fix: Observation) -> dict[str, Any]:
+    """The geometry_msgs/PoseWithCovarianceStamped of a fix (its 3x3 block; no orientation)."""
+    x, y, z = fix.position
+    cov = [0.0] * 36
+    for i in range(3):
+        for j in range(3):
+            cov[i * 6 + j] = float(fix.covariance[i * 3 + j])
+    return {
+        'header': {'stamp': ns_to_stamp(fix.stamp_ns), 'frame_id': fix.frame_id},
+        'pose': {'pose': {'position': {'x': x, 'y': y, 'z': z},
+                          'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0, 'w': 1.0}},
+                 'covariance': cov},
+    }
+
+
+def _input_messages(cycle: ScenarioCycle, shift_ns: int) -> list[_Recorded]:
+    """A cycle's inputs as the scenario node publishes them: status, fix (if any), belief."""
+    stamp = cycle.stamp_ns + shift_ns
+    out = [_Recorded('status', VEHICLE_STATUS_TOPIC, VEHICLE_STATUS_TYPE,
+                     to_msg_dict(replace(cycle.vehicle, stamp_ns=stamp)))]
+    if cycle.observation is not None:
+        out.append(_Recorded('fix', _OBSERVATIONS_TOPIC, _OBSERVATION_TYPE,
+                             _pose(replace(cycle.observation, stamp_ns=stamp))))
+    out.append(_Recorded('belief', _STATE_TOPIC, _STATE_TYPE,
+                         _odometry(replace(cycle.belief, stamp_ns=stamp))))
+    return out
+
+
+def _attributes(value: Any) -> Any:
+    """A message dict as an attribute object (what a message decoded from a bag looks like)."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{key: _attributes(item) for key, item in value.items()})
+    return value
+
+
+def _sample(message: _Recorded) -> Any:
+    """What the agent takes from a recorded input (ghost_bag.recorded_inputs' conversion)."""
+    if message.role == 'status':
+        return parse_vehicle_status(message.msg)
+    if message.role == 'belief':
+        return belief_sample(_attributes(message.msg))
+    return observation_of(_attributes(message.msg))
+
+
+def _log_time_ns(stamp_ns: int, position: int) -> int:
+    # As a recorder sees them: just after the cycle stamp, in order.
+    return stamp_ns + LOG_STEP_NS * (position + 1)
 
 
 @functools.cache
+def _run(flights: int) -> tuple[tuple[tuple[_Recorded, ...], ...], tuple[CycleTrace, ...]]:
+    """`flights` back-to-back flights recorded: each cycle's messages, and the agent's cycles.
+
+    The agent is fed each input at its log time; the Ghost messages of a cycle follow the
+    input that finished it (its belief: the fix comes first).
+    """
+    scenario = _scenario()
+    replay = Replay(_pipeline_config(), idle_flush=True)
+    cycles: list[tuple[_Recorded, ...]] = []
+    traces: list[CycleTrace] = []
+    flight_ns = FLIGHT_SECONDS * 1_000_000_000
+    for flight in range(flights):
+        for cycle in scenario.cycles:
+            stamp = cycle.stamp_ns + flight * flight_ns
+            recorded: list[_Recorded] = []
+            for message in _input_messages(cycle, flight * flight_ns):
+                log = _log_time_ns(stamp, len(recorded))
+                recorded.append(message)
+                for trace in replay.feed(TimedInput(log, _sample(message))):
+                    if trace.stamp_ns != stamp:
+                        raise AssertionError(f'cycle {trace.stamp_ns} finished by an input of '
+                                             f'cycle {stamp}: the templates assume its own')
+                    traces.append(trace)
+                    recorded += [_Recorded(kind, _GHOST_TOPIC[kind], TYPE_NAMES[kind], msg)
+                                 for kind, msg in trace_messages(trace)]
+            cycles.append(tuple(recorded))
+    return tuple(cycles), tuple(traces)
+
+
 def flight_traces() -> tuple[CycleTrace, ...]:
     """Return the two back-to-back drift-then-recovery flights (2 * FLIGHT_CYCLES cycles).
 
     The second flight starts with the history the first left behind, exactly as every later
-    repetition would, so repeating it continues a real, periodic run (drift, detection,
+    repetition does, so repeating it continues a real, periodic run (drift, detection,
     recovery).
     """
-    scenario = generate_scenario('drift_then_recovery', cycles=FLIGHT_CYCLES, period_ns=PERIOD_NS)
-    shift = FLIGHT_CYCLES * PERIOD_NS
-    inputs = list(scenario.inputs())
-    second = [replace(item, stamp_ns=item.stamp_ns + shift) for item in inputs]
-    return run_pipeline(inputs + second, scenario.parameters.pipeline_config())
+    return _run(2)[1]
 
 
 @dataclass(frozen=True)
@@ -181,31 +341,40 @@ def _json_text(template: _Template, shift_s: int, hashes: Mapping[str, str]) -> 
 
 
 class FlightTemplates:
-    """Both flights' messages as patchable templates; ``cycle(i)`` yields cycle i's."""
+    """Both flights' messages as patchable templates; ``cycle(i)`` yields cycle i's.
 
-    def __init__(self, writer: GhostBagWriter) -> None:
-        traces = flight_traces()
-        self.templates: list[list[_Template]] = []
-        for trace in traces:
-            messages = {'raw': trace.raw, 'prediction': trace.prediction,
-                        'outcome': trace.outcome, 'calibrated': trace.calibrated,
-                        'rationale': trace.rationale, 'actuation': trace.emission}
-            cycle = []
-            for role, topic, type_name in _TOPICS:
-                contract = messages[role]
-                if contract is None:
-                    continue
-                cycle.append(_template(writer, role, topic, type_name, to_msg_dict(contract)))
-            self.templates.append(cycle)
-        self.stamps = [trace.stamp_ns for trace in traces]
+    With `inputs` False, each cycle holds its six Ghost messages only (the input-free bag).
+    """
+
+    def __init__(self, writer: GhostBagWriter, *, inputs: bool = True) -> None:
+        recorded, traces = _run(CHECKED_FLIGHTS)
+        cycles = [[message for message in cycle if inputs or message.role not in _INPUT_ROLES]
+                  for cycle in recorded]
+        self.templates: list[list[_Template]] = [
+            [_template(writer, m.role, m.topic, m.type_name, m.msg) for m in cycle]
+            for cycle in cycles[:2 * FLIGHT_CYCLES]]
+        self.stamps = [trace.stamp_ns for trace in traces[:2 * FLIGHT_CYCLES]]
+        #: Every (topic, type) a cycle records, in the order first written.
+        self.topics: tuple[tuple[str, str], ...] = tuple(dict.fromkeys(
+            (t.topic, t.type_name) for cycle in self.templates for t in cycle))
         # Sanity: re-hashed from the templates, the loop's own content addresses come back.
-        for trace, cycle in zip(traces, self.templates, strict=True):
+        for trace, cycle in zip(traces, self.templates, strict=False):
             hashes = self._hashes(cycle, 0)
-            assert hashes['raw'] == content_address(to_msg_dict(trace.raw))
+            assert hashes['raw_assessment'] == content_address(to_msg_dict(trace.raw))
             assert hashes['calibrated'] == content_address(to_msg_dict(trace.calibrated))
             assert hashes['rationale'] == trace.emission.rationale_sha256
+        # The repetition is what the agent computes: the later flights it flew, byte for byte.
+        for index in range(2 * FLIGHT_CYCLES, len(cycles)):
+            stamp = traces[index].stamp_ns
+            computed = [(m.topic, m.type_name, writer.serialize(m.type_name, m.msg),
+                         _log_time_ns(stamp, position))
+                        for position, m in enumerate(cycles[index])]
+            if list(self.cycle(index)) != computed:
+                raise AssertionError(
+                    f'cycle {index} (flight {index // FLIGHT_CYCLES}) is not the second flight '
+                    'shifted: the agent is not periodic over flights, repetition is invalid')
 
-    def _hashes(self, cycle: list[_Template], shift_s: int) -> dict[str, str]:
+    def _hashes(self, cycle: Sequence[_Template], shift_s: int) -> dict[str, str]:
         hashes: dict[str, str] = {}
         for template in cycle:
             if template.role not in _CITED:
@@ -233,37 +402,60 @@ class FlightTemplates:
             if template.role in _CITED:
                 hashes[template.role] = hashlib.sha256(
                     _json_text(template, shift_s, hashes).encode('utf-8')).hexdigest()
-            # Log times as a recorder would see them: just after the cycle stamp, in order.
-            yield template.topic, template.type_name, bytes(data), stamp_ns + 1000 * (order + 1)
+            yield template.topic, template.type_name, bytes(data), _log_time_ns(stamp_ns, order)
 
 
-def write_bag(path: Path, cycles: int) -> Path:
-    """Write a bag of `cycles` cycles (6 ghost messages each) at `path` (a new directory)."""
+def write_bag(path: Path, cycles: int, *, inputs: bool = False) -> Path:
+    """Write a bag of `cycles` cycles at `path` (a new directory).
+
+    With `inputs` (what the benchmark's bags are: ``cached_bag`` and the command line), as
+    Ghost's recorder records a run: each cycle's inputs and six Ghost messages, and
+    manifest.json with the run configuration. Without, the six Ghost messages of each cycle
+    only, and no manifest: the default, because bench/codegen.py times the verifier's
+    decoders of the Ghost channels on it (the inputs are not read with them).
+    """
+    builder = (ManifestBuilder(run_config(), {**software_versions(),
+                                              'bagsynth': f'v{GENERATOR_VERSION}'})
+               if inputs else None)
     with GhostBagWriter(path, typestore=ghost_typestore(MSG_DIR)) as writer:
-        flights = FlightTemplates(writer)
-        for _role, topic, type_name in _TOPICS:
+        flights = FlightTemplates(writer, inputs=inputs)
+        for topic, type_name in flights.topics:
             writer.add_topic(topic, type_name)
+            if builder is not None:
+                builder.add_topic(topic, type_name)
         write = writer.write
-        for index in range(cycles):
-            for topic, type_name, data, log_time_ns in flights.cycle(index):
-                write(topic, type_name, data, log_time_ns)
+        if builder is None:
+            for index in range(cycles):
+                for topic, type_name, data, log_time_ns in flights.cycle(index):
+                    write(topic, type_name, data, log_time_ns)
+        else:
+            chains = builder.topics
+            for index in range(cycles):
+                for topic, type_name, data, log_time_ns in flights.cycle(index):
+                    write(topic, type_name, data, log_time_ns)
+                    chains[topic].update(log_time_ns, data)
+    if builder is not None:
+        write_manifest(path, builder.document(bag_file_digests(path)))
     return path
 
 
-def _cache_key() -> str:
-    """What a cached bag depends on: the generator and the message definitions."""
-    digest = hashlib.sha256(f'v{GENERATOR_VERSION}:{FLIGHT_CYCLES}:{PERIOD_NS}'.encode())
+def _cache_key(inputs: bool) -> str:
+    """What a cached bag depends on: the generator, its options and the message definitions."""
+    digest = hashlib.sha256(f'v{GENERATOR_VERSION}:{FLIGHT_CYCLES}:{PERIOD_NS}:'
+                            f'{"inputs" if inputs else "no-inputs"}'.encode())
     for msg in sorted(MSG_DIR.glob('*.msg')):
         digest.update(msg.name.encode() + msg.read_bytes())
     return digest.hexdigest()[:12]
 
 
-def cached_bag(cycles: int, cache_dir: Path = CACHE_DIR) -> tuple[Path, float | None]:
+def cached_bag(cycles: int, cache_dir: Path = CACHE_DIR, *,
+               inputs: bool = True) -> tuple[Path, float | None]:
     """Return a bag of `cycles` cycles from the cache, writing it first if needed.
 
     Also returns the seconds spent writing it (None when it came from the cache).
     """
-    bag = cache_dir / 'bags' / f'ghost-{cycles}-{_cache_key()}'
+    name = f'ghost-{cycles}-{_cache_key(inputs)}' + ('' if inputs else '-no-inputs')
+    bag = cache_dir / 'bags' / name
     done = bag / '.complete'
     if done.is_file():
         return bag, None
@@ -271,7 +463,7 @@ def cached_bag(cycles: int, cache_dir: Path = CACHE_DIR) -> tuple[Path, float | 
         shutil.rmtree(bag)
     bag.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    write_bag(bag, cycles)
+    write_bag(bag, cycles, inputs=inputs)
     elapsed = time.perf_counter() - start
     done.write_text(f'{cycles} cycles written in {elapsed:.1f} s\n')
     return bag, elapsed
@@ -283,13 +475,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('cycles', type=int)
     parser.add_argument('output', type=Path, nargs='?',
                         help='bag directory to create (default: the cache, bench/.cache)')
+    parser.add_argument('--no-inputs', dest='inputs', action='store_false',
+                        help='the Ghost messages only: no inputs, no manifest.json (the '
+                             're-derivation is then not possible)')
     args = parser.parse_args(argv)
     start = time.perf_counter()
     if args.output is None:
-        bag, _ = cached_bag(args.cycles)
+        bag, _ = cached_bag(args.cycles, inputs=args.inputs)
     else:
-        bag = write_bag(args.output, args.cycles)
-    print(f'{bag}: {args.cycles} cycles in {time.perf_counter() - start:.1f} s')
+        bag = write_bag(args.output, args.cycles, inputs=args.inputs)
+    elapsed = time.perf_counter() - start
+    print(f'{bag}: {args.cycles} cycles in {elapsed:.1f} s '
+          f'({1e6 * elapsed / max(args.cycles, 1):.1f} µs/cycle)')
     return 0
 
 

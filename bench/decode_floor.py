@@ -10,11 +10,14 @@ Two well-kept decoders, both driven by the schemas embedded in the bag (as the v
 Two more decode passes, for reference (not floors, see docs/performance.md):
 
 - ``ghost_verify``: mcap's streaming record reader and the verifier's own decoder
-  (``ghost_verify.cdr``: generated from the embedded schemas, straight to message dicts);
+  (``ghost_bag.cdr``: generated from the embedded schemas, straight to message dicts);
 - ``rclpy``: ROS 2's own C type support (``rclpy.serialization.deserialize_message``), which
   needs the message packages built and installed, so a verifier of the bag alone cannot use.
 
-Prints one JSON line: decoder, messages decoded, seconds spent in the pass.
+Every message of the bag is decoded, whatever its topic: the Ghost messages and the inputs
+(/state/nav, /observations, /vehicle_status), which verify_all also reads (its re-derivation
+and RECOVERY-v1). Prints one JSON line: decoder, messages decoded, seconds spent in the pass,
+and the bag's message count per topic (from metadata.yaml, read after the timed pass).
 
     python bench/decode_floor.py BAG --decoder rosbags
 """
@@ -30,7 +33,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ['DECODERS', 'FLOOR_DECODERS', 'decode_all', 'main']
+__all__ = ['DECODERS', 'FLOOR_DECODERS', 'bag_topics', 'decode_all', 'main']
 
 
 def _mcap_files(bag: Path) -> list[Path]:
@@ -41,6 +44,17 @@ def _mcap_files(bag: Path) -> list[Path]:
 
     info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     return [bag / name for name in info['relative_file_paths']]
+
+
+def bag_topics(bag: Path) -> dict[str, int]:
+    """The bag's message count per topic, as its metadata.yaml lists them ({} for a file)."""
+    if bag.is_file():
+        return {}
+    import yaml
+
+    info = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    return {entry['topic_metadata']['name']: int(entry['message_count'])
+            for entry in info.get('topics_with_message_count', [])}
 
 
 def decode_rosbags(bag: Path) -> int:
@@ -98,8 +112,8 @@ def _mcap_messages(bag: Path, decoder_for: Callable[[Any], Callable[[bytes], Any
 
 
 def decode_ghost_verify(bag: Path) -> int:
-    """Decode every message with the verifier's own decoder (ghost_verify.cdr), to dicts."""
-    from ghost_verify.cdr import compile_decoder
+    """Decode every message with the verifier's own decoder (ghost_bag.cdr), to dicts."""
+    from ghost_bag.cdr import compile_decoder
 
     return _mcap_messages(bag, lambda schema: compile_decoder(schema.name,
                                                               schema.data.decode()))
@@ -142,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--decoder', choices=sorted(DECODERS), default='rosbags')
     args = parser.parse_args(argv)
     count, seconds = decode_all(args.bag, args.decoder)
-    print(json.dumps({'decoder': args.decoder, 'messages': count, 'seconds': seconds}))
+    print(json.dumps({'decoder': args.decoder, 'messages': count, 'seconds': seconds,
+                      'topics': bag_topics(args.bag)}))
     return 0
 
 

@@ -1,17 +1,22 @@
 """Verifier benchmark: verify_all on bags of growing size vs a decode-only floor, and fleets.
 
-Per bag size (cycles of 6 ghost messages, written by bench/bagsynth.py with GhostBagWriter and
-cached under bench/.cache): the wall time and peak RSS of the combined verifier
-(``verify_all BAG`` as a child process; its own rusage from wait4), of ``verify_all BAG --jobs
-N`` (the bag cut into N parts, one process each; sizes up to --jobs-max-cycles) and of the
-floor, a child that only reads and decodes every message of the same bag with the faster of
-two well-kept decoders (bench/decode_floor.py; both are timed on the 1e4-cycle bag, or the
-largest below it, and the faster is used at every size). Then the time ratios to the floor
-and how time and memory grow with size.
+Per bag size (cycles recorded as a run records them: the inputs, /vehicle_status,
+/observations and /state/nav, then the six Ghost messages, with manifest.json; written by
+bench/bagsynth.py with GhostBagWriter and cached under bench/.cache; --no-inputs: the six Ghost
+messages only): the wall time and peak RSS of the combined verifier (``verify_all BAG`` as a
+child process; its own rusage from wait4), of ``verify_all BAG --jobs N`` (the bag cut into N
+parts, one process each; sizes up to --jobs-max-cycles) and of the floor, a child that only
+reads and decodes every message of the same bag, the inputs included, with the faster of two
+well-kept decoders (bench/decode_floor.py; both are timed on the 1e4-cycle bag, or the largest
+below it, and the faster is used at every size). Then the time ratios to the floor and how
+time and memory grow with size. A run holds when verify_all exits 0, its chain covers every
+cycle and (on a bag with inputs) its re-derivation from the inputs re-derived every cycle
+exactly: the re-derivation's verdict and cycles are printed and kept per size.
 
 On that trial bag it also times, for reference, the verifier's own decoder and rclpy's C type
 support (decode passes that are not floors, see docs/performance.md), and where verify_all's
-time goes (bench/verify_parts.py: the reading pass, then each checker alone).
+time goes (bench/verify_parts.py: the reading pass, each checker alone, RECOVERY-v1's read of
+the inputs, and the re-derivation).
 
 Fleet: ``verify_all BAG ... --jobs W`` on --fleet-bags copies of the --fleet-cycles bag, for
 each W of --fleet-workers, then ``--scheduler`` on a Dask LocalCluster of each size of
@@ -33,7 +38,7 @@ import sys
 import tempfile
 from typing import Any
 
-from bagsynth import cached_bag
+from bagsynth import cached_bag, messages_per_cycle
 from benchlib import BENCH_DIR, CACHE_DIR, ChildRun, machine_info, run_measured, write_json
 from decode_floor import DECODERS, FLOOR_DECODERS
 
@@ -51,6 +56,8 @@ DASK_WORKERS = (1, 2)
 SMALL = 10_000
 REPEATS = 3
 _CHAIN = re.compile(r'^chain: (\d+)/(\d+) verified$', re.M)
+_REPLAY = re.compile(r'^replay: .*$', re.M)
+_REPLAY_HOLDS = re.compile(r'^replay: (\d+)/(\d+) messages re-derived exactly \((\d+) cycles')
 
 
 def verifier_argv(*bags: Path | str) -> list[str]:
@@ -76,10 +83,25 @@ def _best(argv: list[str], repeats: int) -> ChildRun:
     return min(runs, key=lambda r: r.wall_s)
 
 
-def _verdict(run: ChildRun, cycles: int) -> tuple[str, list[str]]:
+def replay_of(stdout: str, cycles: int) -> dict[str, Any]:
+    """The re-derivation as verify_all's summary reports it.
+
+    ``line`` (None when verify_all printed none: --no-replay), ``cycles`` re-derived and
+    compared, ``holds``: every compared message re-derived exactly over all `cycles` cycles.
+    """
+    found = _REPLAY.search(stdout)
+    line = None if found is None else found.group(0)
+    exact = None if line is None else _REPLAY_HOLDS.match(line)
+    compared = 0 if exact is None else int(exact.group(3))
+    holds = exact is not None and exact.group(1) == exact.group(2) and compared == cycles
+    return {'line': line, 'cycles': compared, 'holds': holds}
+
+
+def _verdict(run: ChildRun, cycles: int, inputs: bool = True) -> tuple[str, list[str]]:
     """Return 'holds' (or what is wrong) and the verifier's summary lines.
 
-    'holds' means the verifier exited 0 and its chain line covers every cycle of the bag.
+    'holds' means the verifier exited 0, its chain line covers every cycle of the bag and,
+    on a bag with `inputs`, its re-derivation re-derived every cycle exactly.
     """
     lines = [line for line in run.stdout.splitlines() if line.strip()]
     if run.returncode != 0:
@@ -89,12 +111,23 @@ def _verdict(run: ChildRun, cycles: int) -> tuple[str, list[str]]:
     chain = _CHAIN.search(run.stdout)
     if chain is None or chain.group(1) != chain.group(2) or int(chain.group(2)) != cycles:
         return f'chain line missing or short: {chain.group(0) if chain else None}', lines
+    replay = replay_of(run.stdout, cycles)
+    if inputs and not replay['holds']:
+        return f're-derivation short: {replay["line"]}'[:100], lines
     return 'holds', lines
 
 
 def _child(run: ChildRun) -> dict[str, Any]:
     return {'wall_s': run.wall_s, 'cpu_s': run.cpu_s, 'max_rss_bytes': run.max_rss_bytes,
             'returncode': run.returncode}
+
+
+def _floor_messages(run: ChildRun) -> int | None:
+    """How many messages the floor's child decoded (its JSON line), if it said."""
+    try:
+        return int(json.loads(run.stdout)['messages'])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _bag_bytes(bag: Path) -> int:
@@ -162,17 +195,24 @@ def _breakdown(bag: Path) -> dict[str, Any]:
 def run_verifier(sizes: Sequence[int], cache_dir: Path = CACHE_DIR,
                  log: Callable[[str], None] = print, *,
                  jobs: Sequence[int] = DEFAULT_JOBS,
-                 jobs_max_cycles: int = JOBS_MAX_CYCLES) -> dict[str, Any]:
-    """Measure verifier and floor at every size; return the verifier section of the results."""
+                 jobs_max_cycles: int = JOBS_MAX_CYCLES,
+                 inputs: bool = True) -> dict[str, Any]:
+    """Measure verifier and floor at every size; return the verifier section of the results.
+
+    `inputs`: bags that carry the inputs and manifest.json (verify_all re-derives them), or
+    the Ghost messages only (the re-derivation is then not possible).
+    """
     sizes = sorted(sizes)
+    per_cycle = messages_per_cycle(inputs)
     bags: dict[int, Path] = {}
     generated: dict[str, float] = {}
     for cycles in sizes:
-        bag, seconds = cached_bag(cycles, cache_dir)
+        bag, seconds = cached_bag(cycles, cache_dir, inputs=inputs)
         bags[cycles] = bag
         if seconds is not None:
             generated[str(cycles)] = seconds
-            log(f'  wrote the {cycles:,}-cycle bag in {seconds:.1f} s')
+            log(f'  wrote the {cycles:,}-cycle bag in {seconds:.1f} s '
+                f'({1e6 * seconds / cycles:.0f} us/cycle)')
     # Pick the floor's decoder on a mid-size bag.
     trial_size = max([s for s in sizes if s <= SMALL] or sizes[:1])
     trial: dict[str, float] = {}
@@ -198,15 +238,21 @@ def run_verifier(sizes: Sequence[int], cache_dir: Path = CACHE_DIR,
         repeats = REPEATS if cycles <= SMALL else 1
         floor = _best(floor_argv(bag, decoder), repeats)
         verify = _best(verifier_argv(bag), repeats)
-        verdict, summary = _verdict(verify, cycles)
-        row = {
+        verdict, summary = _verdict(verify, cycles, inputs)
+        decoded = _floor_messages(floor)
+        if decoded != cycles * per_cycle:
+            # The floor must decode every message the verifier reads, the inputs included.
+            verdict = f'floor decoded {decoded} messages, not {cycles * per_cycle}'
+        replay = replay_of(verify.stdout, cycles)
+        row: dict[str, Any] = {
             'cycles': cycles,
-            'messages': cycles * 6,
+            'messages': cycles * per_cycle,
             'bag_bytes': _bag_bytes(bag),
             'repeats': repeats,
             'verifier': {**_child(verify), 'cycles_per_s': cycles / verify.wall_s,
-                         'verdict': verdict, 'summary': summary},
-            'floor': {**_child(floor), 'cycles_per_s': cycles / floor.wall_s},
+                         'verdict': verdict, 'replay': replay, 'summary': summary},
+            'floor': {**_child(floor), 'cycles_per_s': cycles / floor.wall_s,
+                      'messages': decoded},
             'ratio_time': verify.wall_s / floor.wall_s,
             'ratio_rss': verify.max_rss_bytes / floor.max_rss_bytes,
             'jobs': {},
@@ -215,16 +261,20 @@ def run_verifier(sizes: Sequence[int], cache_dir: Path = CACHE_DIR,
         log(f'  {cycles:>9,} cycles: verifier {verify.wall_s:7.2f} s '
             f'{verify.max_rss_bytes / 1e6:7.1f} MB ({verdict}); floor {floor.wall_s:6.2f} s '
             f'{floor.max_rss_bytes / 1e6:6.1f} MB; ratio {row["ratio_time"]:.2f}')
+        log(f'  {cycles:>9,} cycles: re-derivation {"ran" if replay["cycles"] else "did not run"}'
+            f' ({replay["cycles"]:,} cycles re-derived): {replay["line"]}')
         for count in jobs if cycles <= jobs_max_cycles else ():
             split = _best([*verifier_argv(bag), '--jobs', str(count)], repeats)
-            split_verdict, _ = _verdict(split, cycles)
+            split_verdict, _ = _verdict(split, cycles, inputs)
             row['jobs'][str(count)] = {
                 **_child(split), 'verdict': split_verdict, 'cycles_per_s': cycles / split.wall_s,
+                'replay': replay_of(split.stdout, cycles),
                 'ratio_time': split.wall_s / floor.wall_s}
             log(f'  {cycles:>9,} cycles: verify_all --jobs {count} {split.wall_s:7.2f} s '
                 f'({split_verdict}); ratio {split.wall_s / floor.wall_s:.2f}')
     return {
-        'config': {'sizes': list(sizes), 'messages_per_cycle': 6, 'repeats_small': REPEATS,
+        'config': {'sizes': list(sizes), 'inputs': inputs, 'messages_per_cycle': per_cycle,
+                   'repeats_small': REPEATS,
                    'verifier_argv': verifier_argv(Path('BAG')), 'jobs': list(jobs),
                    'jobs_max_cycles': jobs_max_cycles},
         'floor_decoder': decoder,
@@ -254,14 +304,19 @@ def _fleet_row(label: str, workers: int, run: ChildRun, bags: int, cycles: int
 
 def run_fleet(bags: int = FLEET_BAGS, cycles: int = FLEET_CYCLES,
               workers: Sequence[int] = FLEET_WORKERS, dask_workers: Sequence[int] = DASK_WORKERS,
-              cache_dir: Path = CACHE_DIR, log: Callable[[str], None] = print) -> dict[str, Any]:
+              cache_dir: Path = CACHE_DIR, log: Callable[[str], None] = print, *,
+              inputs: bool = True) -> dict[str, Any]:
     """Throughput of verify_all on a fleet: `bags` copies of a bag of `cycles` cycles.
 
     Local: ``verify_all BAG ... --jobs W`` per W of `workers`. Dask: a LocalCluster of W
     worker processes (one thread each) per W of `dask_workers`, started before the timed
     ``verify_all BAG ... --scheduler ADDRESS``. Every run is a child process (start-up included).
+    The fleet's bags are one bag: with `inputs`, verify_all is first run on it alone (not
+    timed), and a fleet run holds only if its re-derivation re-derived every cycle.
     """
-    bag, _ = cached_bag(cycles, cache_dir)
+    bag, _ = cached_bag(cycles, cache_dir, inputs=inputs)
+    replay = replay_of(run_measured(verifier_argv(bag)).stdout, cycles)
+    log(f'  fleet bag: {replay["line"]}')
     rows = []
     with tempfile.TemporaryDirectory(prefix='ghost-bench-fleet-') as tmp:
         # Distinct paths for one cached bag (the fleet's bags are the same flight).
@@ -289,7 +344,11 @@ def run_fleet(bags: int = FLEET_BAGS, cycles: int = FLEET_CYCLES,
             log(f'  fleet of {bags} x {cycles:,} cycles, Dask LocalCluster of {count} '
                 f'worker(s): {rows[-1]["wall_s"]:.1f} s, {rows[-1]["bags_per_s"]:.2f} bags/s '
                 f'({rows[-1]["verdict"]})')
-    return {'bags': bags, 'cycles_per_bag': cycles, 'runs': rows}
+    if inputs and not replay['holds']:
+        for row in rows:
+            row['verdict'] = f're-derivation short: {replay["line"]}'[:100]
+    return {'bags': bags, 'cycles_per_bag': cycles, 'inputs': inputs, 'replay': replay,
+            'runs': rows}
 
 
 def _cell(value: float | None, digits: int = 2) -> str:
@@ -307,14 +366,18 @@ def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def extra_tables(result: Mapping[str, Any], fleet: Mapping[str, Any] | None = None) -> str:
     """The --jobs table, the decode passes, where the time goes and the fleet's throughput."""
     out = []
-    header = ['cycles', 'floor s', 'verify_all s', 'ratio']
+    header = ['cycles', 'floor s', 'verify_all s', 'ratio', 're-derived']
     counts = sorted({int(n) for row in result['sizes'] for n in row.get('jobs', {})})
     for count in counts:
         header += [f'--jobs {count} s', 'ratio']
     rows = []
     for row in result['sizes']:
+        replay = row['verifier'].get('replay', {})
+        rederived = (f'{replay["cycles"]:,} holds' if replay.get('holds')
+                     else 'not possible' if 'not possible' in str(replay.get('line'))
+                     else f'{replay.get("cycles", 0):,} NOT')
         cells = [f'{row["cycles"]:,}', _cell(row['floor']['wall_s']),
-                 _cell(row['verifier']['wall_s']), _cell(row['ratio_time'])]
+                 _cell(row['verifier']['wall_s']), _cell(row['ratio_time']), rederived]
         for count in counts:
             split = row.get('jobs', {}).get(str(count))
             cells += (['-', '-'] if split is None else
@@ -333,14 +396,20 @@ def extra_tables(result: Mapping[str, Any], fleet: Mapping[str, Any] | None = No
                + _markdown(['decoder', 'role', 'pass s', 'x floor'], passes))
     parts = result.get('breakdown', {})
     if 'read_s' in parts:
-        cycles = parts['cycles']
+        cycles = max(parts['cycles'], 1)
         items = [('reading (decode, hash, group)', parts['read_s']),
-                 *((f'checker: {name}', seconds) for name, seconds in parts['checkers'].items())]
+                 *((f'checker: {name}', seconds) for name, seconds in parts['checkers'].items()),
+                 ('re-derivation, RECOVERY-v1 on its read' if parts['recovery_follows'] else
+                  're-derivation; RECOVERY-v1 (its own read)', parts['rederive_with_recovery_s'])]
         total = sum(seconds for _, seconds in items)
+        items += [('all', total),
+                  ('(ref.) re-derivation alone', parts['rederive_s']),
+                  ('(ref.) its read of the inputs alone', parts['rederive_inputs_s']),
+                  ('(ref.) RECOVERY-v1 alone, its own read', parts['recovery_alone_s'])]
         rows = [[name, _cell(seconds), f'{1e6 * seconds / cycles:.0f}',
                  _cell(seconds / floor_s)] for name, seconds in items]
-        rows.append(['all', _cell(total), f'{1e6 * total / cycles:.0f}', _cell(total / floor_s)])
-        out.append(f"where verify_all's time goes ({cycles:,} cycles, CPU s):\n"
+        out.append(f"where verify_all's time goes ({parts['cycles']:,} cycles, CPU s; "
+                   f"{parts['rederive']['summary']}):\n"
                    + _markdown(['part', 'CPU s', 'us/cycle', 'x floor pass'], rows))
     if fleet:
         rows = [[run['runner'], str(run['workers']), _cell(run.get('wall_s'), 1),
@@ -370,17 +439,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--no-cache', action='store_true',
                         help='write the bags into a temporary folder, deleted at the end')
     parser.add_argument('--json', type=Path, default=None, help='write the results here')
+    parser.add_argument('--no-inputs', dest='inputs', action='store_false',
+                        help='bags of the Ghost messages only (no inputs, no manifest.json: '
+                             'the re-derivation is not possible), for comparison')
     args = parser.parse_args(argv)
     from report import verifier_table
 
     with tempfile.TemporaryDirectory(prefix='ghost-bench-bags-') as tmp:
         cache = Path(tmp) if args.no_cache else (args.cache_dir or CACHE_DIR)
         result = run_verifier(args.sizes, cache, jobs=args.jobs,
-                              jobs_max_cycles=args.jobs_max_cycles)
+                              jobs_max_cycles=args.jobs_max_cycles, inputs=args.inputs)
         fleet = None
         if args.fleet_bags > 0:
             fleet = run_fleet(args.fleet_bags, args.fleet_cycles, args.fleet_workers,
-                              args.dask_workers, cache)
+                              args.dask_workers, cache, inputs=args.inputs)
             result['fleet'] = fleet
     print(verifier_table(result))
     print()
