@@ -25,7 +25,7 @@ and the bag's message count per topic (from metadata.yaml, read after the timed 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 import io
 import json
 from pathlib import Path
@@ -57,8 +57,13 @@ def bag_topics(bag: Path) -> dict[str, int]:
             for entry in info.get('topics_with_message_count', [])}
 
 
-def decode_rosbags(bag: Path) -> int:
-    """Decode every message with rosbags (rosbag2 reader, types from embedded schemas)."""
+#: The six Ghost message topics (what verify_erur reads), for a floor of those only.
+GHOST_TOPICS = ('/self_assessment', '/predictions', '/prediction_outcomes',
+                '/self_assessment/calibrated', '/decisions', '/actuations')
+
+
+def decode_rosbags(bag: Path, topics: Sequence[str] = ()) -> int:
+    """Decode every message (of `topics`, if any) with rosbags (types from embedded schemas)."""
     from rosbags.rosbag2 import Reader
     from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 
@@ -70,7 +75,8 @@ def decode_rosbags(bag: Path) -> int:
             types.update(get_types_from_msg(connection.msgdef.data, connection.msgtype))
         typestore.register(types)
         deserialize = typestore.deserialize_cdr
-        for connection, _log_time, data in reader.messages():
+        connections = [c for c in reader.connections if not topics or c.topic in topics]
+        for connection, _log_time, data in reader.messages(connections=connections):
             deserialize(data, connection.msgtype)
             count += 1
     return count
@@ -143,10 +149,10 @@ DECODERS: dict[str, Callable[[Path], int]] = {
 FLOOR_DECODERS = ('rosbags', 'mcap_ros2')
 
 
-def decode_all(bag: Path, decoder: str) -> tuple[int, float]:
-    """Decode every message of `bag`; return (messages, seconds)."""
+def decode_all(bag: Path, decoder: str, topics: Sequence[str] = ()) -> tuple[int, float]:
+    """Decode every message of `bag` (of `topics`: rosbags only); return (messages, seconds)."""
     start = time.perf_counter()
-    count = DECODERS[decoder](bag)
+    count = decode_rosbags(bag, topics) if topics else DECODERS[decoder](bag)
     return count, time.perf_counter() - start
 
 
@@ -154,8 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('bag', type=Path)
     parser.add_argument('--decoder', choices=sorted(DECODERS), default='rosbags')
+    parser.add_argument('--ghost-topics', action='store_true',
+                        help='decode only the six Ghost message topics (what verify_erur '
+                             'reads), with rosbags')
     args = parser.parse_args(argv)
-    count, seconds = decode_all(args.bag, args.decoder)
+    if args.ghost_topics and args.decoder != 'rosbags':
+        parser.error('--ghost-topics decodes with rosbags only')
+    count, seconds = decode_all(args.bag, args.decoder,
+                                GHOST_TOPICS if args.ghost_topics else ())
     print(json.dumps({'decoder': args.decoder, 'messages': count, 'seconds': seconds,
                       'topics': bag_topics(args.bag)}))
     return 0

@@ -1,22 +1,29 @@
 """Run Ghost's whole benchmark suite and print its tables, each number beside its floor.
 
-    python bench/run_all.py            # the full suite (make bench), under 20 minutes
+    python bench/run_all.py            # the full suite (make bench), about 45 minutes
     python bench/run_all.py --quick    # a smoke-size run of everything (about a minute)
 
-1. Closed loop (bench/closed_loop.py): the six ghost processing nodes as separate processes
-   over real DDS vs a bare rclpy relay chain of the same shape, at 10 to 1000 Hz.
+1. Closed loop (bench/closed_loop.py): the six ghost processing nodes, one process per node
+   or all in one process, on each executor, over real DDS vs a bare rclpy relay chain of the
+   same shape, at 50 to 500 Hz.
 2. Node costs (bench/node_costs.py): each ghost node's callback CPU per cycle without DDS,
    and where it goes (what a ghost hop adds to a relay hop).
-3. Verifier (bench/verifier.py): verify_all on bags of 1e3 to 1e6 cycles vs a decode-only
-   pass over the same bags.
+3. Verifier (bench/verifier.py): verify_all (re-deriving every cycle from the recorded
+   inputs) on bags of 1e3 to 1e6 cycles vs a decode-only pass over the same bags, verify_erur
+   vs a pass over the Ghost topics, --jobs 2; then a fleet of 20 bags on 1 and 2 local
+   processes and Dask LocalCluster workers.
 4. Judgement (bench/judgement.py, issue 10): false alarms of a consistent estimator, detection
-   and recovery latency on drift_then_recovery and gnss_outage, the two real PX4 flights, and
+   and recovery latency on drift_then_recovery and gnss_outage, the real PX4 flights, and
    the trade-off over M, K, W and the hysteresis (pure pipeline, no DDS; about 4 minutes).
 5. Generated code (bench/codegen.py, issue 24): each code generator's form vs a plain-code
    form of it on its hot path; generation is kept only where it is >= 1.5x faster.
 6. Flight review (bench/review.py, issue 22): ghost_review's flights per minute over 40
    replayed real flights on 1 process, --jobs 2 and a 2-worker Dask LocalCluster, and what a
    report adds to ghost_replay.
+
+Then one table: every target of issue 26 (the verifier and the loop), what was measured and
+whether it is met. A full run into bench/results also adds those rows to
+bench/results/history.csv (date, commit, row, value), whose rows docs/performance.md keeps.
 
 Writes <out-dir>/latest.json (quick runs: quick.json) and the plots closed_loop.png,
 verifier.png and real_<flight>.png (quick runs: quick_*.png); --out-dir defaults to
@@ -30,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+import csv
 from datetime import datetime, UTC
 from pathlib import Path
 import subprocess
@@ -59,7 +67,14 @@ from report import (
     verifier_table,
 )
 from review import review_table
-from verifier import DEFAULT_SIZES, run_verifier
+from verifier import (
+    DEFAULT_SIZES,
+    extra_tables,
+    FLEET_BAGS,
+    FLEET_CYCLES,
+    run_fleet,
+    run_verifier,
+)
 
 __all__ = ['evaluate_targets', 'main']
 
@@ -68,79 +83,180 @@ QUICK_CYCLES = 40
 QUICK_SIZES = (100, 1_000)
 NODE_COST_CYCLES, QUICK_NODE_COST_CYCLES = 2000, 200
 
-# The targets of issue 6 (on the 2-core reference machine).
+# The targets of issue 26 (on the 2-core reference machine), checked by one table.
+LOOP_RATE_HZ = 100
+LOOP_RATIO_MAX = 1.2
+#: The multi-process graph and the single-process one with their default executor (events).
+MULTI_PROCESS, SINGLE_PROCESS = 'ghost_mp_events', 'ghost_events'
 ZERO_LOSS_UP_TO_HZ = 200
-LATENCY_RATE_HZ = 100
-LATENCY_RATIO_MAX = 1.5
+LATENCY_TABLE_RATES = (50, 100, 200, 300)
+SINGLE_RATE_HZ, SINGLE_SERVED_MIN, SINGLE_P50_FACTOR = 500, 495.0, 2.0
+ERUR_CYCLES, ERUR_RATIO_MAX = 100_000, 1.5
 VERIFIER_RATIO_SIZES = (100_000, 1_000_000)
-VERIFIER_RATIO_MAX = 1.5
+VERIFIER_RATIO_MAX = 2.5
+JOBS_CYCLES, JOBS_COUNT, JOBS_RATIO_MAX = 100_000, 2, 1.5
 LINEAR_EXPONENT_MAX = 1.1
 RSS_BASE_CYCLES, RSS_TOP_CYCLES, RSS_DELTA_MAX_MB = 10_000, 1_000_000, 50.0
+QUICK_FLEET_BAGS, QUICK_FLEET_CYCLES = 4, 100
+FLEET_SPEEDUP_MIN = 1.8  # 2 workers on 2 cores: linear within 10 %
+#: Every full run adds its rows here (date, commit, row, measured, value, met).
+HISTORY = RESULTS_DIR / 'history.csv'
 
 
-def _target(target: str, measured: str, met: bool | None) -> dict[str, Any]:
-    return {'target': target, 'measured': measured, 'met': met}
+def _target(key: str, target: str, measured: str, value: float | None,
+            met: bool | None) -> dict[str, Any]:
+    return {'key': key, 'target': target, 'measured': measured, 'value': value, 'met': met}
 
 
-def evaluate_targets(loop: Mapping[str, Any] | None,
-                     verifier: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """Each target of the issue with what was measured; met is None when not measured."""
+def _loop_targets(loop: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = {row['rate_hz']: row for row in loop['rates']}
     targets = []
-    if loop is not None:
-        rows = {row['rate_hz']: row for row in loop['rates']}
-        low = [r for r in sorted(rows) if r <= ZERO_LOSS_UP_TO_HZ]
-        losses = {r: rows[r]['ghost'].get('lost') for r in low}
-        complete = all(isinstance(v, int) for v in losses.values())
+
+    def ok(stats: Mapping[str, Any] | None) -> bool:
+        return stats is not None and 'error' not in stats
+
+    low = [r for r in sorted(rows) if r <= ZERO_LOSS_UP_TO_HZ]
+    losses = {r: rows[r].get(MULTI_PROCESS, {}).get('lost') for r in low}
+    complete = bool(low) and all(isinstance(v, int) for v in losses.values())
+    targets.append(_target(
+        'loop_zero_loss', f'multi-process: zero lost cycles at every rate <= '
+        f'{ZERO_LOSS_UP_TO_HZ} Hz', ', '.join(
+            f'{r:g} Hz: {v if v is not None else "error"}' for r, v in losses.items())
+        or 'not measured', float(sum(v for v in losses.values() if isinstance(v, int)))
+        if complete else None, (complete and not any(losses.values())) if low else None))
+    row = rows.get(LOOP_RATE_HZ, {})
+    ghost, floor = row.get(MULTI_PROCESS), row.get('floor')
+    ratio = row.get('ratios', {}).get(MULTI_PROCESS, {}).get('p50')
+    targets.append(_target(
+        'loop_mp_100hz_p50', f'multi-process, {LOOP_RATE_HZ} Hz: p50 latency <= '
+        f'{LOOP_RATIO_MAX}x the bare rclpy relay floor',
+        f'{ratio:.2f}x ({ghost["latency_ms"]["p50"]:.2f} vs {floor["latency_ms"]["p50"]:.2f} ms)'
+        if ratio is not None and ok(ghost) and ok(floor) else 'not measured',
+        ratio, None if ratio is None else ratio <= LOOP_RATIO_MAX))
+    cells = []
+    for rate in LATENCY_TABLE_RATES:
+        here = rows.get(rate, {})
+        pairs = [(name, here.get(name)) for name in ('floor', MULTI_PROCESS)]
+        if all(ok(stats) for _, stats in pairs):
+            cells.append(f'{rate:g} Hz: ' + ', '.join(
+                f'{name} {stats["latency_ms"]["p50"]:.1f}/{stats["latency_ms"]["p99"]:.1f}'
+                for name, stats in pairs if stats is not None))
+    targets.append(_target(
+        'loop_p50_p99', 'p50/p99 ms at 50-300 Hz, floor and multi-process (report)',
+        '; '.join(cells) or 'not measured', None, None))
+    fast, base = rows.get(SINGLE_RATE_HZ, {}).get(SINGLE_PROCESS), rows.get(
+        LOOP_RATE_HZ, {}).get(SINGLE_PROCESS)
+    if ok(fast) and ok(base) and fast is not None and base is not None:
+        served = fast['served_rate_hz'] or 0.0
+        factor = fast['latency_ms']['p50'] / base['latency_ms']['p50']
         targets.append(_target(
-            f'ghost: zero lost cycles at every rate <= {ZERO_LOSS_UP_TO_HZ} Hz',
-            ', '.join(f'{r:g} Hz: {v if v is not None else "error"}'
-                      for r, v in losses.items()) or 'no rate measured',
-            (complete and not any(losses.values())) if low else None))
-        best = loop['highest_zero_loss_rate_hz']['ghost']
-        targets.append(_target('ghost: highest rate with zero loss (report)',
-                               'none' if best is None else f'{best:g} Hz', None))
-        sustained = loop.get('highest_sustained_rate_hz', {}).get('ghost')
-        targets.append(_target('ghost: highest rate served without saturation (report)',
-                               'none' if sustained is None else f'{sustained:g} Hz', None))
-        row = rows.get(LATENCY_RATE_HZ)
-        ratio = None if row is None else row.get('ratio_p50')
-        targets.append(_target(
-            f'{LATENCY_RATE_HZ} Hz: ghost p50 latency <= {LATENCY_RATIO_MAX}x floor p50',
-            'not measured' if ratio is None else (
-                f'{ratio:.2f}x ({row["ghost"]["latency_ms"]["p50"]:.2f} ms vs '
-                f'{row["floor"]["latency_ms"]["p50"]:.2f} ms)'),
-            None if ratio is None else ratio <= LATENCY_RATIO_MAX))
-    if verifier is not None:
-        sizes = {row['cycles']: row for row in verifier['sizes']}
-        for cycles in VERIFIER_RATIO_SIZES:
-            row = sizes.get(cycles)
-            targets.append(_target(
-                f'verifier time <= {VERIFIER_RATIO_MAX}x decode-only floor at {cycles:,} cycles',
-                'not measured' if row is None else (
-                    f'{row["ratio_time"]:.2f}x ({row["verifier"]["wall_s"]:.1f} s vs '
-                    f'{row["floor"]["wall_s"]:.1f} s)'),
-                None if row is None else row['ratio_time'] <= VERIFIER_RATIO_MAX))
-        exponent = verifier['growth'].get('time_exponent')
-        fitted = verifier['growth'].get('fit_sizes', [])
-        measured_linear = len(fitted) >= 2 and max(fitted) >= 100 * min(fitted)
-        targets.append(_target(
-            'verifier time linear in size (log-log exponent <= '
-            f'{LINEAR_EXPONENT_MAX} over >= 1e4 cycles)',
-            'not measured' if exponent is None else f'exponent {exponent:.3f} over '
-            f'{", ".join(f"{c:,}" for c in fitted)} cycles',
-            (exponent <= LINEAR_EXPONENT_MAX) if exponent is not None and measured_linear
-            else None))
-        base, top = sizes.get(RSS_BASE_CYCLES), sizes.get(RSS_TOP_CYCLES)
-        delta = None if base is None or top is None else (
-            top['verifier']['max_rss_bytes'] - base['verifier']['max_rss_bytes']) / 1e6
-        targets.append(_target(
-            f'verifier peak RSS at {RSS_TOP_CYCLES:,} <= RSS at {RSS_BASE_CYCLES:,} + '
-            f'{RSS_DELTA_MAX_MB:g} MB',
-            'not measured' if delta is None else (
-                f'+{delta:.1f} MB ({top["verifier"]["max_rss_bytes"] / 1e6:.1f} vs '
-                f'{base["verifier"]["max_rss_bytes"] / 1e6:.1f} MB)'),
-            None if delta is None else delta <= RSS_DELTA_MAX_MB))
+            'loop_sp_500hz', f'single process, default executor, {SINGLE_RATE_HZ} Hz: serves '
+            f'>= {SINGLE_SERVED_MIN:g}/s, p50 <= {SINGLE_P50_FACTOR:g}x its {LOOP_RATE_HZ} Hz p50',
+            f'{served:.0f}/s, p50 {fast["latency_ms"]["p50"]:.2f} ms = {factor:.2f}x '
+            f'{base["latency_ms"]["p50"]:.2f} ms, p99 {fast["latency_ms"]["p99"]:.2f} ms',
+            factor, served >= SINGLE_SERVED_MIN and factor <= SINGLE_P50_FACTOR))
+    else:
+        targets.append(_target('loop_sp_500hz', f'single process, default executor, '
+                               f'{SINGLE_RATE_HZ} Hz', 'not measured', None, None))
     return targets
+
+
+def _verifier_targets(verifier: Mapping[str, Any],
+                      fleet: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    sizes = {row['cycles']: row for row in verifier['sizes']}
+    targets = []
+    erur = sizes.get(ERUR_CYCLES, {}).get('erur')
+    targets.append(_target(
+        'verify_erur', f'verify_erur, {ERUR_CYCLES:,} cycles: <= {ERUR_RATIO_MAX}x decoding '
+        'the same topics (rosbags)',
+        'not measured' if erur is None else (
+            f'{erur["ratio_time"]:.2f}x ({erur["wall_s"]:.1f} vs '
+            f'{erur["floor"]["wall_s"]:.1f} s)'),
+        None if erur is None else erur['ratio_time'],
+        None if erur is None else erur['ratio_time'] <= ERUR_RATIO_MAX and erur['exit'] == 0))
+    for cycles in VERIFIER_RATIO_SIZES:
+        row = sizes.get(cycles)
+        targets.append(_target(
+            f'verify_all_{cycles}', f'verify_all (re-derivation on), {cycles:,} cycles, one '
+            f'process: <= {VERIFIER_RATIO_MAX}x the decode floor',
+            'not measured' if row is None else (
+                f'{row["ratio_time"]:.2f}x ({row["verifier"]["wall_s"]:.1f} vs '
+                f'{row["floor"]["wall_s"]:.1f} s; {row["verifier"]["verdict"]})'),
+            None if row is None else row['ratio_time'],
+            None if row is None else row['ratio_time'] <= VERIFIER_RATIO_MAX))
+    split = sizes.get(JOBS_CYCLES, {}).get('jobs', {}).get(str(JOBS_COUNT))
+    targets.append(_target(
+        'verify_all_jobs2', f'verify_all --jobs {JOBS_COUNT}, {JOBS_CYCLES:,} cycles: <= '
+        f'{JOBS_RATIO_MAX}x the decode floor',
+        'not measured' if split is None else (
+            f'{split["ratio_time"]:.2f}x ({split["wall_s"]:.1f} s; {split["verdict"]})'),
+        None if split is None else split['ratio_time'],
+        None if split is None else split['ratio_time'] <= JOBS_RATIO_MAX))
+    base, top = sizes.get(RSS_BASE_CYCLES), sizes.get(RSS_TOP_CYCLES)
+    delta = None if base is None or top is None else (
+        top['verifier']['max_rss_bytes'] - base['verifier']['max_rss_bytes']) / 1e6
+    targets.append(_target(
+        'verifier_memory', f'verify_all peak RSS at {RSS_TOP_CYCLES:,} <= RSS at '
+        f'{RSS_BASE_CYCLES:,} + {RSS_DELTA_MAX_MB:g} MB',
+        'not measured' if delta is None or top is None or base is None else (
+            f'+{delta:.1f} MB ({top["verifier"]["max_rss_bytes"] / 1e6:.1f} vs '
+            f'{base["verifier"]["max_rss_bytes"] / 1e6:.1f} MB)'),
+        delta, None if delta is None else delta <= RSS_DELTA_MAX_MB))
+    exponent = verifier['growth'].get('time_exponent')
+    fitted = verifier['growth'].get('fit_sizes', [])
+    measured_linear = len(fitted) >= 2 and max(fitted) >= 100 * min(fitted)
+    targets.append(_target(
+        'verifier_linear', f'verify_all time linear in size (log-log exponent <= '
+        f'{LINEAR_EXPONENT_MAX})',
+        'not measured' if exponent is None else f'exponent {exponent:.3f} over '
+        f'{", ".join(f"{c:,}" for c in fitted)} cycles', exponent,
+        (exponent <= LINEAR_EXPONENT_MAX) if exponent is not None and measured_linear
+        else None))
+    dask = {row['workers']: row for row in (fleet or {}).get('runs', [])
+            if row.get('runner') == 'dask' and row.get('verdict') == 'holds'}
+    speedup = dask[2]['bags_per_s'] / dask[1]['bags_per_s'] if 1 in dask and 2 in dask else None
+    bags = (fleet or {}).get('bags')
+    targets.append(_target(
+        'fleet_dask', f'Dask LocalCluster over {bags or FLEET_BAGS} bags: 2 workers >= '
+        f'{FLEET_SPEEDUP_MIN}x 1 worker (linear in the workers)',
+        'not measured' if speedup is None else (
+            f'{speedup:.2f}x ({dask[1]["wall_s"]:.1f} s -> {dask[2]["wall_s"]:.1f} s)'),
+        speedup, None if speedup is None else speedup >= FLEET_SPEEDUP_MIN))
+    return targets
+
+
+def evaluate_targets(loop: Mapping[str, Any] | None, verifier: Mapping[str, Any] | None,
+                     fleet: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Each target of issue 26 with what was measured; met is None when not measured."""
+    return [*(_loop_targets(loop) if loop is not None else ()),
+            *(_verifier_targets(verifier, fleet) if verifier is not None else ())]
+
+
+def _commit() -> str:
+    """The commit measured (``-dirty`` when the tree has changes)."""
+    def git(*args: str) -> str:
+        done = subprocess.run(['git', *args], cwd=BENCH_DIR, capture_output=True,  # noqa: S603,S607
+                              text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 else ''
+    head = git('rev-parse', '--short', 'HEAD') or 'unknown'
+    return head + ('-dirty' if git('status', '--porcelain', '--untracked-files=no') else '')
+
+
+def record_history(document: Mapping[str, Any], path: Path = HISTORY) -> None:
+    """Add the run's measured rows to the history (CSV: date, commit, key, value, met, what)."""
+    new = not path.is_file()
+    with path.open('a', newline='') as out:
+        writer = csv.writer(out)
+        if new:
+            writer.writerow(['date_utc', 'commit', 'key', 'value', 'met', 'measured'])
+        for target in document['targets']:
+            if target['measured'] == 'not measured':
+                continue
+            value = target['value']
+            writer.writerow([document['date_utc'], document['commit'], target['key'],
+                             '' if value is None else f'{value:.4g}',
+                             {True: 'met', False: 'missed', None: ''}[target['met']],
+                             target['measured']])
 
 
 def _node_costs(cycles: int, domain_id: int | None) -> dict[str, Any]:
@@ -222,6 +338,13 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
         verifier['elapsed_s'] = time.monotonic() - t0
         document['verifier'] = verifier
         ok = ok and all(row['verifier']['verdict'] == 'holds' for row in verifier['sizes'])
+        bags, cycles = ((QUICK_FLEET_BAGS, QUICK_FLEET_CYCLES) if args.quick
+                        else (FLEET_BAGS, FLEET_CYCLES))
+        _say(f'== verifier fleet: {bags} bags of {cycles:,} cycles, 1 and 2 workers '
+             '(local processes, Dask LocalCluster)')
+        fleet = run_fleet(bags, cycles, workers=(1, 2), dask_workers=(1, 2),
+                          cache_dir=args.cache_dir, log=_say)
+        document['fleet'] = fleet
     if not args.skip_codegen:
         _say('== generated code vs plain code: each generator on its hot path')
         document['codegen'] = _codegen(args.quick)
@@ -237,7 +360,8 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], bool]:
         document['judgement'] = judgement
         ok = ok and not any('error' in row for row in judgement['real_flights'].values()
                             if isinstance(row, dict))
-    document['targets'] = evaluate_targets(loop, verifier)
+    document['targets'] = evaluate_targets(loop, verifier, document.get('fleet'))
+    document['commit'] = _commit()
     document['elapsed_s'] = time.monotonic() - started
     return document, ok
 
@@ -257,6 +381,7 @@ def report(document: Mapping[str, Any], out_dir: Path, prefix: str) -> list[Path
     if 'verifier' in document:
         _say('\n## Verifier: verify_all vs decode-only floor\n')
         _say(verifier_table(document['verifier']))
+        _say('\n' + extra_tables(document['verifier'], document.get('fleet')))
         written.append(plot_verifier(document['verifier'], out_dir / f'{prefix}verifier.png'))
     if 'codegen' in document:
         _say('\n## Generated code vs plain code (issue 24)\n')
@@ -280,6 +405,23 @@ def report(document: Mapping[str, Any], out_dir: Path, prefix: str) -> list[Path
     _say(f'\nsuite time {document["elapsed_s"] / 60:.1f} min; wrote '
          f'{", ".join(str(p) for p in written)}')
     return written
+
+
+def history_table(path: Path = HISTORY) -> str:
+    """The history of every target row, oldest first (what docs/performance.md keeps)."""
+    with path.open(newline='') as stream:
+        entries = list(csv.DictReader(stream))
+    order = {key: index for index, key in enumerate(dict.fromkeys(e['key'] for e in entries))}
+    entries.sort(key=lambda e: (order[e['key']], e['date_utc']))
+    return _table_markdown(['row', 'date (UTC)', 'commit', 'value', 'status', 'measured'], [
+        [e['key'], e['date_utc'][:16].replace('T', ' '), e['commit'], e['value'] or '-',
+         e['met'] or 'report', e['measured']] for e in entries])
+
+
+def _table_markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ['| ' + ' | '.join(header) + ' |', '|' + '---|' * len(header)]
+    lines += ['| ' + ' | '.join(cell.replace('|', '/') for cell in row) + ' |' for row in rows]
+    return '\n'.join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -317,11 +459,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument('--from-json', type=Path, default=None, metavar='RESULTS',
                         help='run nothing: print the tables of a results file and redraw its '
                              'plots (into --out-dir)')
+    parser.add_argument('--history', action='store_true',
+                        help=f'run nothing: print the history of every target row ({HISTORY})')
     args = parser.parse_args(argv)
+    if args.history:
+        _say(history_table())
+        return 0
     if args.from_json is not None:
         document = read_json(args.from_json)
         document['targets'] = evaluate_targets(document.get('closed_loop'),
-                                               document.get('verifier'))
+                                               document.get('verifier'), document.get('fleet'))
         if 'judgement' in document:
             document['judgement']['targets'] = judgement_targets(document['judgement'])
         report(document, args.out_dir, 'quick_' if document.get('mode') == 'quick' else '')
@@ -331,6 +478,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.sizes = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     document, ok = run(args)
     report(document, args.out_dir, 'quick_' if args.quick else '')
+    if not args.quick and args.out_dir == RESULTS_DIR:
+        record_history(document)
+        _say(f'\n## History of the target rows ({HISTORY})\n')
+        _say(history_table())
     return 0 if ok else 1
 
 

@@ -42,15 +42,16 @@ from bagsynth import cached_bag, messages_per_cycle
 from benchlib import BENCH_DIR, CACHE_DIR, ChildRun, machine_info, run_measured, write_json
 from decode_floor import DECODERS, FLOOR_DECODERS
 
-__all__ = ['DEFAULT_SIZES', 'extra_tables', 'run_fleet', 'run_verifier', 'main']
+__all__ = ['DEFAULT_SIZES', 'FLEET_BAGS', 'FLEET_CYCLES', 'extra_tables', 'run_fleet',
+           'run_verifier', 'main']
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000, 1_000_000)
 #: verify_all --jobs N is measured for each N, on the sizes up to JOBS_MAX_CYCLES.
 DEFAULT_JOBS = (2,)
 JOBS_MAX_CYCLES = 100_000
 #: The fleet: that many copies of a bag of that many cycles, local workers and Dask workers.
-FLEET_BAGS, FLEET_CYCLES = 6, 10_000
-FLEET_WORKERS = (1, 2, 4)
+FLEET_BAGS, FLEET_CYCLES = 20, 2_000
+FLEET_WORKERS = (1, 2)
 DASK_WORKERS = (1, 2)
 #: Sizes up to this are measured REPEATS times and the fastest run kept (they take seconds).
 SMALL = 10_000
@@ -69,6 +70,15 @@ def verifier_argv(*bags: Path | str) -> list[str]:
             'import sys; from ghost_verify.cli import verify_all_main; '
             'sys.exit(verify_all_main())',
             *map(str, bags)]
+
+
+def erur_argv(bag: Path) -> list[str]:
+    """ERUR-v1 alone, as a user runs it: the verify_erur console script."""
+    script = shutil.which('verify_erur')
+    if script is not None:
+        return [script, str(bag)]
+    return [sys.executable, '-c', 'import sys; from ghost_verify.cli import verify_erur_main; '
+            'sys.exit(verify_erur_main())', str(bag)]
 
 
 def floor_argv(bag: Path, decoder: str) -> list[str]:
@@ -263,6 +273,17 @@ def run_verifier(sizes: Sequence[int], cache_dir: Path = CACHE_DIR,
             f'{floor.max_rss_bytes / 1e6:6.1f} MB; ratio {row["ratio_time"]:.2f}')
         log(f'  {cycles:>9,} cycles: re-derivation {"ran" if replay["cycles"] else "did not run"}'
             f' ({replay["cycles"]:,} cycles re-derived): {replay["line"]}')
+        if cycles <= jobs_max_cycles:
+            # One property alone (ERUR-v1) against a floor of the topics it reads.
+            erur = _best(erur_argv(bag), repeats)
+            ghost_floor = _best([*floor_argv(bag, 'rosbags'), '--ghost-topics'], repeats)
+            row['erur'] = {**_child(erur), 'exit': erur.returncode,
+                           'floor': _child(ghost_floor),
+                           'floor_messages': _floor_messages(ghost_floor),
+                           'ratio_time': erur.wall_s / ghost_floor.wall_s}
+            log(f'  {cycles:>9,} cycles: verify_erur {erur.wall_s:7.2f} s (exit '
+                f'{erur.returncode}); Ghost-topic floor {ghost_floor.wall_s:6.2f} s; ratio '
+                f'{row["erur"]["ratio_time"]:.2f}')
         for count in jobs if cycles <= jobs_max_cycles else ():
             split = _best([*verifier_argv(bag), '--jobs', str(count)], repeats)
             split_verdict, _ = _verdict(split, cycles, inputs)

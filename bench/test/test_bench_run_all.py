@@ -30,9 +30,35 @@ def test_run_all_quick_writes_tables_json_and_plots(tmp_path, ros_env, processes
     assert all(node['breakdown'] for node in costs['nodes'].values())
     assert [r['cycles'] for r in document['verifier']['sizes']] == [100]
     targets = document['targets']
-    assert len(targets) == 8
-    assert all(set(t) == {'target', 'measured', 'met'} for t in targets)
+    assert [t['key'] for t in targets] == [
+        'loop_zero_loss', 'loop_mp_100hz_p50', 'loop_p50_p99', 'loop_sp_500hz', 'verify_erur',
+        'verify_all_100000', 'verify_all_1000000', 'verify_all_jobs2', 'verifier_memory',
+        'verifier_linear', 'fleet_dask']
+    assert all(set(t) == {'key', 'target', 'measured', 'value', 'met'} for t in targets)
+    # The quick fleet ran both Dask sizes, so its row is measured (never asserted met).
+    assert document['fleet']['bags'] == 4
+    assert next(t for t in targets if t['key'] == 'fleet_dask')['value'] is not None
     for name in ('quick_closed_loop.png', 'quick_verifier.png'):
         assert (out / name).read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     for heading in ('## Closed loop', '## Ghost node callbacks', '## Verifier', '## Targets'):
         assert heading in stdout
+
+
+def test_history_keeps_every_measured_row(tmp_path) -> None:
+    """A full run's measured rows go to the history, which prints oldest first per row."""
+    sys.path.insert(0, str(BENCH))
+    from run_all import history_table, record_history
+
+    path = tmp_path / 'history.csv'
+    targets = [{'key': 'verify_erur', 'target': 't', 'measured': '1.40x (1 vs 1 s)',
+                'value': 1.4, 'met': True},
+               {'key': 'verify_all_1000000', 'target': 't', 'measured': 'not measured',
+                'value': None, 'met': None}]
+    record_history({'date_utc': '2026-12-03T11:00:00Z', 'commit': 'abc1234',
+                    'targets': targets}, path)
+    record_history({'date_utc': '2026-12-02T11:00:00Z', 'commit': 'abc1233',
+                    'targets': [{**targets[0], 'value': 2.14, 'met': False}]}, path)
+    table = history_table(path).splitlines()
+    assert table[0] == '| row | date (UTC) | commit | value | status | measured |'
+    assert [line.split(' | ')[2] for line in table[2:]] == ['abc1233', 'abc1234']
+    assert 'verify_all_1000000' not in history_table(path)  # not measured: not kept
