@@ -57,9 +57,10 @@ from mcap.reader import make_reader
 from .bag import BagScan, DEFAULT_CYCLE_WINDOW, FileScan, GhostBag, resolve_bag
 from .events import BagInfo
 from .manifest import check_manifest, ManifestCheck
-from .rederive import RederivationReport, rederive
+from .recovery import RecoveryChecker
+from .rederive import Rederivation, RederivationReport
 from .run_parameters import load_run_parameters, RunParameters
-from .single_pass import Checks, VerificationResult, verify_single_pass
+from .single_pass import Checks, follow_the_re_run, VerificationResult, verify_single_pass
 from .split_part import Chunk, Declarations, Part, PartOptions, PartResult, run_part
 
 __all__ = ['Pool', 'SplitRun', 'make_pool', 'run_split', 'verify_split']
@@ -169,9 +170,10 @@ def run_split(
                 future.cancel()
             return single(f'the bag cannot be scanned ({" ".join(str(err).split())})')
         # And the re-derivation from the inputs, a pass of its own (it reads the bag for
-        # what it needs; a single pass, when one runs below, does it again).
-        replayed = (rederive(bag, cycle_window=cycle_window, parameters=parameters)
-                    if replay else None)
+        # what it needs; a single pass, when one runs below, does it again), with RECOVERY-v1
+        # on the inputs it reads.
+        replayed, recovery = (_rederive(bag, cycle_window, parameters) if replay
+                              else (None, None))
         results = [future.result() for future in futures]
     finally:
         if pool is None:
@@ -179,11 +181,31 @@ def run_split(
     reason = _disagreement(bag, chunks, declarations, parts, results, scan)
     if reason is not None:
         return single(reason)
-    return _merged_result(bag, results, scan, manifest, replayed)
+    return _merged_result(bag, results, scan, manifest, replayed, recovery)
+
+
+def _rederive(bag: str | os.PathLike[str], cycle_window: int, parameters: RunParameters
+              ) -> tuple[RederivationReport, RecoveryChecker | None]:
+    """The re-derivation in a pass of its own; RECOVERY-v1 judged on its read of the inputs.
+
+    The checker is None when it could not follow the re-run (other topics, a read error):
+    the parts' merged one then reads the inputs.
+    """
+    rederivation = Rederivation(bag, parameters)
+    recovery = RecoveryChecker()
+    following = follow_the_re_run(recovery, rederivation, parameters)
+    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+    for cycle in ghost_bag.cycles():
+        rederivation.update(cycle)
+        recovery.update(cycle)
+    replayed = rederivation.result(ghost_bag.info)
+    every_input = following and rederivation.read_every_input()
+    return replayed, recovery if every_input else None
 
 
 def _merged_result(bag: str | os.PathLike[str], results: Sequence[PartResult], scan: BagScan,
                    manifest: ManifestCheck, replayed: RederivationReport | None = None,
+                   recovery: RecoveryChecker | None = None,
                    ) -> tuple[VerificationResult, SplitRun]:
     """The parts' checkers merged into the result of a single pass, and how it was split."""
     merged = results[0].checks
@@ -206,7 +228,11 @@ def _merged_result(bag: str | os.PathLike[str], results: Sequence[PartResult], s
                               if time is not None), default=None),
     )
     starts = tuple(result.start for result in results[1:] if result.start is not None)
-    return merged.result(info, manifest, replayed, bag=bag), SplitRun(len(results), starts)
+    if recovery is not None:
+        merged.recovery = recovery  # the same levels, and every input judged as read
+    return (merged.result(info, manifest, replayed, bag=bag,
+                          recovery_inputs_read=recovery is not None),
+            SplitRun(len(results), starts))
 
 
 def _plan(bag: str | os.PathLike[str]) -> tuple[list[Chunk], Declarations]:

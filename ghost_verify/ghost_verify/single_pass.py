@@ -28,7 +28,7 @@ from .run_parameters import ParametersChecker, ParametersReport, RunParameters
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
-__all__ = ['Checks', 'VerificationResult', 'verify_single_pass']
+__all__ = ['Checks', 'follow_the_re_run', 'VerificationResult', 'verify_single_pass']
 
 _NOTHING: Mapping[int, object] = MappingProxyType({})
 
@@ -221,6 +221,19 @@ class VerificationResult:
         }
 
 
+def follow_the_re_run(recovery: RecoveryChecker, rederivation: Rederivation,
+                      parameters: RunParameters) -> bool:
+    """Have RECOVERY-v1 judge the inputs the re-run reads (one read), if it reads its topics.
+
+    Call before the pass's first cycle; then ``rederivation.read_every_input()`` after its
+    result says whether the checker had every input (``recovery_inputs_read``).
+    """
+    take = recovery.follow(parameters)
+    topics = recovery.input_topics(parameters)
+    return take is not None and rederivation.tap_inputs(take, topics['state'],
+                                                        topics['observations'])
+
+
 def verify_single_pass(
     bag: str | os.PathLike[str],
     manifest: ManifestCheck,
@@ -237,13 +250,8 @@ def verify_single_pass(
     """
     checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict)
     rederivation = Rederivation(bag, parameters) if replay else None
-    # RECOVERY-v1 judges the inputs the re-run reads, when it reads the same topics.
-    following = False
-    if rederivation is not None:
-        take = checks.recovery.follow(parameters)
-        topics = checks.recovery.input_topics(parameters)
-        following = take is not None and rederivation.tap_inputs(
-            take, topics['state'], topics['observations'])
+    following = (rederivation is not None
+                 and follow_the_re_run(checks.recovery, rederivation, parameters))
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for event in ghost_bag.events():
         if rederivation is not None and isinstance(event, CycleEvent):

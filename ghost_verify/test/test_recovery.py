@@ -26,6 +26,7 @@ from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.events import CycleEvent
+from ghost_verify.jobs import run_split
 from ghost_verify.recovery import RecoveryChecker
 from ghost_verify.run_parameters import load_run_parameters
 from ghost_verify.verify import verify_all
@@ -34,12 +35,12 @@ from ghost_verify.verify import verify_all
 SCENARIO = 'gnss_outage'
 
 
-def _outage(tmp_path: Path, trapped: bool = False) -> Path:
+def _outage(tmp_path: Path, trapped: bool = False, chunk_size: int | None = None) -> Path:
     scenario = generate_scenario(SCENARIO)
     config = scenario.parameters.pipeline_config()
     pipeline = TrappedAssessor(config) if trapped else None
     bag, _ = run_bag(tmp_path / ('trapped' if trapped else 'honest'),
-                     scenario_inputs(scenario), config, pipeline)
+                     scenario_inputs(scenario), config, pipeline, chunk_size=chunk_size)
     return bag
 
 
@@ -170,3 +171,18 @@ def test_judged_on_the_re_runs_read_of_the_inputs(tmp_path: Path, trapped: bool,
     assert replayed.beliefs == alone.verdict.beliefs and replayed.holds != trapped
     assert followed.recovery == alone
     assert followed.recovery.violated == trapped
+
+
+def test_a_split_run_judges_on_its_re_runs_read(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs 2: the parent's re-derivation pass reads the inputs once for RECOVERY-v1 too."""
+    bag = _outage(tmp_path, trapped=True, chunk_size=8192)
+    alone = verify_all(bag).recovery
+
+    def no_second_read(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError('RECOVERY-v1 read the inputs again')
+
+    monkeypatch.setattr('ghost_verify.recovery.read_file_inputs', no_second_read)
+    split, run = run_split(bag, 2)
+    assert run.parts == 2, run
+    assert split.recovery == alone and alone is not None and alone.violated
