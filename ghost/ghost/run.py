@@ -270,7 +270,7 @@ def _isolate(env: dict[str, str], namespace: str) -> ClaimedDomain | None:
         raise ValueError(f'ROS_DOMAIN_ID must be an integer in 0..232, got {chosen!r}')
     domain = int(chosen)
     # Localhost-only discovery: no bound port in the domain's block means no one to find, so
-    # the discovery probe (up to 1.5 s) runs only when someone is there.
+    # the discovery probe (up to 4 s) runs only when someone is there.
     if discovery.upper() == 'LOCALHOST' and not isolation.domain_ports_in_use(domain):
         return None
     nodes = isolation.ghost_publishers_on_domain(

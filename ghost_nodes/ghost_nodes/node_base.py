@@ -17,13 +17,12 @@ from rcl_interfaces.msg import (
 )
 import rclpy
 from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
-from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.impl.rcutils_logger import RcutilsLogger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile
 from rclpy.signals import SignalHandlerOptions
-from rclpy.task import Future
 
 from ghost_core.graph import CONFIGURATION_TOPIC, relative_topic
 from ghost_core.hashing import hash_form
@@ -31,8 +30,9 @@ from ghost_core.parameters import ParamSpec
 from ghost_core.wire import MESSAGE_TYPES, to_msg_dict
 from ghost_interfaces.msg import ConfigurationChange
 from ghost_nodes.convert import from_msg_dict
+from ghost_nodes.executors import executor_class, process_executor, spinner
 from ghost_nodes.intra_process import GraphPublisher, IntraProcessBus, IntraProcessPublisher
-from ghost_nodes.node_parameters import COMMON_PARAMS, DEFAULT_EXECUTOR
+from ghost_nodes.node_parameters import COMMON_PARAMS
 from ghost_nodes.qos import CONFIGURATION_QOS
 from ghost_nodes.readiness import GraphStatusReporter
 
@@ -310,21 +310,6 @@ def _report_a_stuck_stop(budget_s: float) -> None:
     faulthandler.dump_traceback_later(budget_s, exit=False)
 
 
-def _spinner(executor: Executor, name: str) -> Callable[[float], None]:
-    """``spin(timeout_s)``: process what is ready (a callback at least, or until the timeout).
-
-    The EventsExecutor ('events') stays in its C++ loop for the whole timeout (the future
-    nobody completes is new each time, so no done-callback piles up on it): its ``spin_once``
-    comes back to Python after every callback, which costs about 17 us of CPU a message
-    (docs/performance.md). The SingleThreadedExecutor's ``spin_until_future_complete`` is a
-    Python loop over ``spin_once`` with more checks, so it runs ``spin_once``.
-    """
-    if name == 'events':
-        return lambda timeout_s: executor.spin_until_future_complete(Future(),
-                                                                     timeout_sec=timeout_s)
-    return lambda timeout_s: executor.spin_once(timeout_sec=timeout_s)
-
-
 def _drain(spin: Callable[[float], None], nodes: Sequence[Node]) -> None:
     """Tell the Ghost nodes to stop, and keep processing for the longest ``DRAIN_S``."""
     ghost_nodes = [node for node in nodes if isinstance(node, GhostNode)]
@@ -337,29 +322,20 @@ def _drain(spin: Callable[[float], None], nodes: Sequence[Node]) -> None:
         spin(min(0.05, drain_s))
 
 
-def executor_class(name: str) -> Callable[[], Executor]:
-    """The rclpy executor an ``executor`` parameter value names (``node_parameters.EXECUTORS``).
+def _stop_requests() -> list[float]:
+    """Handle SIGINT/SIGTERM from now on; the list gets the time of the first request."""
+    requested: list[float] = []
 
-    'events': rclpy's EventsExecutor (``rclpy.experimental``, Jazzy), which dispatches from
-    middleware events; 'single_threaded': the SingleThreadedExecutor, which rebuilds its wait
-    set on every spin.
-    """
-    if name == 'events':
-        from rclpy.experimental.events_executor import EventsExecutor
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if requested and now - requested[0] > SAME_REQUEST_S:
+            raise KeyboardInterrupt
+        if not requested:
+            requested.append(now)
 
-        return EventsExecutor
-    if name == 'single_threaded':
-        return SingleThreadedExecutor
-    raise ValueError(f'unknown executor {name!r}')
-
-
-def _process_executor(nodes: Sequence[Node]) -> str:
-    """The executor the nodes' ``executor`` parameter names (they must agree)."""
-    chosen = {node.param('executor') for node in nodes if isinstance(node, GhostNode)}
-    if len(chosen) > 1:
-        raise ValueError(f'parameter executor: the nodes of one process spin one executor, '
-                         f'got {sorted(chosen)}')
-    return chosen.pop() if chosen else DEFAULT_EXECUTOR
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    return requested
 
 
 def run(node_factory: Callable[[], Node], args: list[str] | None = None) -> None:
@@ -384,29 +360,20 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
     gave the nodes) is connected once they are all built, before the executor runs.
     """
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    requested: list[float] = []
-
-    def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        now = time.monotonic()
-        if requested and now - requested[0] > SAME_REQUEST_S:
-            raise KeyboardInterrupt
-        if not requested:
-            requested.append(now)
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    requested = _stop_requests()
     nodes: list[Node] = []
     executor_name: str | None = None
     try:
         for factory in node_factories:
             nodes.append(factory())
-        executor_name = _process_executor(nodes)
+        executor_name = process_executor(
+            node.param('executor') for node in nodes if isinstance(node, GhostNode))
         if bus is not None:
             bus.connect()
         executor = executor_class(executor_name)()
         for node in nodes:
             executor.add_node(node)
-        spin = _spinner(executor, executor_name)
+        spin = spinner(executor, executor_name)
         while not requested and rclpy.ok():
             spin(0.1)
         _drain(spin, nodes)

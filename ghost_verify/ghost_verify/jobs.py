@@ -58,9 +58,9 @@ from .bag import BagScan, DEFAULT_CYCLE_WINDOW, FileScan, GhostBag, resolve_bag
 from .events import BagInfo
 from .manifest import check_manifest, ManifestCheck
 from .recovery import RecoveryChecker
-from .rederive import Rederivation, RederivationReport
+from .rederive import RederivationReport
 from .run_parameters import load_run_parameters, RunParameters
-from .single_pass import Checks, follow_the_re_run, VerificationResult, verify_single_pass
+from .single_pass import Checks, rederive_following, VerificationResult, verify_single_pass
 from .split_part import Chunk, Declarations, Part, PartOptions, PartResult, run_part
 
 __all__ = ['Pool', 'SplitRun', 'make_pool', 'run_split', 'verify_split']
@@ -172,7 +172,7 @@ def run_split(
         # And the re-derivation from the inputs, a pass of its own (it reads the bag for
         # what it needs; a single pass, when one runs below, does it again), with RECOVERY-v1
         # on the inputs it reads.
-        replayed, recovery = (_rederive(bag, cycle_window, parameters) if replay
+        replayed, recovery = (rederive_following(bag, cycle_window, parameters) if replay
                               else (None, None))
         results = [future.result() for future in futures]
     finally:
@@ -182,25 +182,6 @@ def run_split(
     if reason is not None:
         return single(reason)
     return _merged_result(bag, results, scan, manifest, replayed, recovery)
-
-
-def _rederive(bag: str | os.PathLike[str], cycle_window: int, parameters: RunParameters
-              ) -> tuple[RederivationReport, RecoveryChecker | None]:
-    """The re-derivation in a pass of its own; RECOVERY-v1 judged on its read of the inputs.
-
-    The checker is None when it could not follow the re-run (other topics, a read error):
-    the parts' merged one then reads the inputs.
-    """
-    rederivation = Rederivation(bag, parameters)
-    recovery = RecoveryChecker()
-    following = follow_the_re_run(recovery, rederivation, parameters)
-    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for cycle in ghost_bag.cycles():
-        rederivation.update(cycle)
-        recovery.update(cycle)
-    replayed = rederivation.result(ghost_bag.info)
-    every_input = following and rederivation.read_every_input()
-    return replayed, recovery if every_input else None
 
 
 def _merged_result(bag: str | os.PathLike[str], results: Sequence[PartResult], scan: BagScan,

@@ -28,7 +28,8 @@ from .run_parameters import ParametersChecker, ParametersReport, RunParameters
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
-__all__ = ['Checks', 'follow_the_re_run', 'VerificationResult', 'verify_single_pass']
+__all__ = ['Checks', 'follow_the_re_run', 'rederive_following', 'VerificationResult',
+           'verify_single_pass']
 
 _NOTHING: Mapping[int, object] = MappingProxyType({})
 
@@ -232,6 +233,26 @@ def follow_the_re_run(recovery: RecoveryChecker, rederivation: Rederivation,
     topics = recovery.input_topics(parameters)
     return take is not None and rederivation.tap_inputs(take, topics['state'],
                                                         topics['observations'])
+
+
+def rederive_following(bag: str | os.PathLike[str], cycle_window: int, parameters: RunParameters
+              ) -> tuple[RederivationReport, RecoveryChecker | None]:
+    """The re-derivation in a pass of its own; RECOVERY-v1 judged on its read of the inputs.
+
+    For a split run (jobs.py), whose parts check the rest. The checker is None when it could
+    not follow the re-run (other topics, a read error): the parts' merged one then reads the
+    inputs.
+    """
+    rederivation = Rederivation(bag, parameters)
+    recovery = RecoveryChecker()
+    following = follow_the_re_run(recovery, rederivation, parameters)
+    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
+    for cycle in ghost_bag.cycles():
+        rederivation.update(cycle)
+        recovery.update(cycle)
+    replayed = rederivation.result(ghost_bag.info)
+    every_input = following and rederivation.read_every_input()
+    return replayed, recovery if every_input else None
 
 
 def verify_single_pass(
