@@ -62,3 +62,15 @@ def test_history_keeps_every_measured_row(tmp_path) -> None:
     assert table[0] == '| row | date (UTC) | commit | value | status | measured |'
     assert [line.split(' | ')[2] for line in table[2:]] == ['abc1233', 'abc1234']
     assert 'verify_all_1000000' not in history_table(path)  # not measured: not kept
+
+
+def test_history_command_prints_the_kept_rows() -> None:
+    """`python bench/run_all.py --history` (docs/performance.md) prints the repository's rows."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(BENCH / 'run_all.py'), '--history'],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == '| row | date (UTC) | commit | value | status | measured |'
+    assert any(line.startswith('| verify_all_1000000 |') for line in lines)
