@@ -3,13 +3,12 @@
 Real node processes over real DDS (the test's own domain), stopped with SIGINT.
 """
 
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
+from stopped_process import interrupt_after
 
 #: A Ghost node that says which executor runs it (rclpy sets ``Node.executor`` on add_node).
 PROBE = textwrap.dedent('''
@@ -45,18 +44,7 @@ def _probe(ros_env, *ros_args: str) -> subprocess.Popen[str]:
 ])
 def test_the_executor_parameter_chooses_what_spins_the_node(ros_env, value, spun_by) -> None:
     proc = _probe(ros_env, *(['-p', f'executor:={value}'] if value else []))
-    try:
-        deadline = time.monotonic() + 30.0
-        line = ''
-        while 'spun by' not in line and time.monotonic() < deadline:
-            line = proc.stderr.readline() if proc.stderr else ''
-            assert line or proc.poll() is None, 'the node ended before its first callback'
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30.0)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    line, stderr = interrupt_after(proc, 'spun by')
     assert line.rstrip().endswith(f'spun by {spun_by}'), line
     assert proc.returncode == 0, stderr
 

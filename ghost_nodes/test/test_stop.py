@@ -3,11 +3,11 @@
 A real node process over real DDS (its own domain), interrupted with SIGINT.
 """
 
-import signal
 import subprocess
 import sys
 import textwrap
-import time
+
+from stopped_process import interrupt_after
 
 SLOW_TEARDOWN = textwrap.dedent('''
     import time
@@ -35,18 +35,7 @@ def test_a_stop_stuck_in_teardown_reports_every_threads_stack_and_still_ends(ros
     """Past TEARDOWN_S the process prints faulthandler's stacks (the frame it is stuck in)."""
     proc = subprocess.Popen([sys.executable, '-c', SLOW_TEARDOWN], env=ros_env, text=True,  # noqa: S603
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30.0
-        line = ''
-        while 'up' not in line and time.monotonic() < deadline:
-            line = proc.stderr.readline() if proc.stderr else ''
-            assert line or proc.poll() is None, 'the node ended before it was up'
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30.0)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    _, stderr = interrupt_after(proc, 'up')
     assert proc.returncode == 0, stderr
     assert 'Timeout (0:00:00.500000)!' in stderr, stderr
     assert 'in destroy_node' in stderr, stderr  # the frame where the stop was stuck
