@@ -32,10 +32,12 @@ __all__ = [
     'layout_version_of',
     'member_of',
     'optional_sha256',
+    'optional_stamp',
     'optional_taxonomy',
     'schema_version',
     'sha256',
     'stamp',
+    'stamps',
     'taxonomy',
     'text',
     'vector',
@@ -93,6 +95,18 @@ def integer(
 def stamp(owner: str, name: str, value: object) -> int:
     """Return `value` as a stamp in integer nanoseconds that fits builtin_interfaces/Time."""
     return integer(owner, name, value, 0, MAX_STAMP_NS)
+
+
+def optional_stamp(owner: str, name: str, value: object) -> int | None:
+    """Return `value` when it is None (no such input) or a stamp (see ``stamp``)."""
+    return None if value is None else stamp(owner, name, value)
+
+
+def stamps(owner: str, name: str, value: object) -> tuple[int, ...]:
+    """Return `value` as a tuple of stamps (see ``stamp``), from any sequence of integers."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list)):
+        raise failure(owner, name, 'a sequence of stamps (integer ns)', value)
+    return tuple(stamp(owner, f'{name}[{index}]', item) for index, item in enumerate(value))
 
 
 def schema_version(owner: str, value: object) -> int:

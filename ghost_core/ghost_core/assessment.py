@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 import math
 
 from ghost_core import _checks as check
-from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment
+from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment, EVIDENCE_SCHEMA_VERSION
 from ghost_core.errors import ConfigError, ContractError
 from ghost_core.geometry import block3, covariance_defect
 from ghost_core.hashing import content_address, IdentityMemo
@@ -311,7 +311,7 @@ def assess_belief(
         orientation=orientation,
         thresholds_sha256=config.sha256,
         assessor_id=ASSESSOR_ID,
-        schema_version=check.SCHEMA_VERSION,
+        schema_version=EVIDENCE_SCHEMA_VERSION,
     )
 
 
@@ -371,7 +371,8 @@ def _assess_belief_sample(
         overall_level=worst_level(position.level, velocity.level, orientation.level),
         position=position, velocity=velocity, orientation=orientation,
         thresholds_sha256=base.thresholds_sha256, assessor_id=base.assessor_id,
-        schema_version=base.schema_version)
+        confirmation_stamp_ns=base.confirmation_stamp_ns,
+        previous_stamp_ns=base.previous_stamp_ns, schema_version=base.schema_version)
 
 
 @dataclass(slots=True)
@@ -395,6 +396,7 @@ class AssessorState:
 
     blocks: tuple[tuple[str, _BlockState], ...]
     first_belief_ns: int | None
+    previous_ns: int | None = None
 
     def future_key(self) -> tuple[object, ...]:
         """What of the state can still change a published level.
@@ -403,7 +405,7 @@ class AssessorState:
         (a new change, its KNOWN runs broken), and its UNCERTAIN runs matter only once it is
         UNKNOWN, which breaks them. Two states with the same key publish alike from now on.
         """
-        return (self.first_belief_ns, tuple(
+        return (self.first_belief_ns, self.previous_ns, tuple(
             (name, block.level) if block.level == SelfAssessmentLevel.KNOWN
             else (name, block.level, block.changed_ns, block.margin_known_since_ns,
                   block.margin_uncertain_since_ns, block.known_since_ns,
@@ -432,6 +434,7 @@ class SelfAssessor:
         self._states: dict[str, _BlockState] = {}
         self._confirmed_ns: int | None = None
         self._first_belief_ns: int | None = None
+        self._previous_ns: int | None = None
 
     @property
     def confirmed_ns(self) -> int | None:
@@ -441,12 +444,13 @@ class SelfAssessor:
     def state(self) -> AssessorState:
         """A copy of the hysteresis state (``restore`` goes back to it)."""
         return AssessorState(tuple((name, replace(block)) for name, block in self._states.items()),
-                             self._first_belief_ns)
+                             self._first_belief_ns, self._previous_ns)
 
     def restore(self, state: AssessorState) -> None:
         """Go back to a state taken by ``state`` (a replay trying another arrival order)."""
         self._states = {name: replace(block) for name, block in state.blocks}
         self._first_belief_ns = state.first_belief_ns
+        self._previous_ns = state.previous_ns
 
     def assess_confirmed(self, belief: BeliefSample,
                          confirmed_ns: int | None) -> BeliefSelfAssessment:
@@ -494,9 +498,13 @@ class SelfAssessor:
                                      belief.stamp_ns)
         published = tuple(self._publish(name, getattr(instant, name), belief.stamp_ns)
                           for name in BLOCK_NAMES)
+        # The inputs it was judged from (SPEC 5, v1.3): the confirmation and the belief before.
+        named = replace(instant, confirmation_stamp_ns=self._confirmed_ns,
+                        previous_stamp_ns=self._previous_ns)
+        self._previous_ns = belief.stamp_ns
         if published == (instant.position, instant.velocity, instant.orientation):
-            return instant
-        return _with_blocks(instant, published)
+            return named
+        return _with_blocks(named, published)
 
     def _confirmation(self, instant: BeliefSelfAssessment,
                       stamp_ns: int) -> BeliefSelfAssessment:
@@ -595,7 +603,8 @@ def _with_blocks(base: BeliefSelfAssessment,
         overall_level=worst_level(*(block.level for block in blocks)),
         position=blocks[0], velocity=blocks[1], orientation=blocks[2],
         thresholds_sha256=base.thresholds_sha256, assessor_id=base.assessor_id,
-        schema_version=base.schema_version)
+        confirmation_stamp_ns=base.confirmation_stamp_ns,
+        previous_stamp_ns=base.previous_stamp_ns, schema_version=base.schema_version)
 
 
 _THRESHOLD_REASONS = frozenset({REASON_WITHIN_KNOWN, REASON_WITHIN_UNCERTAIN,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -24,6 +24,8 @@ __all__ = [
     'CalibrationAdjustmentPolicy',
     'MahalanobisDowngradePolicy',
     'build_calibration_history',
+    'history_of_window',
+    'observed_window',
     'distance_bin',
     'downgrade',
     'drift_condition',
@@ -95,7 +97,18 @@ def build_calibration_history(
     that are not observed are skipped before the window is taken. window_size is max_n.
     """
     window_size = _positive_int('build_calibration_history', 'max_n', max_n)
-    window = [outcome for outcome in outcomes if outcome.observed][-window_size:]
+    return history_of_window(observed_window(outcomes, window_size), window_size)
+
+
+def observed_window(outcomes: Iterable[PredictionOutcome],
+                    max_n: int) -> list[PredictionOutcome]:
+    """The last `max_n` observed outcomes of `outcomes` (chronological), oldest first."""
+    return [outcome for outcome in outcomes if outcome.observed][-max_n:]
+
+
+def history_of_window(window: Sequence[PredictionOutcome],
+                      window_size: int) -> CalibrationHistory:
+    """The history aggregating exactly `window` (observed outcomes, at most window_size)."""
     if not window:
         return CalibrationHistory.empty(window_size)
     bins = [0, 0, 0, 0]
@@ -166,12 +179,13 @@ class MahalanobisDowngradePolicy:
 
     def adjust(
         self, raw: BeliefSelfAssessment, history: CalibrationHistory,
-        raw_sha256: str | None = None,
+        raw_sha256: str | None = None, window_outcome_stamps_ns: tuple[int, ...] = (),
     ) -> CalibratedSelfAssessment:
         """Return `raw` calibrated by `history` (pure).
 
         `raw_sha256` is H(raw) when the caller has it already (hashed from the message it
-        received); it is computed when None.
+        received); it is computed when None. `window_outcome_stamps_ns` names the outcomes the
+        history aggregates (SPEC 5, v1.3).
         """
         if self.is_drift(history):
             level, reason = downgrade(raw.overall_level), REASON_DOWNGRADE
@@ -190,4 +204,5 @@ class MahalanobisDowngradePolicy:
             adjustment_reason=reason,
             min_outcomes=self.min_outcomes,
             downgrade_threshold=self.downgrade_threshold,
+            window_outcome_stamps_ns=window_outcome_stamps_ns,
         )

@@ -161,7 +161,8 @@ def check_adjustment(
             stamp_ns, ConformanceKind.UNKNOWN_ADJUSTMENT_POLICY, Stage.CALIBRATION, policy_id,
             _known(ADJUSTMENT_POLICIES), policy_id, inputs),)
     policy = factory(calibrated.min_outcomes, calibrated.downgrade_threshold)
-    reference = policy.adjust(calibrated.raw_assessment, history)
+    reference = policy.adjust(calibrated.raw_assessment, history, None,
+                              calibrated.window_outcome_stamps_ns)
     found = []
     if reference.adjusted_overall_level != calibrated.adjusted_overall_level:
         found.append(ConformanceViolation(

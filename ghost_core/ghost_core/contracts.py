@@ -55,6 +55,8 @@ __all__ = [
     'GateEmission',
     'Mat3',
     'PredictionOutcome',
+    'EVIDENCE_SCHEMA_VERSION',
+    'EvidenceLayout',
     'RATIONALE_SCHEMA_VERSION',
     'SetpointVec3',
     'Vec3',
@@ -63,8 +65,12 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = check.SCHEMA_VERSION
-#: DecisionRationale's layout: 2 since it carries the vehicle status (SPEC §5 v1.2).
-RATIONALE_SCHEMA_VERSION = 2
+#: The layout of the messages that name their inputs (SPEC 5, v1.3): the raw and calibrated
+#: assessments and the rationale (2 was the rationale's with the vehicle status, v1.2).
+EVIDENCE_SCHEMA_VERSION = 3
+RATIONALE_SCHEMA_VERSION = EVIDENCE_SCHEMA_VERSION
+#: schema_version of a message that names its inputs.
+EvidenceLayout = Annotated[int, check.layout_version_of(EVIDENCE_SCHEMA_VERSION)]
 
 #: A 3-vector (m, m/s or rad).
 Vec3 = tuple[float, float, float]
@@ -220,8 +226,10 @@ class BeliefSelfAssessment(_Header):
     """What the agent thinks of its own belief for one cycle (raw, before calibration).
 
     Invariants: stamp_ns >= 0; `overall_level` is the worst of the three blocks;
-    `thresholds_sha256` is a content address; `assessor_id` a taxonomy string;
-    `schema_version` is 1.
+    `thresholds_sha256` is a content address; `assessor_id` a taxonomy string; the inputs it
+    names (SPEC 5, v1.3): `confirmation_stamp_ns`, the stamp of the latest finite fix the
+    assessor had when the belief arrived (None: none yet), and `previous_stamp_ns`, the belief
+    it judged before (None: this is its first), earlier than stamp_ns; `schema_version` is 3.
     """
 
     overall_level: Level
@@ -230,7 +238,9 @@ class BeliefSelfAssessment(_Header):
     orientation: AxisAssessment
     thresholds_sha256: ContentAddress
     assessor_id: Taxonomy
-    schema_version: LayoutVersion = SCHEMA_VERSION
+    confirmation_stamp_ns: Annotated[int | None, check.optional_stamp] = None
+    previous_stamp_ns: Annotated[int | None, check.optional_stamp] = None
+    schema_version: EvidenceLayout = EVIDENCE_SCHEMA_VERSION
 
     def _check_together(self, owner: str) -> None:
         worst = worst_level(self.position.level, self.velocity.level, self.orientation.level)
@@ -238,6 +248,9 @@ class BeliefSelfAssessment(_Header):
             raise check.failure(
                 owner, 'overall_level', f'the worst block level ({worst.name})',
                 self.overall_level)
+        if self.previous_stamp_ns is not None and self.previous_stamp_ns >= self.stamp_ns:
+            raise check.failure(owner, 'previous_stamp_ns', f'< stamp_ns ({self.stamp_ns})',
+                                self.previous_stamp_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,8 +417,10 @@ class CalibratedSelfAssessment(_Header):
     Invariants: stamp_ns equals raw_assessment.stamp_ns (same cycle); the history holds nothing
     observed after the cycle; `raw_assessment_sha256` is a content address; the level is in the
     catalogue; policy id and reason are taxonomy strings; min_outcomes (M) and
-    downgrade_threshold (K) are >= 1; `schema_version` is 1. The adjusted level may be better
-    or worse than the raw one: the contract does not restrict the policy (ADR-0026).
+    downgrade_threshold (K) are >= 1; `window_outcome_stamps_ns` names the observed outcomes
+    the history aggregates (SPEC 5, v1.3), increasing, none after stamp_ns;
+    `schema_version` is 3. The adjusted level may be better or worse than
+    the raw one: the contract does not restrict the policy (ADR-0026).
     """
 
     raw_assessment: BeliefSelfAssessment
@@ -416,9 +431,18 @@ class CalibratedSelfAssessment(_Header):
     adjustment_reason: Taxonomy
     min_outcomes: Annotated[int, check.integer_in(1)]
     downgrade_threshold: Annotated[int, check.integer_in(1)]
-    schema_version: LayoutVersion = SCHEMA_VERSION
+    window_outcome_stamps_ns: Annotated[tuple[int, ...], check.stamps] = ()
+    schema_version: EvidenceLayout = EVIDENCE_SCHEMA_VERSION
 
     def _check_together(self, owner: str) -> None:
+        # Whether they are the outcomes the history counts is the verifier's to judge against
+        # the bag (ghost_verify.history): the contract keeps only their shape.
+        window = self.window_outcome_stamps_ns
+        if any(later <= earlier for earlier, later in zip(window, window[1:])) or (
+                window and window[-1] > self.stamp_ns):
+            raise check.failure(owner, 'window_outcome_stamps_ns',
+                                f'increasing stamps, none after stamp_ns ({self.stamp_ns})',
+                                window)
         if self.raw_assessment.stamp_ns != self.stamp_ns:
             raise check.failure(owner, 'raw_assessment',
                                 f'an assessment of the same cycle (stamp_ns {self.stamp_ns})',
@@ -464,7 +488,9 @@ class DecisionRationale(_DecidedCycle):
     a calibrated assessment is never claimed without its raw assessment; `policy_id` is a
     taxonomy string; the vehicle status the policy saw (ADR-0021 §2): `flight_status` and
     `mission_status` in their catalogues (UNKNOWN when no status was received),
-    `perception_mode` None or a taxonomy string; `schema_version` is 2.
+    `perception_mode` None or a taxonomy string; `vehicle_status_stamp_ns` names the status
+    the context came from (None: none received; SPEC 5, v1.3), no later than stamp_ns;
+    `schema_version` is 3.
     """
 
     self_assessment_sha256: ClaimedAddress
@@ -473,11 +499,15 @@ class DecisionRationale(_DecidedCycle):
     flight_status: Flight
     mission_status: Mission
     perception_mode: PerceptionMode = None
-    schema_version: Annotated[int, check.layout_version_of(RATIONALE_SCHEMA_VERSION)] = (
-        RATIONALE_SCHEMA_VERSION)
+    vehicle_status_stamp_ns: Annotated[int | None, check.optional_stamp] = None
+    schema_version: EvidenceLayout = EVIDENCE_SCHEMA_VERSION
 
     def _check_together(self, owner: str) -> None:
         _DecidedCycle._check_together(self, owner)
+        status = self.vehicle_status_stamp_ns
+        if status is not None and status > self.stamp_ns:
+            raise check.failure(owner, 'vehicle_status_stamp_ns',
+                                f'<= stamp_ns ({self.stamp_ns})', status)
         if self.calibrated_assessment_sha256 is not None and self.self_assessment_sha256 is None:
             raise check.failure(owner, 'self_assessment_sha256',
                                 'claimed whenever calibrated_assessment_sha256 is', None)
@@ -697,6 +727,8 @@ class DecisionContext(_Header):
     self_assessment: Annotated[BeliefSelfAssessment | None, checked_together] = None
     calibrated_assessment: Annotated[CalibratedSelfAssessment | None, checked_together] = None
     perception_mode: PerceptionMode = None
+    #: The stamp of the vehicle status the three fields above came from (None: none).
+    vehicle_status_stamp_ns: Annotated[int | None, check.optional_stamp] = None
 
     def _check_together(self, owner: str) -> None:
         calibrated = self.calibrated_assessment
@@ -724,14 +756,16 @@ class DecisionContext(_Header):
         """
         flight, mission, perception = vehicle_context(vehicle)
         return cls(calibrated.stamp_ns, calibrated.frame_id, flight, mission,
-                   calibrated.raw_assessment, calibrated, perception)
+                   calibrated.raw_assessment, calibrated, perception,
+                   None if vehicle is None else vehicle.stamp_ns)
 
     @classmethod
     def from_raw(cls, raw: BeliefSelfAssessment,
                  vehicle: VehicleStatus | None) -> DecisionContext:
         """Return the context of a cycle that has a raw assessment but no calibration."""
         flight, mission, perception = vehicle_context(vehicle)
-        return cls(raw.stamp_ns, raw.frame_id, flight, mission, raw, None, perception)
+        return cls(raw.stamp_ns, raw.frame_id, flight, mission, raw, None, perception,
+                   None if vehicle is None else vehicle.stamp_ns)
 
     @property
     def effective_level(self) -> SelfAssessmentLevel | None:

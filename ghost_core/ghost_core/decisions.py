@@ -124,4 +124,5 @@ def decide_with_rationale(policy: Policy, context: DecisionContext,
         flight_status=context.flight_status,
         mission_status=context.mission_status,
         perception_mode=context.perception_mode,
+        vehicle_status_stamp_ns=context.vehicle_status_stamp_ns,
     )

@@ -6,7 +6,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ghost_core.actions import emit_reference_action
-from ghost_core.calibration import build_calibration_history, MahalanobisDowngradePolicy
+from ghost_core.calibration import (
+    history_of_window,
+    MahalanobisDowngradePolicy,
+    observed_window,
+)
 from ghost_core.contracts import (
     ActionEmission,
     BeliefSelfAssessment,
@@ -71,12 +75,14 @@ def calibrate_from_history(
     history: CalibrationHistory,
     config: LoopConfig = _DEFAULT_CONFIG,
     raw_sha256: str | None = None,
+    window_outcome_stamps_ns: tuple[int, ...] = (),
 ) -> CalibratedSelfAssessment:
     """Return `raw` calibrated by `history` under MahalanobisDowngradePolicy(M, K).
 
-    `raw_sha256` is H(raw) when the caller already has it (computed when None).
+    `raw_sha256` is H(raw) when the caller already has it (computed when None);
+    `window_outcome_stamps_ns` names the outcomes `history` aggregates.
     """
-    return config.adjustment_policy.adjust(raw, history, raw_sha256)
+    return config.adjustment_policy.adjust(raw, history, raw_sha256, window_outcome_stamps_ns)
 
 
 def calibrate(
@@ -91,9 +97,10 @@ def calibrate(
     calibrated assessment for t waits for the outcome of t). Outcomes stamped after the
     cycle are ignored, so a caller may pass everything it has.
     """
-    eligible = (outcome for outcome in outcomes if outcome.stamp_ns <= raw.stamp_ns)
-    return calibrate_from_history(raw, build_calibration_history(eligible, config.max_history),
-                                  config, raw_sha256)
+    window = observed_window(
+        (outcome for outcome in outcomes if outcome.stamp_ns <= raw.stamp_ns), config.max_history)
+    return calibrate_from_history(raw, history_of_window(window, config.max_history), config,
+                                  raw_sha256, tuple(outcome.stamp_ns for outcome in window))
 
 
 def decide(calibrated: CalibratedSelfAssessment,

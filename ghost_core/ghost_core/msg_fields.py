@@ -38,6 +38,10 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('orientation', 'AxisAssessment'),
         ('thresholds_sha256', 'string'),
         ('assessor_id', 'string'),
+        ('has_confirmation', 'bool'),
+        ('confirmation_stamp', 'builtin_interfaces/Time'),
+        ('has_previous', 'bool'),
+        ('previous_stamp', 'builtin_interfaces/Time'),
         ('schema_version', 'uint32'),
     ),
     'CalibratedSelfAssessment': (
@@ -50,6 +54,7 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('adjustment_reason', 'string'),
         ('min_outcomes', 'uint32'),
         ('downgrade_threshold', 'uint32'),
+        ('window_outcome_stamps_ns', 'int64[]'),
         ('schema_version', 'uint32'),
     ),
     'CalibrationHistory': (
@@ -85,6 +90,8 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('flight_status', 'uint8'),
         ('mission_status', 'uint8'),
         ('perception_mode', 'string'),
+        ('has_vehicle_status', 'bool'),
+        ('vehicle_status_stamp', 'builtin_interfaces/Time'),
         ('schema_version', 'uint32'),
     ),
     'ForwardPrediction': (

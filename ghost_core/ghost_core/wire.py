@@ -19,6 +19,7 @@ a message field and contract fields is by name and type:
 - a ``geometry_msgs/Twist X`` is two 3-tuples, ``X_linear``/``X_angular`` or
   ``linear_X``/``angular_X``;
 - a nested ghost message is its contract; a fixed float array a tuple of floats;
+- an unbounded integer array is a tuple of ints;
 - an integer is an int, or the IntEnum the contract annotates; a string a str, a StrEnum, or
   ``str | None`` (None is ''); a float annotated ``float | None`` (and array elements so
   annotated) is NaN on the wire when None.
@@ -83,6 +84,9 @@ CONTRACTS: Mapping[str, type] = MappingProxyType({
 #: (message, Time field) -> the bool field saying whether the stamp is present.
 PRESENCE_FLAGS: Mapping[tuple[str, str], str] = MappingProxyType({
     ('CalibrationHistory', 'most_recent_observed_stamp'): 'has_observed_stamp',
+    ('BeliefSelfAssessment', 'confirmation_stamp'): 'has_confirmation',
+    ('BeliefSelfAssessment', 'previous_stamp'): 'has_previous',
+    ('DecisionRationale', 'vehicle_status_stamp'): 'has_vehicle_status',
 })
 
 _HEADER = 'std_msgs/Header'
@@ -218,6 +222,16 @@ def _floats(d: Mapping[str, Any], key: str, path: str, length: int) -> tuple[flo
     return tuple(float(item) for item in items)
 
 
+def _ints(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> tuple[int, ...]:
+    value = _get(d, key, path)
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise MessageFormatError(f'{path}.{key} must be a sequence of integers, got {value!r}')
+    items = list(value)
+    if any(isinstance(item, bool) or not isinstance(item, numbers.Integral) for item in items):
+        raise MessageFormatError(f'{path}.{key} must be a sequence of integers, got {value!r}')
+    return tuple(int(item) for item in items)
+
+
 def _sha(d: Mapping[str, Any], key: str, path: str, _arg: object = None) -> str | None:
     value = _str(d, key, path)
     return value or None
@@ -265,6 +279,7 @@ _WRITE_EXPRESSIONS: Mapping[str, str] = MappingProxyType({
     'sha': "c.{0} or ''",
     'nan': '_nan_if_none(c.{0})',
     'floats': '[float(x) for x in c.{0}]',
+    'ints': 'list(c.{0})',
     'nan_floats': '[_nan_if_none(x) for x in c.{0}]',
     'point': '_point(c.{0})',
     'time': 'ns_to_stamp(c.{0})',
@@ -367,6 +382,10 @@ class _Fields:
             self.hint(key, key)
             self.readers.append((key, _nested, key, self.parsers[msg_type]))
             self.writers.append((key, 'nested', (key, msg_type)))
+        elif msg_type.endswith('[]') and msg_type[:-2] in _INTEGERS:
+            self.hint(key, key)
+            self.readers.append((key, _ints, key, None))
+            self.writers.append((key, 'ints', (key,)))
         elif msg_type.endswith(']') and msg_type.split('[')[0] in _FLOATS:
             length = int(msg_type.split('[')[1].rstrip(']'))
             self.readers.append((key, _floats, key, length))

@@ -100,8 +100,11 @@ def emission() -> ActionEmission:
 
 
 def step_from_history(raw: BeliefSelfAssessment, history: CalibrationHistory,
-                      config: LoopConfig) -> CycleResult:
-    """One loop step (calibrate, decide, emit) on `history` as given, not built from outcomes."""
-    calibrated = calibrate_from_history(raw, history, config)
+                      config: LoopConfig, window: tuple[int, ...] = ()) -> CycleResult:
+    """One loop step (calibrate, decide, emit) on `history` as given, not built from outcomes.
+
+    `window` names the outcomes `history` aggregates.
+    """
+    calibrated = calibrate_from_history(raw, history, config, None, window)
     rationale = decide(calibrated)
     return CycleResult(calibrated, rationale, emit(rationale))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 import hashlib
 import json
 import math
@@ -9,7 +10,9 @@ import math
 from ghost_core_test import examples as ex
 from ghost_core_test.strategies import messages
 from hypothesis import given, settings
+import pytest
 
+from ghost_core.errors import ContractError
 from ghost_core.hashing import canonical_json, content_address, is_sha256_hex
 from ghost_core.wire import message_address, parse_decision, to_msg_dict
 
@@ -49,14 +52,39 @@ def test_decision_message_known_answer() -> None:
 def test_raw_assessment_message_known_answer() -> None:
     """A BeliefSelfAssessment hashes as its hand-written canonical JSON (header included)."""
     axis = '{"level":0,"max_std":0.05,"reason":"within_known_threshold"}'
+    zero = '{"nanosec":0,"sec":0}'
     literal = (
         '{"assessor_id":"covariance_threshold_v1",'
+        f'"confirmation_stamp":{zero},"has_confirmation":false,"has_previous":false,'
         '"header":{"frame_id":"map","stamp":{"nanosec":500000000,"sec":1}},'
-        f'"orientation":{axis},"overall_level":0,"position":{axis},"schema_version":1,'
+        f'"orientation":{axis},"overall_level":0,"position":{axis},'
+        f'"previous_stamp":{zero},"schema_version":3,'
         f'"thresholds_sha256":"{"a" * 64}","velocity":{axis}}}'
     )
     assert canonical_json(to_msg_dict(ex.raw())) == literal
     assert message_address(ex.raw()) == hashlib.sha256(literal.encode()).hexdigest()
+
+
+def test_raw_assessment_names_its_confirmation_and_previous_belief_known_answer() -> None:
+    """Schema 3 (SPEC 5, v1.3): the confirming fix and the belief before, by stamp."""
+    axis = '{"level":0,"max_std":0.05,"reason":"within_known_threshold"}'
+    at_1_4 = '{"nanosec":400000000,"sec":1}'
+    literal = (
+        '{"assessor_id":"covariance_threshold_v1",'
+        f'"confirmation_stamp":{at_1_4},"has_confirmation":true,"has_previous":true,'
+        '"header":{"frame_id":"map","stamp":{"nanosec":500000000,"sec":1}},'
+        f'"orientation":{axis},"overall_level":0,"position":{axis},'
+        f'"previous_stamp":{at_1_4},"schema_version":3,'
+        f'"thresholds_sha256":"{"a" * 64}","velocity":{axis}}}'
+    )
+    named = replace(ex.raw(), confirmation_stamp_ns=1_400_000_000,
+                    previous_stamp_ns=1_400_000_000)
+    assert canonical_json(to_msg_dict(named)) == literal
+    assert message_address(named) == (
+        'd8b0abf7c20d1a61ec576bc41e35d5d9a4c148dfcd60b83232fd7d03dc255a36')
+    assert hashlib.sha256(literal.encode()).hexdigest() == message_address(named)
+    with pytest.raises(ContractError, match='previous_stamp_ns'):
+        replace(ex.raw(), previous_stamp_ns=ex.STAMP_NS)
 
 
 def test_is_sha256_hex() -> None:

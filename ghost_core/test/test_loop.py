@@ -83,7 +83,8 @@ def test_step_from_history_equals_step_from_outcomes() -> None:
                 for i, d in enumerate((0.2, 3.5, 9.0, 0.1, 7.5))]
     config = LoopConfig(4, 2, 3)
     history = build_calibration_history(outcomes, 3)
-    assert ex.step_from_history(ex.raw(), history, config) == closed_loop_step(
+    window = tuple(outcome.stamp_ns for outcome in outcomes)[-3:]
+    assert ex.step_from_history(ex.raw(), history, config, window) == closed_loop_step(
         ex.raw(), outcomes, config)
     assert calibrate(ex.raw(), outcomes, config).calibration_history == history
 

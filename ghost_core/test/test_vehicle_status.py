@@ -55,27 +55,30 @@ def test_vehicle_status_refuses_values_outside_its_catalogues_naming_the_field()
         VehicleStatus(1, 'map', IN_AIR, ON_MISSION, '')
 
 
-def test_the_rationale_layout_is_version_2_and_records_the_context() -> None:
-    """Schema 1 (no vehicle status) is refused; the three fields are required on the wire."""
+def test_the_rationale_layout_is_version_3_and_records_the_context() -> None:
+    """Schemas 1 and 2 (no status, no named status) are refused; the fields are required."""
     message = to_msg_dict(ex.rationale())
-    assert message['schema_version'] == 2
-    with pytest.raises(ContractError, match='schema_version'):
-        parse_decision_rationale({**message, 'schema_version': 1})
+    assert message['schema_version'] == 3
+    for old in (1, 2):
+        with pytest.raises(ContractError, match='schema_version'):
+            parse_decision_rationale({**message, 'schema_version': old})
     for name in ('flight_status', 'mission_status', 'perception_mode'):
         with pytest.raises(ValueError, match=name):
             parse_decision_rationale({k: v for k, v in message.items() if k != name})
 
 
-# Schema-2 known-answer vectors (docs/contracts.md): the JSON written out by hand and its
+# Schema-3 known-answer vectors (docs/contracts.md): the JSON written out by hand and its
 # SHA-256, pinned as literals so that any change to the hashing or the layout fails here.
-RATIONALE_V2 = (
+RATIONALE_V3 = (
     '{"calibrated_assessment_sha256":"' + 'b' * 64 + '","decision":{"decision_stamp":'
     '{"nanosec":500000000,"sec":1},"kind":0,"reason":"adjusted_level_known"},'
-    '"flight_status":3,"header":{"frame_id":"map","stamp":{"nanosec":500000000,"sec":1}},'
+    '"flight_status":3,"has_vehicle_status":false,'
+    '"header":{"frame_id":"map","stamp":{"nanosec":500000000,"sec":1}},'
     '"mission_status":2,"perception_mode":"","policy_id":"uncertainty_aware_reference_v1",'
-    '"schema_version":2,"self_assessment_sha256":"' + 'a' * 64 + '"}')
-RATIONALE_V2_SHA256 = 'a36f42ceb3fb350f4cc1c1982c87b19ebbe461fda1244b5445d7880cbfbd95e0'
-RATIONALE_V2_GNSS_SHA256 = '61badf5acecd39ee50efd3acb157f5fe365e441d836d3e0d200d2ca915e22288'
+    '"schema_version":3,"self_assessment_sha256":"' + 'a' * 64 + '",'
+    '"vehicle_status_stamp":{"nanosec":0,"sec":0}}')
+RATIONALE_V3_SHA256 = 'a0c61735c83b7ca07cd963911878c0500ca030c422f07d675f825aca75fe6f86'
+RATIONALE_V3_GNSS_SHA256 = 'bbf934abbb7f35b04641dd61be2d17399e898a824520daeac2917c05143d7096'
 VEHICLE_STATUS_V1 = (
     '{"flight_status":3,"header":{"frame_id":"odom","stamp":{"nanosec":500000000,"sec":1}},'
     '"mission_status":2,"perception_mode":"","schema_version":1,'
@@ -83,20 +86,20 @@ VEHICLE_STATUS_V1 = (
 VEHICLE_STATUS_V1_SHA256 = '0dcf793da867e1eac3356e0c014556082956b6080e3d3c0fedfd830469ad17f7'
 
 
-def test_rationale_schema_2_known_answer() -> None:
+def test_rationale_schema_3_known_answer() -> None:
     rationale = ex.rationale()
-    assert canonical_json(to_msg_dict(rationale)) == RATIONALE_V2
-    assert hashlib.sha256(RATIONALE_V2.encode()).hexdigest() == RATIONALE_V2_SHA256
-    assert message_address(rationale) == RATIONALE_V2_SHA256
-    assert parse_decision_rationale(json.loads(RATIONALE_V2)) == rationale
+    assert canonical_json(to_msg_dict(rationale)) == RATIONALE_V3
+    assert hashlib.sha256(RATIONALE_V3.encode()).hexdigest() == RATIONALE_V3_SHA256
+    assert message_address(rationale) == RATIONALE_V3_SHA256
+    assert parse_decision_rationale(json.loads(RATIONALE_V3)) == rationale
     on_ground = replace(rationale, flight_status=FlightStatus.ARMED_ON_GROUND,
                         mission_status=MissionStatus.NO_MISSION, perception_mode='gnss')
-    literal = (RATIONALE_V2.replace('"flight_status":3', '"flight_status":2')
+    literal = (RATIONALE_V3.replace('"flight_status":3', '"flight_status":2')
                .replace('"mission_status":2', '"mission_status":1')
                .replace('"perception_mode":""', '"perception_mode":"gnss"'))
     assert canonical_json(to_msg_dict(on_ground)) == literal
-    assert message_address(on_ground) == RATIONALE_V2_GNSS_SHA256
-    assert hashlib.sha256(literal.encode()).hexdigest() == RATIONALE_V2_GNSS_SHA256
+    assert message_address(on_ground) == RATIONALE_V3_GNSS_SHA256
+    assert hashlib.sha256(literal.encode()).hexdigest() == RATIONALE_V3_GNSS_SHA256
 
 
 def test_vehicle_status_known_answer() -> None:
@@ -126,9 +129,9 @@ def test_the_reference_policy_ignores_the_status_and_the_rationale_records_it(
         flight, mission, perception)
     assert (blind.flight_status, blind.mission_status, blind.perception_mode) == (
         FlightStatus.UNKNOWN, MissionStatus.UNKNOWN, None)
-    assert (message_address(seen) == message_address(blind)) == (
-        flight == FlightStatus.UNKNOWN and mission == MissionStatus.UNKNOWN
-        and perception is None)
+    # The rationale names the status it saw (SPEC 5, v1.3), so the two always differ.
+    assert (seen.vehicle_status_stamp_ns, blind.vehicle_status_stamp_ns) == (ex.STAMP_NS, None)
+    assert message_address(seen) != message_address(blind)
 
 
 def test_the_tracker_gives_the_latest_status_stamped_at_or_before_the_cycle() -> None:
