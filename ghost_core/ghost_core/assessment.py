@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 import math
 
-from ghost_core import _checks as check
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment, EVIDENCE_SCHEMA_VERSION
 from ghost_core.errors import ConfigError, ContractError
 from ghost_core.geometry import block3, covariance_defect

@@ -438,7 +438,7 @@ class CalibratedSelfAssessment(_Header):
         # Whether they are the outcomes the history counts is the verifier's to judge against
         # the bag (ghost_verify.history): the contract keeps only their shape.
         window = self.window_outcome_stamps_ns
-        if any(later <= earlier for earlier, later in zip(window, window[1:])) or (
+        if any(later <= earlier for earlier, later in zip(window, window[1:], strict=False)) or (
                 window and window[-1] > self.stamp_ns):
             raise check.failure(owner, 'window_outcome_stamps_ns',
                                 f'increasing stamps, none after stamp_ns ({self.stamp_ns})',
