@@ -142,9 +142,10 @@ class CalibrationAdjustmentPolicy(Protocol):
         ...
 
     def adjust(
-        self, raw: BeliefSelfAssessment, history: CalibrationHistory
+        self, raw: BeliefSelfAssessment, history: CalibrationHistory,
+        raw_sha256: str | None = None, window_outcome_stamps_ns: tuple[int, ...] = (),
     ) -> CalibratedSelfAssessment:
-        """Return the calibrated assessment of `raw` given `history`."""
+        """Return the calibrated assessment of `raw` given `history` (of those outcomes)."""
         ...
 
 
