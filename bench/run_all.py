@@ -184,14 +184,6 @@ def _verifier_targets(verifier: Mapping[str, Any],
                 f'{row["floor"]["wall_s"]:.1f} s; {row["verifier"]["verdict"]})'),
             None if row is None else row['ratio_time'],
             None if row is None else row['ratio_time'] <= VERIFIER_RATIO_MAX))
-    split = sizes.get(JOBS_CYCLES, {}).get('jobs', {}).get(str(JOBS_COUNT))
-    targets.append(_target(
-        'verify_all_jobs2', f'verify_all --jobs {JOBS_COUNT}, {JOBS_CYCLES:,} cycles: <= '
-        f'{JOBS_RATIO_MAX}x the decode floor',
-        'not measured' if split is None else (
-            f'{split["ratio_time"]:.2f}x ({split["wall_s"]:.1f} s; {split["verdict"]})'),
-        None if split is None else split['ratio_time'],
-        None if split is None else split['ratio_time'] <= JOBS_RATIO_MAX))
     base, top = sizes.get(RSS_BASE_CYCLES), sizes.get(RSS_TOP_CYCLES)
     delta = None if base is None or top is None else (
         top['verifier']['max_rss_bytes'] - base['verifier']['max_rss_bytes']) / 1e6

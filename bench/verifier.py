@@ -47,7 +47,7 @@ __all__ = ['DEFAULT_SIZES', 'FLEET_BAGS', 'FLEET_CYCLES', 'extra_tables', 'run_f
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000, 1_000_000)
 #: verify_all --jobs N is measured for each N, on the sizes up to JOBS_MAX_CYCLES.
-DEFAULT_JOBS = (2,)
+DEFAULT_JOBS: tuple[int, ...] = ()  # one bag is one process (issue 33: the split is gone)
 JOBS_MAX_CYCLES = 100_000
 #: The fleet: that many copies of a bag of that many cycles, local workers and Dask workers.
 FLEET_BAGS, FLEET_CYCLES = 20, 2_000

@@ -70,7 +70,7 @@ def review_fleet(flights: Sequence[FlightInput], staging: Path, config: Pipeline
     `staging` at the same paths; SchedulerError when none answers). `each` gets every
     outcome, in order, as soon as it and those before it are in. `started` is called once,
     when the work is handed out: after the local processes are forked (a process with more
-    than one thread does not fork them: ghost_verify.jobs.make_pool), so it may start threads.
+    than one thread does not fork them: ghost_verify.fleet.make_pool), so it may start threads.
     """
     # Paths that do not depend on the working directory of whatever runs the flight.
     staged = [replace(flight, path=flight.path.absolute()) for flight in flights]
@@ -93,7 +93,7 @@ def review_fleet(flights: Sequence[FlightInput], staging: Path, config: Pipeline
         map_on_dask(_review_staged, list(zip(staged, folders, strict=True)), scheduler,
                     collect, config=config, config_source=config_source, verify=verify)
     elif jobs > 1 and len(staged) > 1:
-        from ghost_verify.jobs import make_pool
+        from ghost_verify.fleet import make_pool
 
         with make_pool(min(jobs, len(staged))) as executor:
             # map submits every flight at once: the processes exist when it returns.

@@ -237,7 +237,7 @@ def verify_all_main(argv: Sequence[str] | None = None) -> int:
         min_outcomes=args.min_outcomes, downgrade_threshold=args.downgrade_threshold,
         window_size=args.window_size, cycle_window=args.cycle_window, strict=args.strict,
         replay=not args.no_replay, require_coverage=args.require_coverage,
-        public_key=args.public_key, jobs=args.jobs, prog=prog)
+        public_key=args.public_key, prog=prog)
     def run() -> int:
         # Chosen here: guarded() has made sys.stdout safe against a closed pipe by now.
         out: TextIO = sys.stderr if args.json == '-' else sys.stdout
@@ -276,9 +276,8 @@ def _verify_all_parser(prog: str) -> ToolParser:
                              '(exit 1 when one differs; a bag without inputs or configuration '
                              'is reported not re-derivable, exit 1 only with --strict)')
     parser.add_argument('--jobs', '-j', type=_positive, default=1, metavar='N',
-                        help='processes to use: one bag is cut into N parts verified in '
-                             'parallel (the report is the one-process report, field for '
-                             'field); several bags are verified N at a time (default 1)')
+                        help='bags verified at a time, in N local processes (default 1; one '
+                             'bag is always one pass in one process)')
     parser.add_argument('--scheduler', metavar='ADDRESS',
                         help='verify the bags on the Dask distributed cluster whose scheduler '
                              'is at ADDRESS (e.g. tcp://host:8786; its workers must see the '

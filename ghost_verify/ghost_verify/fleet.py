@@ -12,10 +12,13 @@ in the order of the bags.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+import concurrent.futures
 from dataclasses import dataclass, replace
 import json
+import multiprocessing
 import os
 from pathlib import Path
+import threading
 import time
 from typing import Any, TYPE_CHECKING, TypeVar
 
@@ -49,6 +52,15 @@ class SchedulerError(RuntimeError):
     """The Dask scheduler cannot be used: dask[distributed] missing, or nothing answers."""
 
 
+def make_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A pool of `workers` processes (forked when this process may fork: no other thread)."""
+    methods = multiprocessing.get_all_start_methods()
+    method = ('fork' if 'fork' in methods and threading.active_count() == 1
+              else 'forkserver' if 'forkserver' in methods else 'spawn')
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(method))
+
+
 @dataclass(frozen=True, slots=True)
 class VerifyOptions:
     """What verify_all is asked for, for every bag (the command line's options)."""
@@ -62,8 +74,6 @@ class VerifyOptions:
     require_coverage: bool = False
     #: The Ed25519 public key (PEM file) the manifests are checked with; None: not checked.
     public_key: str | None = None
-    #: Processes one bag is split across (verify_all --jobs, one bag); 1 for a fleet.
-    jobs: int = 1
     prog: str = 'verify_all'
 
 
@@ -158,7 +168,7 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
                             downgrade_threshold=options.downgrade_threshold,
                             window_size=options.window_size,
                             manifest=manifest, strict=options.strict, replay=options.replay,
-                            jobs=options.jobs, **extra)
+                            **extra)
     except BagError as err:
         unread = ExitCode.VIOLATED if not manifest.ok else ExitCode.BAD_INPUT
         return BagVerdict(bag, unread, tuple(lines), (f'{prog}: error: {_one_line(err)}',),
@@ -218,7 +228,6 @@ def verify_fleet(
     as soon as it and those before it are in.
     """
     names = [os.fspath(bag) for bag in bags]
-    options = replace(options, jobs=1)
     started = time.perf_counter()
     verdicts: list[BagVerdict] = []
 
@@ -230,7 +239,6 @@ def verify_fleet(
     if scheduler is not None:
         workers = _on_dask(names, options, scheduler, collect)
     elif jobs > 1 and len(names) > 1:
-        from .jobs import make_pool
 
         workers = min(jobs, len(names))
         with make_pool(workers) as executor:

@@ -1,7 +1,6 @@
 """One pass over a bag: every checker fed every event, then one result (``VerificationResult``).
 
-``ghost_verify.verify.verify_all`` runs it, or splits the bag across processes
-(``ghost_verify.jobs``), which feeds one ``Checks`` per part and merges them.
+``ghost_verify.verify.verify_all`` runs it: one bag is one pass in one process.
 """
 
 from __future__ import annotations
@@ -11,12 +10,14 @@ from dataclasses import dataclass
 import os
 from types import MappingProxyType
 
+from ghost_bag.errors import BagError
 from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .completeness import CompletenessChecker, CompletenessReport
 from .conformance import ConformanceChecker, ConformanceReport
 from .cycle_properties import PropertyChecker, PropertyReport
+from .evidence import EvidenceChecker, EvidenceReport, load_input_index
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
@@ -28,8 +29,7 @@ from .run_parameters import ParametersChecker, ParametersReport, RunParameters
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
-__all__ = ['Checks', 'follow_the_re_run', 'rederive_following', 'VerificationResult',
-           'verify_single_pass']
+__all__ = ['Checks', 'follow_the_re_run', 'VerificationResult', 'verify_single_pass']
 
 _NOTHING: Mapping[int, object] = MappingProxyType({})
 
@@ -56,8 +56,10 @@ class VerificationResult:
     replay: RederivationReport | None = None
     #: The check of every message's parameters against the run's configuration.
     parameters: ParametersReport | None = None
-    #: RECOVERY-v1 from the recorded inputs; ``None`` when it was not judged (a split part).
+    #: RECOVERY-v1 from the recorded inputs; ``None`` when it was not judged.
     recovery: RecoveryReport | None = None
+    #: EVIDENCE-v1: every named input on the recorder's log times; ``None``: not asked.
+    evidence: EvidenceReport | None = None
 
     @property
     def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
@@ -105,6 +107,7 @@ class VerificationResult:
                 and (self.replay is None or not self.replay.fails(self.strict))
                 and (self.parameters is None or self.parameters.holds)
                 and (self.recovery is None or not self.recovery.violated)
+                and (self.evidence is None or self.evidence.holds)
                 and not self.incomplete_input
                 and (self.manifest is None or self.manifest.ok))
 
@@ -124,6 +127,8 @@ class VerificationResult:
             checks.append((not self.recovery.violated, self.recovery.summary()))
         if self.gate is not None:
             checks.append((not self.gate.violated, self.gate.summary()))
+        if self.evidence is not None:
+            checks.append((self.evidence.holds, self.evidence.summary()))
         if self.replay is not None and self.replay.fails(self.strict):
             bridge = self.replay.bridge
             if bridge is not None and bridge.violated and not self.replay.messages_differing:
@@ -144,10 +149,23 @@ class VerificationResult:
         if failures:
             reason = failures[0]
             return f'NOT VERIFIED: {reason if len(reason) <= 160 else reason[:157] + "..."}'
+        notes = [f'{version} held vacuously: its precondition never held'
+                 for version in uncovered]
+        limits = self.limits()
+        if limits:
+            return f'VERIFIED WITH LIMITS: {"; ".join((*limits, *notes))}'
         if uncovered:
-            return (f'VERIFIED ({", ".join(uncovered)} held vacuously: its precondition '
-                    'never held)')
+            return f'VERIFIED ({"; ".join(notes)})'
         return 'VERIFIED'
+
+    def limits(self) -> tuple[str, ...]:
+        """What could not be checked, and why (SPEC 5, v1.3: not checked is not passed)."""
+        found = []
+        if self.evidence is not None and not self.evidence.checked:
+            found.append(f'evidence not checked ({self.evidence.why_not})')
+        if self.replay is not None and not self.replay.complete:
+            found.append('not every message re-derived (see the replay line)')
+        return tuple(found)
 
     def uncovered(self) -> tuple[str, ...]:
         """Return the versions of the properties whose precondition never held."""
@@ -168,6 +186,8 @@ class VerificationResult:
             lines.append(self.recovery.summary())
         if self.gate is not None and self.gate.applicable:
             lines.append(self.gate.summary())
+        if self.evidence is not None:
+            lines.append(self.evidence.summary())
         if self.replay is not None:
             lines.append(self.replay.summary())
             if self.replay.bridge is not None:
@@ -215,6 +235,8 @@ class VerificationResult:
             'replay': None if self.replay is None else self.replay.to_json(),
             'parameters': None if self.parameters is None else self.parameters.to_json(),
             'recovery': None if self.recovery is None else self.recovery.to_json(),
+            'evidence': None if self.evidence is None else self.evidence.to_json(),
+            'limits': list(self.limits()),
             'manifest': None if self.manifest is None else self.manifest.to_json(),
             'strict': self.strict,
             'cycles_unverifiable': self.cycles_unverifiable,
@@ -235,26 +257,6 @@ def follow_the_re_run(recovery: RecoveryChecker, rederivation: Rederivation,
                                                         topics['observations'])
 
 
-def rederive_following(bag: str | os.PathLike[str], cycle_window: int, parameters: RunParameters
-              ) -> tuple[RederivationReport, RecoveryChecker | None]:
-    """The re-derivation in a pass of its own; RECOVERY-v1 judged on its read of the inputs.
-
-    For a split run (jobs.py), whose parts check the rest. The checker is None when it could
-    not follow the re-run (other topics, a read error): the parts' merged one then reads the
-    inputs.
-    """
-    rederivation = Rederivation(bag, parameters)
-    recovery = RecoveryChecker()
-    following = follow_the_re_run(recovery, rederivation, parameters)
-    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for cycle in ghost_bag.cycles():
-        rederivation.update(cycle)
-        recovery.update(cycle)
-    replayed = rederivation.result(ghost_bag.info)
-    every_input = following and rederivation.read_every_input()
-    return replayed, recovery if every_input else None
-
-
 def verify_single_pass(
     bag: str | os.PathLike[str],
     manifest: ManifestCheck,
@@ -269,7 +271,8 @@ def verify_single_pass(
     Every cycle is judged with `parameters` (``run_parameters.load_run_parameters``); with
     `replay`, the bag is re-derived from its inputs in the same pass (``Rederivation``).
     """
-    checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict)
+    checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict,
+                        evidence=_evidence_checker(bag, parameters))
     rederivation = Rederivation(bag, parameters) if replay else None
     following = (rederivation is not None
                  and follow_the_re_run(checks.recovery, rederivation, parameters))
@@ -289,12 +292,24 @@ def verify_single_pass(
 
 
 
+def _evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
+                      ) -> EvidenceChecker:
+    """EVIDENCE-v1 on the bag's recorded inputs; not checked (and why) when it has none."""
+    topics = {'state': '/state/nav', 'observations': '/observations',
+              'status': '/vehicle_status', **parameters.input_topics}
+    config = None if parameters.timeline is None else parameters.timeline.config_at(-1)
+    lag_ns = 250_000_000 if config is None else config.evaluator.max_observation_lag_ns
+    idle_ns = 1_000_000_000 if config is None else (config.idle_flush_ns or 2**62)
+    try:
+        return EvidenceChecker(load_input_index(bag, topics), max_observation_lag_ns=lag_ns,
+                               idle_flush_ns=idle_ns)
+    except BagError as err:
+        return EvidenceChecker(None, ' '.join(str(err).split())[:120] or 'no recorded inputs')
+
+
 @dataclass(slots=True)
 class Checks:
-    """The checkers of one verify_all pass: fed every event of a bag, in order, then read.
-
-    A split run (jobs.py) feeds one per part of the bag and merges them.
-    """
+    """The checkers of one verify_all pass: fed every event of a bag, in order, then read."""
 
     baud: PropertyChecker
     erur: PropertyChecker
@@ -306,6 +321,7 @@ class Checks:
     parameters: ParametersChecker
     recovery: RecoveryChecker
     strict: bool
+    evidence: EvidenceChecker | None = None
 
     @classmethod
     def new(
@@ -314,6 +330,7 @@ class Checks:
         *,
         cycle_window: int = DEFAULT_CYCLE_WINDOW,
         strict: bool = False,
+        evidence: EvidenceChecker | None = None,
     ) -> Checks:
         """Every checker of verify_all, at the start of a bag, judging with `parameters`."""
         def cycle_property(judged: CycleProperty) -> PropertyChecker:
@@ -333,6 +350,7 @@ class Checks:
             parameters=ParametersChecker(parameters),
             recovery=RecoveryChecker(),
             strict=strict,
+            evidence=evidence,
         )
 
     def feed(self, event: CycleEvent | GateRecord,
@@ -354,6 +372,8 @@ class Checks:
         self.conformance.update(event, rederived)
         self.parameters.update(event)
         self.recovery.update(event)
+        if self.evidence is not None:
+            self.evidence.update(event)
 
     def result(self, info: BagInfo, manifest: ManifestCheck | None,
                replay: RederivationReport | None = None, *,
@@ -372,4 +392,5 @@ class Checks:
             self.baud.result(info), self.erur.result(info), self.tracer.result(info),
             self.completeness.result(), self.history.result(info),
             self.conformance.result(info), info.read_errors, manifest, self.strict,
-            self.gate.result(info), replay, self.parameters.result(), recovery)
+            self.gate.result(info), replay, self.parameters.result(), recovery,
+            None if self.evidence is None else self.evidence.result())

@@ -7,7 +7,6 @@ import os
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from .bag import DEFAULT_CYCLE_WINDOW
-from .jobs import Pool, verify_split
 from .manifest import check_manifest, ManifestCheck
 from .run_parameters import load_run_parameters
 from .single_pass import VerificationResult, verify_single_pass
@@ -26,8 +25,6 @@ def verify_all(
     manifest: ManifestCheck | None = None,
     strict: bool = False,
     replay: bool = True,
-    jobs: int = 1,
-    pool: Pool | None = None,
 ) -> VerificationResult:
     """Read the bag once and return every report together.
 
@@ -55,20 +52,12 @@ def verify_all(
     (``ghost_verify.rederive``; a second pass over the bag). A difference fails; a bag without
     inputs or configuration is reported not re-derivable, which fails only with `strict`.
 
-    With `jobs` > 1, the bag is split into that many parts read by as many processes (of
-    `pool`, else of a pool made for the call), each carrying the evidence state over from the
-    part before, while this process re-derives it; the result is the one of a single pass,
-    field for field (``ghost_verify.jobs``).
+    One bag is one pass in one process: parallelism is across bags (``ghost_verify.fleet``).
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
     parameters = load_run_parameters(bag, min_outcomes=min_outcomes,
                                      downgrade_threshold=downgrade_threshold,
                                      window_size=window_size)
-    if jobs > 1:
-        # The same checks, the bag split across processes (jobs.py: falls back to one pass
-        # whenever a split could not give exactly its result).
-        return verify_split(bag, jobs, parameters, cycle_window=cycle_window,
-                            manifest=manifest, strict=strict, pool=pool, replay=replay)
     return verify_single_pass(bag, manifest, parameters, cycle_window=cycle_window,
                               strict=strict, replay=replay)

@@ -24,11 +24,6 @@ from ghost_core.cli import ExitCode
 from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
-from ghost_verify.bag import GhostBag
-from ghost_verify.events import CycleEvent
-from ghost_verify.jobs import run_split
-from ghost_verify.recovery import RecoveryChecker
-from ghost_verify.run_parameters import load_run_parameters
 from ghost_verify.verify import verify_all
 
 #: Degraded (GNSS lost), then recovered for long enough: the recovery is judged.
@@ -131,23 +126,6 @@ def test_a_recovery_too_short_for_r_holds_vacuously(tmp_path: Path) -> None:
     assert recovery.summary() == 'RECOVERY-v1: HOLDS vacuously (0 cycles; R = 5 s)'
 
 
-@pytest.mark.parametrize('cut', [1, 97, 200])
-def test_parts_absorbed_in_order_give_the_single_pass_report(tmp_path: Path, cut: int) -> None:
-    """The split path (--jobs): a checker per part, merged with absorb, judges the same."""
-    bag = _outage(tmp_path, trapped=True)
-    reader = GhostBag(bag)
-    cycles = [event for event in reader.events() if isinstance(event, CycleEvent)]
-    info = reader.info
-    whole, first, second = RecoveryChecker(), RecoveryChecker(), RecoveryChecker()
-    for index, cycle in enumerate(cycles):
-        whole.update(cycle)
-        (first if index < cut else second).update(cycle)
-    first.absorb(second)
-    parameters = load_run_parameters(bag)
-    assert first.result(bag, parameters, info) == whole.result(bag, parameters, info)
-    assert whole.result(bag, parameters, info).violated
-
-
 @pytest.mark.parametrize('trapped', [False, True])
 def test_judged_on_the_re_runs_read_of_the_inputs(tmp_path: Path, trapped: bool,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,18 +149,3 @@ def test_judged_on_the_re_runs_read_of_the_inputs(tmp_path: Path, trapped: bool,
     assert replayed.beliefs == alone.verdict.beliefs and replayed.holds != trapped
     assert followed.recovery == alone
     assert followed.recovery.violated == trapped
-
-
-def test_a_split_run_judges_on_its_re_runs_read(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """--jobs 2: the parent's re-derivation pass reads the inputs once for RECOVERY-v1 too."""
-    bag = _outage(tmp_path, trapped=True, chunk_size=8192)
-    alone = verify_all(bag).recovery
-
-    def no_second_read(*_args: object, **_kwargs: object) -> None:
-        raise AssertionError('RECOVERY-v1 read the inputs again')
-
-    monkeypatch.setattr('ghost_verify.recovery.read_file_inputs', no_second_read)
-    split, run = run_split(bag, 2)
-    assert run.parts == 2, run
-    assert split.recovery == alone and alone is not None and alone.violated

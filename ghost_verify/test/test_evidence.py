@@ -1,0 +1,159 @@
+"""EVIDENCE-v1: named inputs judged on the recorder's log times (SPEC 5, v1.3).
+
+Each attack is built as an outside audit builds it: the agent's run is recorded, then only
+what Ghost's own nodes publish is changed (their hashes chained again as the agent would),
+and the bag is signed again as the recorder would sign it. Each must fail verify_all by
+default; the honest runs must verify.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ghost_core.hashing import content_address
+from ghost_core.pipeline import Pipeline
+from ghost_core.scenarios import generate_scenario
+from ghost_core.wire import ns_to_stamp
+import pytest
+from run_bags import (
+    GHOST_TOPIC,
+    run_bag,
+    run_config,
+    run_messages,
+    scenario_inputs,
+    write_run_bag,
+    Written,
+)
+
+from ghost_verify.verify import verify_all
+
+pytestmark = pytest.mark.bag
+
+
+def _messages(name: str, pipeline: type[Pipeline] | None = None
+              ) -> tuple[list[Written], Any]:
+    scenario = generate_scenario(name)
+    config = scenario.parameters.pipeline_config()
+    written, _ = run_messages(scenario_inputs(scenario), config,
+                              None if pipeline is None else pipeline(config))
+    return written, config
+
+
+def _rechain(written: list[Written]) -> list[Written]:
+    """Re-hash what cites a changed message, as the agent's own nodes would (SPEC 4)."""
+    raw: dict[int, dict[str, Any]] = {}
+    addresses: dict[tuple[str, int], str] = {}
+    out = []
+    for item in written:
+        msg = item.msg
+        if item.topic == GHOST_TOPIC['raw_assessment']:
+            raw[item.stamp_ns or 0] = msg
+        elif item.topic == GHOST_TOPIC['calibrated']:
+            inline = raw[item.stamp_ns or 0]
+            msg = {**msg, 'raw_assessment': inline,
+                   'raw_assessment_sha256': content_address(inline)}
+        elif item.topic == GHOST_TOPIC['rationale']:
+            msg = {**msg, 'self_assessment_sha256': content_address(raw[item.stamp_ns or 0]),
+                   'calibrated_assessment_sha256': addresses[('calibrated', item.stamp_ns or 0)]}
+        elif item.topic == GHOST_TOPIC['actuation']:
+            msg = {**msg, 'rationale_sha256': addresses[('rationale', item.stamp_ns or 0)]}
+        for kind in ('calibrated', 'rationale'):
+            if item.topic == GHOST_TOPIC[kind]:
+                addresses[(kind, item.stamp_ns or 0)] = content_address(msg)
+        out.append(replace(item, msg=msg))
+    return out
+
+
+def _verify(tmp_path: Path, written: list[Written], config: Any) -> Any:
+    bag = write_run_bag(tmp_path / 'bag', written, run_config(config))
+    return verify_all(bag)
+
+
+@pytest.mark.parametrize('name', ['smoke', 'drift_then_recovery', 'dropout'])
+def test_honest_runs_hold(tmp_path: Path, name: str) -> None:
+    scenario = generate_scenario(name)
+    bag, _ = run_bag(tmp_path / 'bag', scenario_inputs(scenario),
+                     scenario.parameters.pipeline_config())
+    result = verify_all(bag)
+    assert result.evidence is not None and result.evidence.checked
+    assert result.evidence.holds, result.evidence.summary()
+    assert result.evidence.names_checked > 0
+    assert result.verdict_line().startswith('VERIFIED'), result.verdict_line()
+
+
+class _ClaimsEveryFixLate(Pipeline):
+    """The outcome evaluator says no fix ever arrived in its cycle's window."""
+
+    def evaluate(self, stamp_ns: int, frame_id: str, prediction: Any,
+                 observation: Any) -> Any:
+        return super().evaluate(stamp_ns, frame_id, prediction, None)
+
+
+def test_an_evaluator_that_claims_every_fix_late_fails(tmp_path: Path) -> None:
+    """The audit's first class: no drift enters a history; every fix was logged long before."""
+    written, config = _messages('drift_then_recovery', _ClaimsEveryFixLate)
+    result = _verify(tmp_path, written, config)
+    assert result.evidence is not None and not result.evidence.holds
+    assert dict(result.evidence.by_kind).get('input_claimed_late', 0) > 0
+    assert not result.holds
+    assert result.verdict_line().startswith('NOT VERIFIED')
+
+
+def test_an_outcome_naming_a_prediction_the_bag_lacks_fails(tmp_path: Path) -> None:
+    """One bad reference is a violation of its own, not a switch that turns checking off."""
+    written, config = _messages('drift_then_recovery')
+    outcomes = [i for i, item in enumerate(written) if item.topic == GHOST_TOPIC['outcome']
+                and item.msg['status'] == 'paired']
+    target = written[outcomes[5]]
+    forged = {**target.msg, 'prediction_stamp': ns_to_stamp(
+        (target.stamp_ns or 0) - 37_000_000)}
+    written[outcomes[5]] = replace(target, msg=forged)
+    result = _verify(tmp_path, written, config)
+    assert result.evidence is not None
+    assert dict(result.evidence.by_kind).get('named_input_missing', 0) == 1
+    assert not result.holds
+
+
+def test_a_confirmation_from_the_future_fails(tmp_path: Path) -> None:
+    """A raw assessment naming a fix the recorder logged seconds later is caught."""
+    written, config = _messages('drift_then_recovery')
+    fixes = [item for item in written if item.topic == '/observations']
+    late_fix = fixes[-1]
+    raws = [i for i, item in enumerate(written) if item.topic == GHOST_TOPIC['raw_assessment']]
+    index = raws[3]
+    target = written[index]
+    assert late_fix.log_time_ns - target.log_time_ns > 1_000_000_000
+    stamp = late_fix.msg['header']['stamp']
+    written[index] = replace(target, msg={**target.msg, 'has_confirmation': True,
+                                          'confirmation_stamp': stamp})
+    result = _verify(tmp_path, _rechain(written), config)
+    assert result.evidence is not None
+    assert 'named_input_from_the_future' in dict(result.evidence.by_kind)
+    assert not result.holds
+
+
+def test_a_window_that_leaves_out_a_recorded_outcome_fails(tmp_path: Path) -> None:
+    """The calibrated assessment's window must be the recorded outcomes, not a chosen few."""
+    written, config = _messages('drift_then_recovery')
+    calibrated = [i for i, item in enumerate(written) if item.topic == GHOST_TOPIC['calibrated']
+                  and len(item.msg['window_outcome_stamps_ns']) >= 3]
+    index = calibrated[2]
+    target = written[index]
+    window = list(target.msg['window_outcome_stamps_ns'])
+    written[index] = replace(target, msg={**target.msg,
+                                          'window_outcome_stamps_ns': window[:-2] + window[-1:]})
+    result = _verify(tmp_path, _rechain(written), config)
+    assert result.evidence is not None
+    assert dict(result.evidence.by_kind).get('window_not_the_recorded_one') == 1
+    assert not result.holds
+
+
+def test_a_bag_without_inputs_is_verified_with_limits(tmp_path: Path) -> None:
+    """Not checked is not passed: the verdict names the check that could not run."""
+    written, config = _messages('smoke')
+    ghost_only = [item for item in written if item.stamp_ns is not None]
+    result = _verify(tmp_path, ghost_only, config)
+    assert result.evidence is not None and not result.evidence.checked
+    assert result.verdict_line().startswith('VERIFIED WITH LIMITS: evidence not checked')
