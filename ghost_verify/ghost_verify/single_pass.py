@@ -17,8 +17,8 @@ from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .completeness import CompletenessChecker, CompletenessReport
 from .conformance import ConformanceChecker, ConformanceReport
 from .cycle_properties import PropertyChecker, PropertyReport
-from .evidence import EvidenceChecker, EvidenceReport, load_input_index
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
+from .evidence import EvidenceChecker, EvidenceReport, load_input_index
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import ManifestCheck

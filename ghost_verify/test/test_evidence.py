@@ -12,10 +12,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ghost_core.hashing import content_address
-from ghost_core.pipeline import Pipeline
-from ghost_core.scenarios import generate_scenario
-from ghost_core.wire import ns_to_stamp
 import pytest
 from run_bags import (
     GHOST_TOPIC,
@@ -27,6 +23,10 @@ from run_bags import (
     Written,
 )
 
+from ghost_core.hashing import content_address
+from ghost_core.pipeline import Pipeline
+from ghost_core.scenarios import generate_scenario
+from ghost_core.wire import ns_to_stamp
 from ghost_verify.verify import verify_all
 
 pytestmark = pytest.mark.bag
