@@ -22,8 +22,8 @@ from types import MappingProxyType
 from ghost_core.errors import ConfigError
 from ghost_core.pipeline import PipelineConfig
 
-__all__ = ['CHANGEABLE_SECTIONS', 'ChangeInForce', 'ConfigurationTimeline', 'ParametersInForce',
-           'change_in_force']
+__all__ = ['CHANGEABLE_SECTIONS', 'ChangeInForce', 'ConfigurationRecord', 'ConfigurationTimeline',
+           'ParametersInForce', 'change_in_force', 'configuration_from_records']
 
 #: The keys of the run configuration a node may change while it runs, by the node that owns
 #: each (the others are read-only parameters: a change would need a restart).
@@ -65,7 +65,7 @@ def change_in_force(node: str, in_force_after_stamp_ns: int, configuration: str,
     where = f'configuration change of {node or "(no node)"} at log time {log_time_ns}'
     try:
         section = json.loads(configuration)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:
         raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
     if not isinstance(section, dict) or not section:
         raise ConfigError(f'{where}: configuration must be a non-empty JSON object')
@@ -77,6 +77,68 @@ def change_in_force(node: str, in_force_after_stamp_ns: int, configuration: str,
         raise ConfigError(f'{where}: in_force_after_stamp_ns must be >= -1, got '
                           f'{in_force_after_stamp_ns!r}')
     return ChangeInForce(node, in_force_after_stamp_ns, section, log_time_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigurationRecord:
+    """One recorded ConfigurationChange message, as the bag holds it."""
+
+    node: str
+    in_force_after_stamp_ns: int
+    configuration: str
+    log_time_ns: int
+
+
+def configuration_from_records(
+    records: Sequence[ConfigurationRecord],
+) -> tuple[dict[str, object] | None, list[ChangeInForce], str]:
+    """The start configuration and the changes a bag's configuration records hold.
+
+    Each agent node publishes its part of the start configuration as its first record
+    (latched, so any recorder keeps it; SPEC 5, v1.3), and each change after it. A start part
+    holds a section no node may change while it runs; a change only changeable sections. The
+    start parts merge (``policies`` by id) into the ``PipelineConfig.to_dict`` document, None
+    (and why) when they are not all there. ConfigError for a record that cannot be read, and
+    for a node that publishes a second start part (a read-only parameter changed).
+    """
+    parts: dict[str, dict[str, object]] = {}
+    changes: list[ChangeInForce] = []
+    for record in records:
+        where = (f'configuration record of {record.node or "(no node)"} at log time '
+                 f'{record.log_time_ns}')
+        try:
+            section = json.loads(record.configuration)
+        except (ValueError, RecursionError) as err:
+            raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
+        if not isinstance(section, dict) or not section:
+            raise ConfigError(f'{where}: configuration must be a non-empty JSON object')
+        if set(section) <= set(CHANGEABLE_SECTIONS):
+            changes.append(change_in_force(record.node, record.in_force_after_stamp_ns,
+                                           record.configuration, record.log_time_ns))
+            continue
+        if record.node in parts:
+            if parts[record.node] != section:
+                raise ConfigError(f'{where}: a second start configuration, with other values: '
+                                  f'a read-only parameter changed while the node ran')
+            continue
+        parts[record.node] = section
+    if not parts:
+        return None, changes, 'no start configuration is recorded in the bag'
+    document: dict[str, object] = {}
+    policies: dict[str, object] = {}
+    for section in parts.values():
+        for key, value in section.items():
+            if key == 'policies' and isinstance(value, Mapping):
+                policies.update(value)
+            else:
+                document[key] = value
+    document['policies'] = policies
+    missing = sorted({'evaluator', 'grace_cycles', 'idle_flush_ns', 'loop', 'period_ns',
+                      'process_noise_q', 'thresholds'} - set(document))
+    if missing:
+        return None, changes, (f'the start configuration recorded in the bag lacks '
+                               f'{", ".join(missing)} (a node did not record its part)')
+    return document, changes, ''
 
 
 @dataclass(frozen=True, slots=True)

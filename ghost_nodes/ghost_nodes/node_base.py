@@ -106,6 +106,7 @@ class GhostNode(Node):
             self.create_publisher(ConfigurationChange, relative_topic(CONFIGURATION_TOPIC),
                                   CONFIGURATION_QOS)
             if type(self).configuration_section is not GhostNode.configuration_section
+            or type(self).start_configuration is not GhostNode.start_configuration
             else None)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._after_set)
@@ -261,16 +262,38 @@ class GhostNode(Node):
     def _after_set(self, _params: list[Parameter]) -> None:
         self.on_parameters_changed()
         section = self.configuration_section()
-        if self._configuration_pub is None or section is None:
+        if section is None or not self._publish_configuration(section):
             return
+        self.get_logger().info(f'configuration changed: {json.dumps(section, sort_keys=True)}, '
+                               f'for cycles after {self._last_cycle_ns} ns')
+
+    def publish_start_configuration(self) -> None:
+        """Publish the node's part of the start configuration (latched: any recorder gets it).
+
+        The first record a node publishes on ghost/configuration is its start configuration
+        (SPEC 5, v1.3: the configuration is in the bag); every later one is a change.
+        """
+        section = self.start_configuration()
+        if section is not None:
+            self._publish_configuration(section)
+
+    def _publish_configuration(self, section: Mapping[str, object]) -> bool:
+        if self._configuration_pub is None:
+            return False
         msg = ConfigurationChange()
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.node = self.get_fully_qualified_name()
         msg.in_force_after_stamp_ns = self._last_cycle_ns
         msg.configuration = json.dumps(section, sort_keys=True, separators=(',', ':'))
         self._configuration_pub.publish(msg)
-        self.get_logger().info(f'configuration changed: {msg.configuration}, for cycles '
-                               f'after {self._last_cycle_ns} ns')
+        return True
+
+    def start_configuration(self) -> Mapping[str, object] | None:
+        """The node's part of the start configuration; None: it has none.
+
+        Keys of ``PipelineConfig.to_dict``; ``policies`` holds only the node's own id.
+        """
+        return None
 
     def on_parameters_changed(self) -> None:
         """Rebuild whatever the node derived from its parameters (after an accepted update)."""
@@ -366,6 +389,9 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
     try:
         for factory in node_factories:
             nodes.append(factory())
+        for node in nodes:
+            if isinstance(node, GhostNode):
+                node.publish_start_configuration()
         executor_name = process_executor(
             node.param('executor') for node in nodes if isinstance(node, GhostNode))
         if bus is not None:

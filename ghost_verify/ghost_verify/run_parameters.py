@@ -29,8 +29,9 @@ from ghost_core.hashing import content_address
 from ghost_core.pipeline import PipelineConfig
 from ghost_core.properties import JsonValue
 from ghost_core.run_configuration import (
-    change_in_force,
     ChangeInForce,
+    configuration_from_records,
+    ConfigurationRecord,
     ConfigurationTimeline,
     ParametersInForce,
 )
@@ -160,23 +161,43 @@ class RunParameters:
 def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None = None,
                         downgrade_threshold: int | None = None,
                         window_size: int | None = None) -> RunParameters:
-    """The parameters `bag` is judged with: its recorded configuration and changes, if any."""
+    """The parameters `bag` is judged with: its recorded configuration and changes, if any.
+
+    The configuration records in the bag (ghost/configuration: each node's start part, then
+    its changes) are the authority; manifest.json's ``config`` is used when the bag holds no
+    start configuration (a bag recorded before v1.3), and must agree with it when both exist.
+    """
     given = RunParameters(None, min_outcomes, downgrade_threshold, window_size)
-    document, missing = load_run_config(bag)
-    if document is None:
-        return replace(given, missing=missing)
-    given = replace(given, config_sha256=content_address(document))
     try:
-        start, topics = parse_run_config(document)
-    except ConfigError as err:
-        return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
-    given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY))
-    try:
-        changes = [change_in_force(record.node, record.in_force_after_stamp_ns,
-                                              record.configuration, record.log_time_ns)
+        records = [ConfigurationRecord(record.node, record.in_force_after_stamp_ns,
+                                       record.configuration, record.log_time_ns)
                    for record in read_configuration_changes(bag)]
-        timeline = ConfigurationTimeline(start, changes)
+        in_bag, changes, why = configuration_from_records(records)
     except (BagError, ConfigError) as err:
+        return replace(given, problem=f'the recorded configuration cannot be used: {err}')
+    document, missing = load_run_config(bag)
+    if document is not None:
+        given = replace(given, config_sha256=content_address(document))
+        try:
+            start, topics = parse_run_config(document)
+        except ConfigError as err:
+            return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
+        given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY))
+    if in_bag is not None:
+        try:
+            recorded = PipelineConfig.from_dict(in_bag)
+        except ConfigError as err:
+            return replace(given, problem=f'the start configuration in the bag cannot be used: '
+                                          f'{err}')
+        if document is not None and recorded != start:
+            return replace(given, problem=f'the start configuration in the bag differs from '
+                                          f"{MANIFEST_NAME}'s config")
+        start = recorded
+    elif document is None:
+        return replace(given, missing=f'{why}, and {missing}')
+    try:
+        timeline = ConfigurationTimeline(start, changes)
+    except ConfigError as err:
         return replace(given, problem=f'the recorded configuration changes cannot be used: '
                                       f'{err}')
     return replace(given, timeline=timeline)

@@ -9,11 +9,13 @@ default; the honest runs must verify.
 from __future__ import annotations
 
 from dataclasses import replace
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from run_bags import (
+    configuration_change,
     GHOST_TOPIC,
     run_bag,
     run_config,
@@ -27,6 +29,7 @@ from ghost_core.hashing import content_address
 from ghost_core.pipeline import Pipeline
 from ghost_core.scenarios import generate_scenario
 from ghost_core.wire import ns_to_stamp
+from ghost_verify.run_parameters import load_run_parameters
 from ghost_verify.verify import verify_all
 
 pytestmark = pytest.mark.bag
@@ -157,3 +160,73 @@ def test_a_bag_without_inputs_is_verified_with_limits(tmp_path: Path) -> None:
     result = _verify(tmp_path, ghost_only, config)
     assert result.evidence is not None and not result.evidence.checked
     assert result.verdict_line().startswith('VERIFIED WITH LIMITS: evidence not checked')
+
+
+_START_PARTS = {
+    '/self_assessor': ('thresholds', 'assessor_id'),
+    '/forward_predictor': ('process_noise_q', 'period_ns', 'model_id'),
+    '/outcome_evaluator': ('evaluator', 'grace_cycles', 'idle_flush_ns'),
+    '/calibrator': ('loop', 'adjustment_policy_id'),
+    '/decision_policy': ('policy_id',),
+    '/action_emitter': ('contract_id',),
+}
+
+
+def _start_records(config: Any) -> list[Written]:
+    """Each agent node's start part on ghost/configuration, as GhostNode publishes it."""
+    document = config.to_dict()
+    records = []
+    for node, keys in _START_PARTS.items():
+        section: dict[str, Any] = {key: document[key] for key in keys if key in document}
+        policies = {key: document['policies'][key] for key in keys
+                    if key in document['policies']}
+        if policies:
+            section['policies'] = policies
+        records.append(configuration_change(node, -1, section, 1 + len(records)))
+    return records
+
+
+def _record_a_shaped(tmp_path: Path, written: list[Written], config: Any) -> Path:
+    """A bag as `ros2 bag record -a` leaves it: every topic, no manifest.json beside it."""
+    return write_run_bag(tmp_path / 'bag', [*_start_records(config), *written], None,
+                         manifest=False)
+
+
+def test_the_configuration_travels_in_the_bag(tmp_path: Path) -> None:
+    """No side file: the start configuration comes from the latched records."""
+    written, config = _messages('drift_then_recovery')
+    bag = _record_a_shaped(tmp_path, written, config)
+    parameters = load_run_parameters(bag)
+    assert parameters.timeline is not None, parameters.missing or parameters.problem
+    assert parameters.timeline.start == config
+    result = verify_all(bag)
+    assert result.replay is not None and result.replay.replayed, result.replay
+    assert result.holds, result.failures()
+
+
+def test_tampered_inputs_in_a_record_a_shaped_bag_fail(tmp_path: Path) -> None:
+    """The audit's case: belief covariance x400 on 5 cycles, no manifest.json: NOT VERIFIED."""
+    written, config = _messages('drift_then_recovery')
+    beliefs = [i for i, item in enumerate(written) if item.topic == '/state/nav']
+    for index in beliefs[20:25]:
+        item = written[index]
+        pose = item.msg['pose']
+        written[index] = replace(item, msg={**item.msg, 'pose': {
+            **pose, 'covariance': [value * 400.0 for value in pose['covariance']]}})
+    result = verify_all(_record_a_shaped(tmp_path, written, config))
+    assert not result.holds
+    assert result.verdict_line().startswith('NOT VERIFIED')
+
+
+def test_a_second_start_part_with_other_values_is_refused(tmp_path: Path) -> None:
+    """A node's change of a read-only parameter (the evaluator's lag) is a failure."""
+    written, config = _messages('smoke')
+    records = _start_records(config)
+    evaluator = next(r for r in records if r.msg['node'] == '/outcome_evaluator')
+    section = json.loads(evaluator.msg['configuration'])
+    section['evaluator']['max_observation_lag_ns'] *= 100
+    late = configuration_change('/outcome_evaluator', -1, section, written[-1].log_time_ns)
+    bag = write_run_bag(tmp_path / 'bag', [*records, *written, late], None, manifest=False)
+    parameters = load_run_parameters(bag)
+    assert 'read-only parameter changed' in parameters.problem
+    assert not verify_all(bag).holds

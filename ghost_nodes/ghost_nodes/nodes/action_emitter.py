@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from ghost_core.actions import REFERENCE_EMISSION_CONTRACT_ID
 from ghost_core.hashing import content_address
 from ghost_core.loop import emit
 from ghost_core.wire import parse_decision_rationale
@@ -20,6 +21,10 @@ class ActionEmitterNode(GhostNode):
         self._pub = self.create_graph_publisher(ActionEmission, 'actuations', GHOST_QOS)
         self.create_graph_subscription(DecisionRationale, 'decisions', self._on_decision,
                                        GHOST_QOS)
+
+    def start_configuration(self) -> dict[str, object]:
+        """The emission contract it runs."""
+        return {'policies': {'contract_id': REFERENCE_EMISSION_CONTRACT_ID}}
 
     def _on_decision(self, msg: DecisionRationale) -> None:
         received, rationale = self.received(msg, parse_decision_rationale)

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from ghost_core.calibration import DOWNGRADE_POLICY_ID
 from ghost_core.contracts import BeliefSelfAssessment as RawContract
 from ghost_core.hashing import content_address
 from ghost_core.loop import calibrate
@@ -42,6 +43,11 @@ class CalibratorNode(GhostNode):
         return {'loop': {'downgrade_threshold': self._config.downgrade_threshold,
                          'max_history': self._config.max_history,
                          'min_outcomes': self._config.min_outcomes}}
+
+    def start_configuration(self) -> dict[str, object]:
+        """M, K, W and the adjustment policy it runs."""
+        return {**self.configuration_section(),
+                'policies': {'adjustment_policy_id': DOWNGRADE_POLICY_ID}}
 
     def _on_raw(self, msg: BeliefSelfAssessment) -> None:
         received, raw = self.received(msg, parse_belief_self_assessment)

@@ -7,6 +7,7 @@ pipeline's rule), UNKNOWN when none was received. The reference policy ignores i
 
 from typing import Any
 
+from ghost_core.decisions import REFERENCE_POLICY_ID
 from ghost_core.hashing import content_address
 from ghost_core.loop import decide
 from ghost_core.vehicle import VehicleStatusTracker
@@ -29,6 +30,10 @@ class DecisionPolicyNode(GhostNode):
                                        GHOST_QOS)
         self.create_graph_subscription(CalibratedSelfAssessment, 'self_assessment/calibrated',
                                        self._on_calibrated, GHOST_QOS)
+
+    def start_configuration(self) -> dict[str, object]:
+        """The decision policy it runs."""
+        return {'policies': {'policy_id': REFERENCE_POLICY_ID}}
 
     def _on_status(self, msg: VehicleStatus) -> None:
         _form, status = self.received(msg, parse_vehicle_status)

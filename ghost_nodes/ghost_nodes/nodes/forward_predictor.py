@@ -4,7 +4,7 @@ from typing import Any
 
 from nav_msgs.msg import Odometry
 
-from ghost_core.prediction import prediction_from_belief
+from ghost_core.prediction import MODEL_ID, prediction_from_belief
 from ghost_core.ros_inputs import belief_sample
 from ghost_interfaces.msg import ForwardPrediction
 from ghost_nodes.node_base import GhostNode, run
@@ -28,6 +28,12 @@ class ForwardPredictorNode(GhostNode):
     def configuration_section(self) -> dict[str, object]:
         """The process noise Q the predictions now carry."""
         return {'process_noise_q': float(self.param('process_noise'))}
+
+    def start_configuration(self) -> dict[str, object]:
+        """Q, the prediction period and the model it runs."""
+        return {**self.configuration_section(),
+                'period_ns': round(self.param('period_s') * 1e9),
+                'policies': {'model_id': MODEL_ID}}
 
     def _on_belief(self, msg: Odometry) -> None:
         belief = self.derive(msg, belief_sample)

@@ -61,6 +61,11 @@ class OutcomeEvaluatorNode(GhostNode):
                                        GHOST_QOS)
         self.create_graph_subscription(Odometry, 'state/nav', self._on_belief, qos)
 
+    def start_configuration(self) -> dict[str, object]:
+        """How it pairs fixes with predictions: lag, unmeasured variance, grace, idle flush."""
+        return {'evaluator': self._config.to_dict(), 'grace_cycles': self.param('grace_cycles'),
+                'idle_flush_ns': round(float(self.param('idle_flush_s')) * 1e9)}
+
     def _flush_if_idle(self) -> None:
         if self._sequencer.pending_cycles and time.monotonic() - self._last_input >= self._idle_s:
             self._publish(self._sequencer.flush())

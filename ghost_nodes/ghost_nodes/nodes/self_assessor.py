@@ -5,7 +5,7 @@ from typing import Any
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
-from ghost_core.assessment import SelfAssessor, ThresholdsConfig
+from ghost_core.assessment import ASSESSOR_ID, SelfAssessor, ThresholdsConfig
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.ros_inputs import belief_sample, time_ns
 from ghost_interfaces.msg import BeliefSelfAssessment
@@ -45,6 +45,10 @@ class SelfAssessorNode(GhostNode):
     def configuration_section(self) -> dict[str, object]:
         """The thresholds the assessor now judges with (their content address is published)."""
         return {'thresholds': self._assessor.thresholds.to_dict()}
+
+    def start_configuration(self) -> dict[str, object]:
+        """The thresholds it starts with, and the assessor it runs."""
+        return {**self.configuration_section(), 'policies': {'assessor_id': ASSESSOR_ID}}
 
     def _build(self, updates: dict[str, object]) -> ThresholdsConfig:
         return thresholds_config(lambda name: updates.get(name, self.param(name)))
