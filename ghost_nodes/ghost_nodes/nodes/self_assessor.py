@@ -39,8 +39,15 @@ class SelfAssessorNode(GhostNode):
                                        self._on_observation, qos)
 
     def on_parameters_changed(self) -> None:
-        """Rebuild the core configuration (and so restart the hysteresis) from the parameters."""
+        """Rebuild the core configuration (and so restart the hysteresis) from the parameters.
+
+        The fixes received stay received: the new assessor keeps the confirmation (a fix is
+        an input, not a parameter; SPEC 5 v1.3 names it on every assessment).
+        """
+        previous = getattr(self, '_assessor', None)
         self._assessor = SelfAssessor(self._build({}))
+        if previous is not None and previous.confirmed_ns is not None:
+            self._assessor.observe(previous.confirmed_ns, (0.0, 0.0, 0.0))
 
     def configuration_section(self) -> dict[str, object]:
         """The thresholds the assessor now judges with (their content address is published)."""
