@@ -14,6 +14,8 @@ messages against a recorded configuration runs regardless.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -25,6 +27,7 @@ from ghost_bag.errors import BagError
 from ghost_bag.manifest import MANIFEST_NAME
 from ghost_bag.recorded_configuration import read_configuration_changes
 from ghost_core.errors import ConfigError
+from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import PipelineConfig
 from ghost_core.properties import JsonValue
@@ -195,12 +198,45 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         start = recorded
     elif document is None:
         return replace(given, missing=f'{why}, and {missing}')
+    if changes:
+        changes = _not_retroactive(bag, changes, given.input_topics)
     try:
         timeline = ConfigurationTimeline(start, changes)
     except ConfigError as err:
         return replace(given, problem=f'the recorded configuration changes cannot be used: '
                                       f'{err}')
     return replace(given, timeline=timeline)
+
+
+def _not_retroactive(bag: str | os.PathLike[str], changes: list[ChangeInForce],
+                     topics: dict[str, str]) -> list[ChangeInForce]:
+    """The changes, each in force at the earliest for cycles the recorder logged after it.
+
+    A change claims the cycle after which it is in force (`in_force_after_stamp_ns`); a cycle
+    whose belief the recorder logged more than the transport bound before the change cannot
+    have been computed with it (SPEC 5, v1.3: nothing retroactive is believed), so the claim
+    is moved past every such cycle. Without recorded beliefs, the claims stand.
+    """
+    from .evidence import load_input_index
+
+    try:
+        beliefs = load_input_index(bag, topics).beliefs
+    except BagError:
+        return changes
+    logged = sorted((log, stamp) for stamp, log in beliefs.by_stamp)
+    newest = array('q')
+    best = -1
+    for _, stamp in logged:
+        best = max(best, stamp)
+        newest.append(best)
+    times = [log for log, _ in logged]
+    bounded = []
+    for change in changes:
+        index = bisect_left(times, change.log_time_ns - TRANSPORT_BOUND_NS)
+        floor = newest[index - 1] if index else -1
+        bounded.append(change if change.in_force_after_stamp_ns >= floor
+                       else replace(change, in_force_after_stamp_ns=floor))
+    return bounded
 
 
 @dataclass(frozen=True, slots=True)
