@@ -23,7 +23,7 @@ says otherwise; cycles are streamed, never kept for an hour.
    the outage, and the declared σ above the position KNOWN threshold -> first non-PROCEED; σ
    back below it -> PROCEED again). With the shipped unconfirmed horizon the outage is caught
    from the missing fixes, before σ crosses the threshold (a negative detection: ahead).
-3. Real flights: every ``*.ulg`` of ../shared/realdata imported with ghost_import_ulog
+3. Real flights: every ``*.ulg`` of ../shared/realdata imported with ghost_import
    (ghost_px4.ulog_import.main) into a temporary folder and replayed through the pure
    pipeline as ghost_replay does (ghost_core.rederive.Replay over the bag's inputs in log-time
    order). One row per log: PX4 version and hardware, the flight's category (from the log
@@ -447,7 +447,7 @@ def run_latency() -> dict[str, Any]:
 # -- 3. real flights -------------------------------------------------------------------------
 
 def _real_flight_tools() -> tuple[Any, str | None]:
-    """ghost_import_ulog's main, or the reason the real flights cannot be run."""
+    """ghost_import's main, or the reason the real flights cannot be run."""
     try:
         from ghost_bag.recorded_inputs import read_inputs  # noqa: F401 (checked here, used below)
         from ghost_px4.events import px4_events  # noqa: F401
@@ -466,7 +466,7 @@ def _import(import_ulog: Any, log_file: Path, bag: Path) -> str | None:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = import_ulog([str(log_file), '--output', str(bag)])
     if code != 0:
-        return f'ghost_import_ulog exit {code}: {err.getvalue().strip()[-300:]}'
+        return f'ghost_import exit {code}: {err.getvalue().strip()[-300:]}'
     return None
 
 
@@ -1519,7 +1519,7 @@ def judgement_tables(result: Mapping[str, Any]) -> str:
         parts += ['\n### Detection and recovery latency (cycles at 10 Hz)\n',
                   _latency_table(result['latency'])]
     if 'real_flights' in result:
-        parts += ['\n### Real flights (ghost_import_ulog + replay, shipped configuration)\n',
+        parts += ['\n### Real flights (ghost_import + replay, shipped configuration)\n',
                   _real_table(result['real_flights'])]
     if 'px4_events' in result:
         parts += ["\n### PX4's own events and Ghost's first non-PROCEED before each\n",

@@ -92,7 +92,7 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
     sources = parser.add_mutually_exclusive_group()
     sources.add_argument('--input', type=Path, default=None,
                          help='play this input bag (/state/nav + /observations, e.g. from '
-                              'ghost_import_ulog) into the graph instead of a scenario')
+                              'ghost_import) into the graph instead of a scenario')
     sources.add_argument('--px4', action='store_true',
                          help="listen to PX4's uXRCE-DDS topics through px4_bridge instead of "
                               'a scenario; runs until --timeout or Ctrl-C, then verifies '

@@ -148,5 +148,5 @@ def test_a_ulog_given_as_a_bag_says_to_import_it(tmp_path: Path) -> None:
     log = tmp_path / 'flight.ulg'
     log.write_bytes(ULOG_MAGIC + b'\x00' * 16)
     with pytest.raises(BagFormatError, match=r'this is a PX4 ULog, not a bag: run '
-                                             r'`ghost_import_ulog .*flight\.ulg --output BAG`'):
+                                             r'`ghost_import .*flight\.ulg --output BAG`'):
         resolve_bag(log)

@@ -1,4 +1,4 @@
-"""ghost_import_ulog and px4_convert: PX4 conventions, the real flight logs, bad input."""
+"""ghost_import and px4_convert: PX4 conventions, the real flight logs, bad input."""
 
 from __future__ import annotations
 
@@ -498,7 +498,7 @@ def write(tmp_path: Path, data: bytes, name: str = 'log.ulg') -> Path:
 def assert_one_error_line(err: str, *words: str) -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith('ghost_import_ulog: error: '), err
+    assert lines[0].startswith('ghost_import: error: '), err
     assert 'Traceback' not in err
     for word in words:
         assert word in lines[0], err
@@ -815,7 +815,7 @@ def test_an_interrupted_import_leaves_nothing_and_the_rerun_works(
 
     monkeypatch.setattr(GhostBagWriter, 'write', interrupted)
     code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
-    assert code == 130 and err.splitlines()[-1] == 'ghost_import_ulog: error: interrupted'
+    assert code == 130 and err.splitlines()[-1] == 'ghost_import: error: interrupted'
     assert sorted(item.name for item in tmp_path.iterdir()) == [path.name]
     monkeypatch.setattr(GhostBagWriter, 'write', written)
     code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
@@ -830,7 +830,7 @@ def _installed_command() -> list[str]:
         prefix = Path(get_package_prefix('ghost_px4'))
     except (ImportError, LookupError, ValueError):
         pytest.skip('ghost_px4 is not installed (build the workspace)')
-    exe = prefix / 'lib' / 'ghost_px4' / 'ghost_import_ulog'
+    exe = prefix / 'lib' / 'ghost_px4' / 'ghost_import'
     assert exe.is_file() and os.access(exe, os.X_OK), f'{exe}: missing (rebuild ghost_px4)'
     return [str(exe)]
 

@@ -172,7 +172,7 @@ def test_the_importers_exit_code_becomes_the_reviews_error(
     from ghost_px4 import ulog_import
 
     def importer(argv: list[str]) -> int:
-        print(f'ghost_import_ulog: error: {argv[0]}: what went wrong', file=sys.stderr)
+        print(f'ghost_import: error: {argv[0]}: what went wrong', file=sys.stderr)
         return int(exit_code)
 
     monkeypatch.setattr(ulog_import, 'main', importer)
