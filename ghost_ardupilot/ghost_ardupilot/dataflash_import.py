@@ -99,7 +99,8 @@ def _covariance_lines(layout: EkfLayout, beliefs: BeliefStream) -> list[str]:
                 f'{written} beliefs are imported with an all-zero covariance, which Ghost '
                 'judges UNKNOWN (no_covariance_information): it never proceeds on them']
     lines = [f'  covariance from XKV1/XKV2 of the primary core (about 2 Hz): each belief takes '
-             f'the nearest, if within {XKV_MAX_AGE_NS / 1e9:g} s; beliefs without one: '
+             f'the latest at or before it, at most {XKV_MAX_AGE_NS / 1e9:g} s old (before the '
+             f'first: the first, if within {XKV_MAX_AGE_NS / 1e9:g} s); beliefs without one: '
              f'{missing} (all-zero covariance: UNKNOWN)']
     lines += [f'    {count}: {reason}' for reason, count in sorted(beliefs.no_covariance.items())]
     if beliefs.variance_ages:

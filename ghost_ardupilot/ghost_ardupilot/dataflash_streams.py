@@ -52,10 +52,12 @@ BELIEF_TYPES = ('XKF1', 'XKF4', 'XKQ', 'XKQ1', 'XKV1', 'XKV2', 'XKFS',
 GNSS_TYPES = ('GPS', 'GPA', 'GPS2', 'GPA2', 'ORGN')
 STATUS_TYPES = ('EV', 'ARM', 'MODE')
 
-#: A belief takes the XKV1/XKV2 (about 2 Hz) of its core nearest in time, before or after it, if
-#: at most this far: each pair speaks for the beliefs around it (±0.25 s at 2 Hz), as the PX4
-#: import carries estimator_status (ulog_read.nearest_within). Farther, a belief has no
-#: covariance (all zeros: UNKNOWN), never a stale one.
+#: A belief takes the latest XKV1/XKV2 (about 2 Hz) of its core at or before it, if at most this
+#: much older: the variances are carried forward, as a live system holds the last it received
+#: (a reset's variance is never carried back to the beliefs before it). The beliefs before a
+#: log's first XKV of that core (logging starts with the EKF already running) take that first
+#: one if it is at most this far ahead. Otherwise a belief has no covariance (all zeros:
+#: UNKNOWN), never a stale one.
 XKV_MAX_AGE_NS = 1_000_000_000
 #: A belief takes the attitude (XKQ) of its own core logged at most this long before it.
 ATTITUDE_MAX_AGE_NS = 100_000_000
@@ -137,18 +139,14 @@ class _Timeline:
             return None
         return times[index], self._rows[core][index]
 
-    def nearest(self, core: int, stamp_ns: int, max_age_ns: int
-                ) -> tuple[int, Mapping[str, Any]] | None:
-        """The row of ``core`` nearest ``stamp_ns`` (before or after), within ``max_age_ns``."""
+    def held(self, core: int, stamp_ns: int, max_age_ns: int
+             ) -> tuple[int, Mapping[str, Any]] | None:
+        """``at``; before the first row of ``core``, that row if at most ``max_age_ns`` ahead."""
+        found = self.at(core, stamp_ns, max_age_ns)
         times = self._times.get(core)
-        if not times:
-            return None
-        index = bisect_right(times, stamp_ns)
-        candidates = [i for i in (index - 1, index) if 0 <= i < len(times)]
-        best = min(candidates, key=lambda i: abs(times[i] - stamp_ns))
-        if abs(times[best] - stamp_ns) > max_age_ns:
-            return None
-        return times[best], self._rows[core][best]
+        if found is None and times and stamp_ns < times[0] <= stamp_ns + max_age_ns:
+            return times[0], self._rows[core][0]
+        return found
 
 
 class _Primary:
@@ -171,7 +169,7 @@ _NO_VARIANCES = {
     2: 'EKF2 logs no state variances (NKF*)',
     3: 'EKF3 log without XKV1/XKV2 (no state variances)',
 }
-_STALE_VARIANCES = 'no XKV1/XKV2 of the primary core within 1 s'
+_STALE_VARIANCES = 'no XKV1/XKV2 of the primary core within 1 s before'
 
 
 @dataclass(slots=True)
@@ -200,7 +198,7 @@ def _covariance(layout: EkfLayout, xkv: tuple[_Timeline, _Timeline] | None, core
     if xkv is None:
         stream.no_covariance[_NO_VARIANCES[layout.generation]] += 1
         return None
-    found = xkv[0].nearest(core, stamp, XKV_MAX_AGE_NS)
+    found = xkv[0].held(core, stamp, XKV_MAX_AGE_NS)
     if found is None:
         stream.no_covariance[_STALE_VARIANCES] += 1
         return None
