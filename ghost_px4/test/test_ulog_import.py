@@ -529,6 +529,9 @@ def test_synthetic_flight_conventions_and_drop_reasons(tmp_path: Path) -> None:
     assert 'dropped 1: no 3-D fix (fix_type < 3)' in out
     assert "EKF2_HGT_MODE=0 (barometric): the fix's vertical axis is marked not measured" in out
     assert 'GNSS delay: 110 ms (EKF2_GPS_DELAY)' in out
+    # Issue 34: the fixes are the GNSS EKF2 fuses, said once, with what an independent one adds.
+    assert out.count('fixes: vehicle_gps_position (the receiver EKF2 uses) is the GNSS EKF2 '
+                     'fuses') == 1 and 'an independent source (RTK, motion capture' in out
     topics = read_bag(bag)
     beliefs, fixes = topics['/state/nav'], topics['/observations']
     assert len(beliefs) == 17 and len(fixes) == 7
