@@ -23,7 +23,8 @@ says otherwise; cycles are streamed, never kept for an hour.
    the outage, and the declared σ above the position KNOWN threshold -> first non-PROCEED; σ
    back below it -> PROCEED again). With the shipped unconfirmed horizon the outage is caught
    from the missing fixes, before σ crosses the threshold (a negative detection: ahead).
-3. Real flights: every ``*.ulg`` of ../shared/realdata imported with ghost_import_ulog
+3. Real flights: every ``*.ulg`` of ../shared/realdata and ``ardupilot/*.bin`` imported with
+   ghost_import
    (ghost_px4.ulog_import.main) into a temporary folder and replayed through the pure
    pipeline as ghost_replay does (ghost_core.rederive.Replay over the bag's inputs in log-time
    order). One row per log: PX4 version and hardware, the flight's category (from the log
@@ -137,8 +138,12 @@ MOST_PERCENT = 50.0
 INVALID_REASONS = frozenset({'estimator_position_invalid', 'estimator_velocity_invalid'})
 #: PX4 log messages that mention a failsafe (case-insensitively) are events of this kind.
 FAILSAFE_MESSAGE = 'failsafe_message'
-#: The kinds of the events table (a failsafe message is a log_message saying 'failsafe').
-EVENT_TABLE_KINDS = ('failsafe', FAILSAFE_MESSAGE, 'position_invalid', 'ekf_reset')
+#: The kinds of the events table (a failsafe message is a log_message saying 'failsafe'; 'error'
+#: is an ArduPilot ERR, named by ghost_ardupilot.events).
+EVENT_TABLE_KINDS = ('failsafe', FAILSAFE_MESSAGE, 'position_invalid', 'ekf_reset', 'error')
+#: ArduPilot's EKF3 declares its position invalid after this long without GNSS on a vehicle
+#: without airspeed (AP_NavEKF3.cpp gpsRetryTimeNoTAS_ms, a constant, not a parameter).
+ARDUPILOT_NOAID_TIMEOUT_NS = 7_000_000_000
 #: The input-side outage of each healthy flight: its fixes are removed from Ghost's input for
 #: OUTAGE_WINDOW_NS, starting OUTAGE_START_NS after PX4 first flags the position valid; at
 #: least OUTAGE_REST_NS of valid flight must follow the window (else the flight is skipped).
@@ -447,7 +452,7 @@ def run_latency() -> dict[str, Any]:
 # -- 3. real flights -------------------------------------------------------------------------
 
 def _real_flight_tools() -> tuple[Any, str | None]:
-    """ghost_import_ulog's main, or the reason the real flights cannot be run."""
+    """ghost_import's main, or the reason the real flights cannot be run."""
     try:
         from ghost_bag.recorded_inputs import read_inputs  # noqa: F401 (checked here, used below)
         from ghost_px4.events import px4_events  # noqa: F401
@@ -466,7 +471,7 @@ def _import(import_ulog: Any, log_file: Path, bag: Path) -> str | None:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = import_ulog([str(log_file), '--output', str(bag)])
     if code != 0:
-        return f'ghost_import_ulog exit {code}: {err.getvalue().strip()[-300:]}'
+        return f'ghost_import exit {code}: {err.getvalue().strip()[-300:]}'
     return None
 
 
@@ -486,8 +491,27 @@ class LogFlight:
     import_s: float
 
 
+def _ardupilot_flight(log_file: Path, inputs: tuple[TimedInput, ...],
+                      started: float) -> LogFlight:
+    """An imported ArduPilot log: its board, firmware and own events (ghost_ardupilot)."""
+    from ghost_ardupilot.dataflash_read import load_dataflash
+    from ghost_ardupilot.events import ardupilot_events, EVENT_TYPES
+
+    log = load_dataflash(log_file, EVENT_TYPES)
+    return LogFlight(
+        stem=log_file.stem, file=log_file.name, version=log.firmware(), hardware=log.board(),
+        start_ns=min((item.log_time_ns for item in inputs), default=0), inputs=inputs,
+        events=ardupilot_events(log),  # type: ignore[arg-type]  # same fields as Px4Event
+        noaid_timeout_ns=ARDUPILOT_NOAID_TIMEOUT_NS, noaid_from_log=False,
+        import_s=time.monotonic() - started)
+
+
 def load_flight(import_ulog: Any, log_file: Path, work_dir: Path) -> LogFlight:
-    """Import ``log_file`` into ``work_dir`` and read it back; ValueError saying why not."""
+    """Import ``log_file`` into ``work_dir`` and read it back; ValueError saying why not.
+
+    ``log_file`` is a PX4 ULog or an ArduPilot DataFlash log (``.bin``): ghost_import reads
+    either; the events are each autopilot's own.
+    """
     from ghost_bag.recorded_inputs import read_inputs
     from ghost_px4.events import EVENT_TOPICS, px4_events, px4_limits
     from ghost_px4.ulog_read import load_ulog, px4_version_label
@@ -497,6 +521,10 @@ def load_flight(import_ulog: Any, log_file: Path, work_dir: Path) -> LogFlight:
     error = _import(import_ulog, log_file, bag)
     if error is not None:
         raise ValueError(error)
+    if log_file.suffix.lower() == '.bin':
+        return _ardupilot_flight(
+            log_file, tuple(TimedInput(m.log_time_ns, m.sample) for m in read_inputs(bag)),
+            started)
     ulog, _ = load_ulog(log_file, EVENT_TOPICS)
     limits = px4_limits(dict(ulog.initial_parameters))
     inputs = tuple(TimedInput(m.log_time_ns, m.sample) for m in read_inputs(bag))
@@ -632,7 +660,7 @@ def flight_category(flight: LogFlight, run: FlightRun) -> str:
         return NO_VALID_POSITION
     first_valid = run.traces[run.valid.index(True)].stamp_ns
     later = [e for e in flight.events if e.time_ns > first_valid]
-    if any(e.kind == 'position_invalid' for e in later):
+    if any(e.kind == 'position_invalid' or (e.kind == 'error' and e.safety) for e in later):
         return POSITION_LOST
     if any((e.kind == 'failsafe' and e.detail.startswith('failsafe on'))
            or _table_kind(e) == FAILSAFE_MESSAGE for e in later):
@@ -794,6 +822,7 @@ _BLOCK_COLOURS = (('position', 'm', 'tab:blue'), ('velocity', 'm/s', 'tab:orange
                   ('orientation', 'rad', 'tab:green'))
 #: PX4's events on the plots: colour and line style per kind (other log messages are left out).
 _EVENT_STYLES = {'failsafe': ('red', '-'), FAILSAFE_MESSAGE: ('darkred', '--'),
+                 'error': ('red', '--'), 'mode': ('grey', ':'),
                  'position_invalid': ('magenta', '-'), 'position_valid': ('limegreen', '-'),
                  'ekf_reset': ('saddlebrown', '-.'), 'nav_state': ('grey', ':')}
 
@@ -803,6 +832,11 @@ def _plot_kind(event: Px4Event) -> str | None:
     if kind is None and event.kind in _EVENT_STYLES:
         kind = event.kind
     return kind
+
+
+def _autopilot(version: str) -> str:
+    """'PX4 v1.14.0', or an ArduPilot firmware label as it is ('ArduCopter V4.3.6 ...')."""
+    return version if version.startswith(('Ardu', 'APM')) else f'PX4 {version}'
 
 
 def plot_flight(flight: LogFlight, run: FlightRun, thresholds: ThresholdsConfig, title: str,
@@ -938,9 +972,9 @@ def run_real_flights(work_dir: Path, out_dir: Path, prefix: str, log: Log = _say
     if skipped is not None:
         log(f'  {skipped}')
         return RealFlights({'skipped': skipped}, [], outages, {})
-    logs = sorted(REALDATA_DIR.glob('*.ulg'))
+    logs = sorted(REALDATA_DIR.glob('*.ulg')) + sorted((REALDATA_DIR / 'ardupilot').glob('*.bin'))
     if not logs:
-        skipped = f'skipped: no *.ulg in {REALDATA_DIR}'
+        skipped = f'skipped: no *.ulg (nor ardupilot/*.bin) in {REALDATA_DIR}'
         log(f'  {skipped}')
         return RealFlights({'skipped': skipped}, [], outages, {})
     rows: dict[str, Any] = {}
@@ -960,7 +994,7 @@ def run_real_flights(work_dir: Path, out_dir: Path, prefix: str, log: Log = _say
         measures = flight_measures(run)
         plot = plot_flight(
             flight, run, config.thresholds,
-            f'{flight.file} (PX4 {flight.version}, {flight.hardware}; {category}): Ghost '
+            f'{flight.file} ({_autopilot(flight.version)}, {flight.hardware}; {category}): Ghost '
             'judgement, shipped configuration', out_dir / f'{prefix}real_{flight.stem}.png')
         first_valid = next((t.stamp_ns for t, ok in zip(run.traces, run.valid, strict=True)
                             if ok), None)
@@ -1384,7 +1418,7 @@ def _latency_table(latency: Mapping[str, Any]) -> str:
 def _real_table(real: Mapping[str, Any]) -> str:
     if 'skipped' in real:
         return str(real['skipped'])
-    header = ['file', 'PX4', 'hardware', 'category', 'cycles', 's', '% PROCEED',
+    header = ['file', 'autopilot', 'hardware', 'category', 'cycles', 's', '% PROCEED',
               '% HOLD', '% ABSTAIN', '% PROCEED where PX4 flags the position valid (cycles)',
               'decision changes/min (valid part)', 'changes within 5 s',
               'invalid-PROCEED cycles', 'first non-PROCEED (s after the first cycle)',
@@ -1397,7 +1431,8 @@ def _real_table(real: Mapping[str, Any]) -> str:
             rows.append([row['file'], 'ERROR', row['error'][:60], *[''] * 13])
             continue
         rows.append([
-            row['file'], row['version'], row['hardware'], row['category'], str(row['cycles']),
+            row['file'], _autopilot(row['version']), row['hardware'], row['category'],
+            str(row['cycles']),
             f'{row["duration_s"]:.1f}', _num(row['percent_proceed'], 1),
             _num(row['percent_hold'], 1), _num(row['percent_abstain'], 1),
             f'{_num(row["percent_proceed_valid"], 1)} ({row["valid_cycles"]})',
@@ -1519,7 +1554,7 @@ def judgement_tables(result: Mapping[str, Any]) -> str:
         parts += ['\n### Detection and recovery latency (cycles at 10 Hz)\n',
                   _latency_table(result['latency'])]
     if 'real_flights' in result:
-        parts += ['\n### Real flights (ghost_import_ulog + replay, shipped configuration)\n',
+        parts += ['\n### Real flights (ghost_import + replay, shipped configuration)\n',
                   _real_table(result['real_flights'])]
     if 'px4_events' in result:
         parts += ["\n### PX4's own events and Ghost's first non-PROCEED before each\n",

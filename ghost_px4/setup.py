@@ -24,6 +24,6 @@ setup(
     entry_points={
         'console_scripts': [
             f'{node} = ghost_px4.nodes.{node}:main' for node in NODES
-        ] + ['ghost_import_ulog = ghost_px4.ulog_import:main'],
+        ] + ['ghost_import = ghost_px4.ulog_import:main'],
     },
 )

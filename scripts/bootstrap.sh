@@ -49,7 +49,7 @@ fi
 # shellcheck source=scripts/env.sh
 source "$root/scripts/env.sh" --no-install
 cd "$root"
-src_hash=$( { find ghost ghost_interfaces ghost_core ghost_bag ghost_nodes ghost_px4 ghost_verify ghost_review launch config \
+src_hash=$( { find ghost ghost_interfaces ghost_core ghost_bag ghost_nodes ghost_px4 ghost_ardupilot ghost_verify ghost_review launch config \
                 -type f ! -path '*/__pycache__/*' ! -path '*/.hypothesis/*' ! -path '*/test/*' \
                 ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum; sha256sum colcon.meta; } \
             | sha256sum | cut -d' ' -f1)
@@ -73,7 +73,7 @@ fi
 # 4. The user-facing commands on the venv's PATH, usable without sourcing anything.
 for tool in ghost_verify/verify_baud ghost_verify/verify_erur ghost_verify/trace_decisions \
             ghost_verify/verify_all ghost/ghost_run ghost/ghost_replay \
-            ghost_px4/ghost_import_ulog ghost_verify/ghost_keygen ghost_review/ghost_review; do
+            ghost_px4/ghost_import ghost_verify/ghost_keygen ghost_review/ghost_review; do
   pkg=${tool%%/*}; exe=${tool##*/}
   target="$root/install/$pkg/lib/$pkg/$exe"
   [ -x "$target" ] || { say "missing $target after the build"; exit 1; }

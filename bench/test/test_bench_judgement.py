@@ -12,7 +12,7 @@ import sys
 import pytest
 
 BENCH = Path(__file__).resolve().parents[1]
-#: What bench/judgement.py reads (REALDATA_DIR): every *.ulg there is a row.
+#: What bench/judgement.py reads (REALDATA_DIR): every *.ulg there, and ardupilot/*.bin, is a row.
 REALDATA = BENCH.parents[1] / 'shared' / 'realdata'
 #: The PNG signature, and the size a plot must stay under.
 PNG = b'\x89PNG\r\n\x1a\n'
@@ -80,10 +80,11 @@ def test_quick_judgement_reports_every_section_with_finite_in_range_numbers(tmp_
 
     real = result['real_flights']
     if 'skipped' not in real:
-        stems = {path.stem for path in REALDATA.glob('*.ulg')}
+        stems = {path.stem for path in (*REALDATA.glob('*.ulg'),
+                                        *(REALDATA / 'ardupilot').glob('*.bin'))}
         assert set(real) == stems
         if REALDATA.is_dir() and (REALDATA / 'quadrotor_local.ulg').is_file():
-            assert len(real) == 4
+            assert len([row for row in real.values() if row['file'].endswith('.ulg')]) == 4
         for name, row in real.items():
             assert 'error' not in row, row
             assert row['cycles'] > 0 and row['version'] and row['hardware']
@@ -109,7 +110,7 @@ def test_quick_judgement_reports_every_section_with_finite_in_range_numbers(tmp_
             assert row['flagged_invalid_cycles'] == row['cycles']
         events = result['px4_events']
         assert all(e['kind'] in ('failsafe', 'failsafe_message', 'position_invalid',
-                                 'ekf_reset') for e in events)
+                                 'ekf_reset', 'error') for e in events)
         assert all(e['file'] in {row['file'] for row in real.values()} for e in events)
         if 'quadrotor_local' in real:
             # The warn-only battery failsafe is a log message only: listed, Ghost ahead of it.

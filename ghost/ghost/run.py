@@ -92,7 +92,8 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
     sources = parser.add_mutually_exclusive_group()
     sources.add_argument('--input', type=Path, default=None,
                          help='play this input bag (/state/nav + /observations, e.g. from '
-                              'ghost_import_ulog) into the graph instead of a scenario')
+                              'ghost_import of a PX4 or ArduPilot log) into the graph instead '
+                              'of a scenario')
     sources.add_argument('--px4', action='store_true',
                          help="listen to PX4's uXRCE-DDS topics through px4_bridge instead of "
                               'a scenario; runs until --timeout or Ctrl-C, then verifies '
@@ -310,6 +311,15 @@ class _Plan:
     require_coverage: bool = False
 
 
+def _is_dataflash(path: Path) -> bool:
+    """Whether ``path`` starts as an ArduPilot DataFlash log does (its FMT message)."""
+    try:
+        with path.open('rb') as handle:
+            return handle.read(3) == b'\xa3\x95\x80'
+    except OSError:
+        return False
+
+
 def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
     """The run the arguments ask for (``_UsageError`` if they cannot be run)."""
     options = GraphOptions(
@@ -323,6 +333,10 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
             from ghost_px4.ulog_topics import bridge_parameters, ulog_duration_s
         except ImportError as err:
             raise _UsageError(f'--px4-ulog needs the ghost_px4 package ({err})') from None
+        if _is_dataflash(args.px4_ulog):
+            raise _BadInput(f'--px4-ulog: {args.px4_ulog} is an ArduPilot DataFlash log, not a '
+                            f'PX4 ULog: run `ghost_import {args.px4_ulog} --output BAG` and '
+                            '`ghost_run --input BAG`')
         try:
             duration_s = ulog_duration_s(args.px4_ulog)
         except UlogReadError as err:

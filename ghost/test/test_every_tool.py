@@ -59,7 +59,7 @@ def _run(command: list[str], cwd: Path | None = None) -> subprocess.CompletedPro
 
 def test_the_tools_are_found() -> None:
     assert {'verify_all', 'verify_baud', 'verify_erur', 'trace_decisions', 'ghost_verify',
-            'ghost_keygen', 'ghost_import_ulog', 'ghost_review', 'ghost_run',
+            'ghost_keygen', 'ghost_import', 'ghost_review', 'ghost_run',
             'ghost_replay'} <= set(TOOLS)
 
 
@@ -87,9 +87,14 @@ def _inputs(root: Path) -> dict[str, Path]:
     else:
         truncated.write_bytes(b'\x89MCAP0\r\n' + b'\x01' * 40)
     (root / 'flight.ulg').write_bytes(b'ULog\x01\x12\x35\x01' + b'\x00' * 64)
+    # One DataFlash FMT message (89 bytes, defining FMT itself) and nothing else.
+    fmt = (b'\xa3\x95\x80\x80\x59' + b'FMT\x00' + b'BBnNZ'.ljust(16, b'\x00')
+           + b'Type,Length,Name,Format,Columns'.ljust(64, b'\x00'))
+    (root / 'flight.bin').write_bytes(fmt)
     return {'missing': root / 'does_not_exist', 'empty folder': root / 'empty',
             'text file': root / 'notes.txt', 'three bytes': root / 'tiny.mcap',
-            'truncated bag': truncated, 'PX4 ULog': root / 'flight.ulg'}
+            'truncated bag': truncated, 'PX4 ULog': root / 'flight.ulg',
+            'DataFlash log': root / 'flight.bin'}
 
 
 #: How each tool is given an input (INPUT) and an output (OUT, a fresh path).
@@ -99,17 +104,18 @@ _COMMANDS = {
     'ghost_replay': ['INPUT', '--output', 'OUT'],
     'ghost_run': ['--input', 'INPUT', '--run-dir', 'OUT'],
     'ghost_review': ['INPUT', '--output', 'OUT'],
-    'ghost_import_ulog': ['INPUT', '--output', 'OUT'],
+    'ghost_import': ['INPUT', '--output', 'OUT'],
 }
-_BAD = ('missing', 'empty folder', 'text file', 'three bytes', 'truncated bag', 'PX4 ULog')
+_BAD = ('missing', 'empty folder', 'text file', 'three bytes', 'truncated bag', 'PX4 ULog',
+        'DataFlash log')
 
 
 @pytest.mark.parametrize('tool', sorted(_COMMANDS))
 def test_a_bad_input_is_one_line_exit_3_and_no_traceback(tool: str, tmp_path: Path) -> None:
     inputs = _inputs(tmp_path / 'inputs')
     for name in _BAD:
-        if tool == 'ghost_import_ulog' and name == 'PX4 ULog':
-            continue  # its input; a header-only ULog is the next test's
+        if tool == 'ghost_import' and name in ('PX4 ULog', 'DataFlash log'):
+            continue  # its inputs; header-only logs are the next test's
         out = tmp_path / f'out_{name.replace(" ", "_")}'
         command = [str(inputs[name]) if arg == 'INPUT' else str(out) if arg == 'OUT' else arg
                    for arg in _COMMANDS[tool]]
@@ -121,11 +127,12 @@ def test_a_bad_input_is_one_line_exit_3_and_no_traceback(tool: str, tmp_path: Pa
         assert not out.exists(), f'{where}: left {out}'
 
 
-def test_a_header_only_ulog_is_one_line_for_the_importer(tmp_path: Path) -> None:
-    ulog = _inputs(tmp_path / 'inputs')['PX4 ULog']
-    done = _run([*TOOLS['ghost_import_ulog'], str(ulog), '--output', str(tmp_path / 'bag')])
+@pytest.mark.parametrize('name', ['PX4 ULog', 'DataFlash log'])
+def test_a_header_only_log_is_one_line_for_the_importer(name: str, tmp_path: Path) -> None:
+    log = _inputs(tmp_path / 'inputs')[name]
+    done = _run([*TOOLS['ghost_import'], str(log), '--output', str(tmp_path / 'bag')])
     assert done.returncode == ExitCode.BAD_INPUT and 'Traceback' not in done.stderr
-    assert done.stderr.startswith('ghost_import_ulog: error: ')
+    assert done.stderr.startswith('ghost_import: error: ')
     assert done.stderr.count('\n') == 1 and not (tmp_path / 'bag').exists()
 
 
@@ -139,7 +146,7 @@ def test_a_header_only_ulog_is_one_line_for_the_importer(tmp_path: Path) -> None
     ('ghost_replay', ['BAG']),
     ('ghost_keygen', []),
     ('ghost_review', []),
-    ('ghost_import_ulog', ['LOG', '--output', 'OUT', '--rate', '0']),
+    ('ghost_import', ['LOG', '--output', 'OUT', '--rate', '0']),
 ])
 def test_a_bad_value_or_a_lone_flag_is_a_usage_error(tool: str, arguments: list[str],
                                                      tmp_path: Path) -> None:

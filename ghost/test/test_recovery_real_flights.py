@@ -1,6 +1,6 @@
 """RECOVERY-v1 on the real flights of ../shared/realdata: the reference agent comes back.
 
-Each log is imported (ghost_import_ulog), run through the pure agent with config/ghost.yaml
+Each log is imported (ghost_import), run through the pure agent with config/ghost.yaml
 (ghost.replay.replay_bag) and given the manifest.json Ghost's recorder writes (the run
 configuration and the input topics), so that verify_all judges RECOVERY-v1 from the recorded
 inputs, as it does by default on a recorded run.
@@ -37,7 +37,7 @@ def _installed(package: str, name: str) -> str:
 def test_real_flights_hold_recovery_v1(tmp_path: Path, log: str, judged: bool) -> None:
     """Every verdict holds; the flights with a valid position are judged, not vacuously."""
     source, bag = tmp_path / 'in', tmp_path / 'ghost'
-    imported = subprocess.run([_installed('ghost_px4', 'ghost_import_ulog'), str(REALDATA / log),
+    imported = subprocess.run([_installed('ghost_px4', 'ghost_import'), str(REALDATA / log),
                                '--output', str(source)], capture_output=True, text=True,
                               timeout=120, check=False)
     assert imported.returncode == 0, imported.stderr

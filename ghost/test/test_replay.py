@@ -172,7 +172,7 @@ def test_real_flights_import_and_replay_with_every_verdict_holding(tmp_path, log
     starts with 16 s before it is); the flight without a GNSS fix never proceeds.
     """
     bag_in, bag_out = tmp_path / 'runs' / 'in', tmp_path / 'runs' / 'ghost'
-    imported = subprocess.run([_installed('ghost_px4', 'ghost_import_ulog'), str(REALDATA / log),
+    imported = subprocess.run([_installed('ghost_px4', 'ghost_import'), str(REALDATA / log),
                                '--output', str(bag_in)], capture_output=True, text=True,
                               timeout=120, check=False)
     assert imported.returncode == 0, imported.stderr
@@ -204,7 +204,7 @@ def test_real_flights_import_and_replay_with_every_verdict_holding(tmp_path, log
 def test_a_real_flight_through_the_graph_gives_the_replay_payloads(tmp_path, ros_env) -> None:
     """The FMUv3 flight (5 Hz GNSS, 110 ms late, logger gaps) over DDS at 4x = ghost_replay."""
     source = tmp_path / 'in'
-    subprocess.run([_installed('ghost_px4', 'ghost_import_ulog'),
+    subprocess.run([_installed('ghost_px4', 'ghost_import'),
                     str(REALDATA / 'esc_status_log.ulg'), '--output', str(source)],
                    capture_output=True, check=True, timeout=120)
     _live_and_offline(source, tmp_path, ros_env, speed=4)

@@ -18,7 +18,7 @@ PARAMS = ['--params-file', str(CONFIG / 'ghost.yaml'), '--no-report']
 
 @pytest.mark.parametrize(('name', 'content', 'says'), [
     ('flight.ulg', ULOG_MAGIC + b'\x00' * 64,
-     'this is a PX4 ULog, not a bag: run `ghost_import_ulog'),
+     'this is a PX4 ULog, not a bag: run `ghost_import'),
     ('short.mcap', b'abc', 'not an MCAP file (3 bytes, shorter than its magic)'),
     ('text.mcap', b'hello, this is not a bag\n', 'not a readable MCAP file'),
 ])

@@ -71,18 +71,22 @@ def resolve_bag(path: str | os.PathLike[str]) -> BagLayout:
 
 #: The first bytes of a PX4 ULog file ('ULog' then 0x01 0x12 0x35).
 ULOG_MAGIC = b'ULog\x01\x12\x35'
+#: The first bytes of an ArduPilot DataFlash log (the header 0xA3 0x95 of its FMT message).
+DATAFLASH_MAGIC = b'\xa3\x95\x80'
 
 
 def _refuse_a_ulog(path: Path) -> None:
-    """BagFormatError saying what to do when `path` is a PX4 flight log, not a bag."""
+    """BagFormatError saying what to do when `path` is a flight log (PX4, ArduPilot), not a bag."""
     try:
         with path.open('rb') as stream:
             head = stream.read(len(ULOG_MAGIC))
     except OSError as err:
         raise BagFormatError(f'{path}: cannot be read: {err.strerror}') from err
-    if head == ULOG_MAGIC:
+    kind = ('a PX4 ULog' if head == ULOG_MAGIC else
+            'an ArduPilot DataFlash log' if head.startswith(DATAFLASH_MAGIC) else None)
+    if kind is not None:
         raise BagFormatError(
-            f'{path}: this is a PX4 ULog, not a bag: run `ghost_import_ulog {path} --output '
+            f'{path}: this is {kind}, not a bag: run `ghost_import {path} --output '
             'BAG` first and give BAG (or review it at once: `ghost_review '
             f'{path} --output DIR`)')
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ghost_bag.errors import BagFormatError, BagNotFoundError
-from ghost_bag.layout import resolve_bag, ULOG_MAGIC
+from ghost_bag.layout import DATAFLASH_MAGIC, resolve_bag, ULOG_MAGIC
 from ghost_bag.mcap_read import _BoundedStream, _records, RawBagReader, ReadErrorKind
 from ghost_bag.write import GhostBagWriter
 
@@ -148,5 +148,14 @@ def test_a_ulog_given_as_a_bag_says_to_import_it(tmp_path: Path) -> None:
     log = tmp_path / 'flight.ulg'
     log.write_bytes(ULOG_MAGIC + b'\x00' * 16)
     with pytest.raises(BagFormatError, match=r'this is a PX4 ULog, not a bag: run '
-                                             r'`ghost_import_ulog .*flight\.ulg --output BAG`'):
+                                             r'`ghost_import .*flight\.ulg --output BAG`'):
+        resolve_bag(log)
+
+
+def test_a_dataflash_log_given_as_a_bag_says_to_import_it(tmp_path: Path) -> None:
+    """An ArduPilot DataFlash log is named as one too, with the same command."""
+    log = tmp_path / 'flight.bin'
+    log.write_bytes(DATAFLASH_MAGIC + b'\x80\x59' + b'\x00' * 84)
+    with pytest.raises(BagFormatError, match=r'this is an ArduPilot DataFlash log, not a bag: '
+                                             r'run `ghost_import .*flight\.bin --output BAG`'):
         resolve_bag(log)

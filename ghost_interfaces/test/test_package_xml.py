@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_px4',
-            'ghost_verify', 'ghost_review')
+            'ghost_ardupilot', 'ghost_verify', 'ghost_review')
 #: Where each package's run-time Python lives (``ghost`` installs the root launch/ folder).
 RUNTIME_SOURCES = {
     'ghost': (ROOT / 'launch', ROOT / 'ghost' / 'ghost'),
@@ -28,6 +28,7 @@ RUNTIME_SOURCES = {
     'ghost_bag': (ROOT / 'ghost_bag' / 'ghost_bag',),
     'ghost_nodes': (ROOT / 'ghost_nodes' / 'ghost_nodes',),
     'ghost_px4': (ROOT / 'ghost_px4' / 'ghost_px4',),
+    'ghost_ardupilot': (ROOT / 'ghost_ardupilot' / 'ghost_ardupilot',),
     'ghost_verify': (ROOT / 'ghost_verify' / 'ghost_verify',),
     'ghost_review': (ROOT / 'ghost_review' / 'ghost_review',),
 }
@@ -50,6 +51,7 @@ PYPI_ONLY = {
     'distributed': 'distributed',
     'mcap': 'mcap',
     'mcap_ros2': 'mcap-ros2-support',
+    'pymavlink': 'pymavlink',
     'pyulog': 'pyulog',
     'rosbags': 'rosbags',
 }
@@ -63,6 +65,8 @@ OPTIONAL = {
     ('ghost_nodes', 'px4_msgs'): "the command gate's px4 mode (ghost_px4 declares px4_msgs)",
     ('ghost', 'ghost_px4'): 'ghost_run --px4-ulog reads the log with ghost_px4',
     ('ghost_review', 'ghost_px4'): 'a PX4 ULog input is imported and read with ghost_px4',
+    ('ghost_px4', 'ghost_ardupilot'): 'ghost_import reads a DataFlash log with ghost_ardupilot',
+    ('ghost_review', 'ghost_ardupilot'): 'a DataFlash input is read with ghost_ardupilot',
 }
 #: What a user without PX4 must not be made to install with the agent.
 PX4_ONLY = ('px4_msgs', 'pyulog')
@@ -70,7 +74,7 @@ PX4_ONLY = ('px4_msgs', 'pyulog')
 #: dependencies of the packages that write (declared there), not of ghost_bag, so that an
 #: auditor's install (ghost_verify, ghost_bag) needs none of them.
 WRITER = ROOT / 'ghost_bag' / 'ghost_bag' / 'write.py'
-WRITERS = ('ghost', 'ghost_nodes', 'ghost_px4')
+WRITERS = ('ghost', 'ghost_nodes', 'ghost_px4', 'ghost_ardupilot')
 RUN_TAGS = ('depend', 'exec_depend')
 TEST_TAGS = ('depend', 'exec_depend', 'test_depend')
 
@@ -278,3 +282,12 @@ def test_only_ghost_px4_needs_px4(package: str) -> None:
     assert {module for module in PX4_ONLY if module in imports} <= {
         module for (owner, module) in OPTIONAL if owner == package}
     assert 'pyulog' not in imports
+
+
+@pytest.mark.parametrize('package', [p for p in PACKAGES if p != 'ghost_ardupilot'])
+def test_only_ghost_ardupilot_imports_pymavlink(package: str) -> None:
+    """The DataFlash reader pymavlink is ghost_ardupilot's alone, and declared nowhere."""
+    folders = RUNTIME_SOURCES[package]
+    assert 'pymavlink' not in third_party_imports(package, folders)
+    declared, _ = _manifest(package)
+    assert 'pymavlink' not in set().union(*declared.values()) if declared else True

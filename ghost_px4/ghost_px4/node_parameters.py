@@ -46,7 +46,7 @@ _PX4_LOG_PLAYER = (
               (non_negative,), read_only=True),
     ParamSpec('derive_odometry', True, 'When the log has no vehicle_odometry: publish one '
               'per vehicle_local_position sample, from it, vehicle_attitude and '
-              "estimator_status, as ghost_import_ulog composes its beliefs (so px4_bridge's "
+              "estimator_status, as ghost_import composes its beliefs (so px4_bridge's "
               'default source works on older logs). False: publish none.', read_only=True),
     ParamSpec('exit_when_done', False, 'Exit (code 0) EXIT_LINGER_S after the last message, '
               'so a runner knows the log is over (ghost_run --px4-ulog sets it); false: stay '

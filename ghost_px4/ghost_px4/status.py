@@ -1,7 +1,7 @@
 """The vehicle status of PX4's vehicle_status and vehicle_land_detected (ADR-0021 §2).
 
 One home for the rules the live bridge (px4_bridge, over uXRCE-DDS) and the ULog importer
-(``ghost_import_ulog``) both apply, on plain numbers:
+(``ghost_import``) both apply, on plain numbers:
 
 - flight status from ``vehicle_status.arming_state`` and ``vehicle_land_detected.landed``:
   disarmed is DISARMED; armed is ARMED_ON_GROUND when landed, IN_AIR when not, ARMED when no

@@ -1,7 +1,10 @@
-"""ghost_import_ulog: turn a PX4 ULog flight log into a rosbag2 MCAP input bag for Ghost.
+"""ghost_import: turn a flight log into a rosbag2 MCAP input bag for Ghost.
 
-    ghost_import_ulog LOG.ulg --output BAG [--rate HZ] [--accuracy-profile NAME]
-                      [--gps-delay-ms MS]
+    ghost_import LOG --output BAG [--rate HZ] [--accuracy-profile NAME] [--gps-delay-ms MS]
+
+One command for both autopilots: LOG is a PX4 ULog or an ArduPilot DataFlash log, told apart by
+its first bytes (not its name). A ULog is read here; a DataFlash log by ghost_ardupilot
+(ghost_ardupilot.dataflash_import), which writes the same bag with the helpers below.
 
 The bag holds /state/nav (nav_msgs/msg/Odometry, the EKF's belief), /observations
 (geometry_msgs/msg/PoseWithCovarianceStamped, the GNSS fixes projected into the EKF's local
@@ -12,10 +15,10 @@ ghost_px4.ulog_streams'. One cohesive job, hence one module: the command (its ar
 warnings, bag and summary).
 
 Exit codes (docs/cli.md): 0 the bag was written; 2 usage error (a bad option, the output
-exists or cannot be written); 3 the log cannot be used (not a ULog, damaged before any usable
-data, no position topic, no sample with a position). A log without usable GNSS imports, with a
-warning. The bag is written beside the output and renamed into place once complete: a failed
-or interrupted import leaves nothing.
+exists or cannot be written); 3 the log cannot be used (neither a ULog nor a DataFlash log,
+damaged before any usable data, no position topic, no sample with a position). A log without
+usable GNSS imports, with a warning. The bag is written beside the output and renamed into
+place once complete: a failed or interrupted import leaves nothing.
 """
 
 from __future__ import annotations
@@ -49,6 +52,16 @@ from ghost_px4.ulog_streams import (
 
 __all__ = [
     'BELIEF_TOPIC',
+    'ImportUsageError',
+    'accuracy_lines',
+    'check_output',
+    'finite_float',
+    'gaps',
+    'one_line',
+    'same_gnss_line',
+    'span',
+    'stream_lines',
+    'write_bag',
     'CHILD_FRAME_ID',
     'FRAME_ID',
     'OBSERVATION_TOPIC',
@@ -56,7 +69,7 @@ __all__ = [
     'main',
 ]
 
-PROG = 'ghost_import_ulog'
+PROG = 'ghost_import'
 BELIEF_TOPIC = '/state/nav'
 OBSERVATION_TOPIC = '/observations'
 STATUS_TOPIC = '/vehicle_status'
@@ -70,8 +83,8 @@ _GNSS_TOPICS = ('vehicle_gps_position', 'sensor_gps')
 _LOADED_TOPICS = (*_BELIEF_TOPICS, *_GNSS_TOPICS, *ORIENTATION_TOPICS, *STATUS_TOPICS)
 
 
-class _UsageError(ValueError):
-    """A usage error found after argument parsing (exit code 2)."""
+class ImportUsageError(ValueError):
+    """A usage error found after argument parsing (exit code 2), for either autopilot."""
 
 
 # --- reading the log ---
@@ -82,7 +95,7 @@ def _load_ulog(path: Path) -> tuple[Any, Damage]:
 
 # --- command line ---
 
-def _finite_float(minimum: float, inclusive: bool) -> Callable[[str], float]:
+def finite_float(minimum: float, inclusive: bool) -> Callable[[str], float]:
     """An argparse type: a finite number > minimum (>= when ``inclusive``)."""
     def parse(text: str) -> float:
         try:
@@ -97,16 +110,19 @@ def _finite_float(minimum: float, inclusive: bool) -> Callable[[str], float]:
     return parse
 
 
-_positive_float = _finite_float(0.0, inclusive=False)
-_non_negative_float = _finite_float(0.0, inclusive=True)
+_positive_float = finite_float(0.0, inclusive=False)
+_non_negative_float = finite_float(0.0, inclusive=True)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = ToolParser(
         PROG, 'Write a rosbag2 MCAP input bag (/state/nav, /observations, /vehicle_status) '
-              'from a PX4 ULog: the EKF belief and the GNSS fixes in its local ENU frame.',
+              'from a PX4 ULog or an ArduPilot DataFlash log: the EKF belief and the GNSS '
+              'fixes in its local ENU frame.',
         'ghost_px4', epilog='See docs/real-data.md.')
-    parser.add_argument('log', type=Path, metavar='LOG.ulg', help='the PX4 ULog file')
+    parser.add_argument('log', type=Path, metavar='LOG',
+                        help='the flight log: a PX4 ULog (.ulg) or an ArduPilot DataFlash log '
+                             '(.bin), told apart by its content')
     parser.add_argument('--output', '-o', type=Path, required=True, metavar='BAG',
                         help='the bag directory to create (must not exist)')
     parser.add_argument('--rate', type=_positive_float, default=None, metavar='HZ',
@@ -116,12 +132,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument('--accuracy-profile', default=DEFAULT_PROFILE,
                         choices=tuple(ACCURACY_PROFILES), metavar='NAME',
                         help="the Ghost accuracy profile the summary compares the log's own "
-                             f'PX4 limits with ({", ".join(ACCURACY_PROFILES)}; '
+                             f'autopilot limits with ({", ".join(ACCURACY_PROFILES)}; '
                              f'docs/parameters.md); default: {DEFAULT_PROFILE}. It does not '
                              'change the bag.')
     parser.add_argument('--gps-delay-ms', type=_non_negative_float, default=None, metavar='MS',
-                        help='GNSS measurement delay (default: the log parameter '
-                             'EKF2_GPS_DELAY, 0 when it is missing)')
+                        help='GNSS measurement delay (default: the log parameter: PX4 '
+                             'EKF2_GPS_DELAY, 0 when it is missing; ArduPilot GPS_DELAY_MS, '
+                             "else its GNSS driver's own lag)")
     return parser
 
 
@@ -138,19 +155,22 @@ def _msg_dir() -> Path:
     return Path(__file__).resolve().parents[2] / 'ghost_interfaces' / 'msg'
 
 
-def _check_output(output: Path) -> None:
+def check_output(output: Path) -> None:
+    """ImportUsageError when the output exists; create its missing parent folders."""
     if output.exists() or output.is_symlink():
-        raise _UsageError(f'{output}: already exists (the output bag directory must not exist)')
+        raise ImportUsageError(f'{output}: already exists (the output bag directory must not '
+                               'exist)')
     # Like `ros2 bag record -o`, missing parent folders are created.
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise _UsageError(f'{output}: its parent directory {output.parent} cannot be created: '
-                          f'{err.strerror}') from err
+        raise ImportUsageError(f'{output}: its parent directory {output.parent} cannot be '
+                               f'created: {err.strerror}') from err
 
 
-def _write_bag(output: Path, beliefs: Stream, fixes: Stream,
-               statuses: list[tuple[int, int, dict[str, object]]]) -> int:
+def write_bag(output: Path, beliefs: Stream, fixes: Stream,
+              statuses: list[tuple[int, int, dict[str, object]]]) -> int:
+    """Write the input bag (staged beside ``output``, renamed into place); messages written."""
     from ghost_bag.errors import BagWriteError
     from ghost_bag.write import GhostBagWriter
 
@@ -175,7 +195,7 @@ def _write_bag(output: Path, beliefs: Stream, fixes: Stream,
                 writer.write(topic, type_name, msg, log_time)
         (staging / output.name).rename(output)
     except (BagWriteError, OSError) as err:
-        raise _UsageError(f'{output}: the bag cannot be written: {err}') from err
+        raise ImportUsageError(f'{output}: the bag cannot be written: {err}') from err
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return len(events)
@@ -185,14 +205,16 @@ def _seconds(stamp_ns: int) -> str:
     return f'{stamp_ns / 1e9:.3f}'
 
 
-def _span(stream: Stream) -> str:
+def span(stream: Stream) -> str:
+    """The stream's first and last stamp, and its duration."""
     if not stream.messages:
         return 'none'
     first, last = stream.messages[0][0], stream.messages[-1][0]
     return f'{_seconds(first)} .. {_seconds(last)} s since boot ({(last - first) / 1e9:.1f} s)'
 
 
-def _gaps(stream: Stream) -> str:
+def gaps(stream: Stream) -> str:
+    """The median and largest period of the stream, and its gaps (for the summary)."""
     stamps = numpy.array([stamp for stamp, _, _ in stream.messages], dtype=numpy.int64)
     if len(stamps) < 3:
         return ''
@@ -203,7 +225,8 @@ def _gaps(stream: Stream) -> str:
             f'{long} gap{"s" if long != 1 else ""} > 2x median')
 
 
-def _counts(stream: Stream, topic: str) -> list[str]:
+def stream_lines(stream: Stream, topic: str) -> list[str]:
+    """The summary lines of one stream: samples, written, dropped per reason."""
     dropped = sum(stream.dropped.values())
     line = (f'{topic} from {stream.source}: {stream.samples} samples, '
             f'{len(stream.messages)} written, {dropped} dropped')
@@ -218,7 +241,8 @@ def _range(values: Sequence[float], unit: str) -> str:
     return f'{min(values):.3g}..{max(values):.3g} {unit}' if values else 'n/a'
 
 
-def _accuracies(beliefs: Stream, fixes: Stream) -> list[str]:
+def accuracy_lines(beliefs: Stream, fixes: Stream) -> list[str]:
+    """The ranges of the beliefs' and the fixes' 1-sigma (eph, epv)."""
     def diag(stream: Stream, part: str, k: int) -> list[float]:
         return [float(msg[part]['covariance'][k])  # type: ignore[index]
                 for _, _, msg in stream.messages]
@@ -261,6 +285,14 @@ def _invalid_lines(beliefs: Stream) -> list[str]:
              '(kept, judged UNKNOWN)']
     lines += [f'    {count}: {reason}' for reason, count in sorted(beliefs.invalid.items())]
     return lines
+
+
+def same_gnss_line(estimator: str, receiver: str) -> str:
+    """One line: the fixes are the GNSS the estimator fuses, what that means, what would add."""
+    return (f'fixes: {receiver} is the GNSS {estimator} fuses, so the check sees the estimator '
+            'leaving its own GNSS (a filter fault, a jump, a wrong claimed accuracy), not a '
+            'GNSS fault both share; an independent source (RTK, motion capture, vision) '
+            'would check the position itself')
 
 
 def _limit_lines(parameters: Mapping[str, float], profile_name: str) -> list[str]:
@@ -411,9 +443,9 @@ def _summary(log: _Log, beliefs: Stream, fixes: Stream, orientation: ImportOrien
         f'{PROG}: {log.path} ({log.damage.file_size} bytes, PX4 '
         f'{px4_version_label(log.ulog)} {str(version)[:8] or "unknown"}, {hardware}'
         + (', TRUNCATED' if log.truncated else '') + ')',
-        *_counts(beliefs, f'beliefs {BELIEF_TOPIC}'),
-        *_counts(fixes, f'fixes {OBSERVATION_TOPIC}'),
-        *_accuracies(beliefs, fixes),
+        *stream_lines(beliefs, f'beliefs {BELIEF_TOPIC}'),
+        *stream_lines(fixes, f'fixes {OBSERVATION_TOPIC}'),
+        *accuracy_lines(beliefs, fixes),
         *_orientation_lines(orientation),
         *_orientation_source_lines(beliefs),
         f'  beliefs without orientation uncertainty (orientation block all zeros): {unknown}',
@@ -421,8 +453,9 @@ def _summary(log: _Log, beliefs: Stream, fixes: Stream, orientation: ImportOrien
         f'unmeasured axes: {imported.height.describe()}',
         f'GNSS delay: {imported.delay_text}; fix stamp = sample time - delay, written at its '
         'log time',
-        f'time span: beliefs {_span(beliefs)}{_gaps(beliefs)}',
-        f'           fixes {_span(fixes)}{_gaps(fixes)}',
+        f'time span: beliefs {span(beliefs)}{gaps(beliefs)}',
+        f'           fixes {span(fixes)}{gaps(fixes)}',
+        same_gnss_line('EKF2', f'{fixes.source} (the receiver EKF2 uses)'),
         *imported.limits,
         f'output: {imported.output} ({imported.written} messages: {len(beliefs.messages)} on '
         f'{BELIEF_TOPIC}, {len(fixes.messages)} on {OBSERVATION_TOPIC}, {imported.statuses} on '
@@ -433,7 +466,7 @@ def _summary(log: _Log, beliefs: Stream, fixes: Stream, orientation: ImportOrien
 
 def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> int:
     output: Path = args.output
-    _check_output(output)
+    check_output(output)
     log = _open_log(args.log, warn)
     parameters = _parameters(log, warn)
     height = px4.height_reference(parameters)
@@ -449,27 +482,53 @@ def _run(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> 
     if not statuses:
         warn(f'{log.path}: no vehicle_status is logged: the bag has no {STATUS_TOPIC}, so '
              'the decisions record the flight and mission status UNKNOWN')
-    written = _write_bag(output, beliefs, fixes, statuses)
+    written = write_bag(output, beliefs, fixes, statuses)
     imported = _Imported(height, delay_text, limits, output, written, len(statuses))
     print('\n'.join(_summary(log, beliefs, fixes, orientation, imported)), file=out)
     return ExitCode.OK
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` on one line (whitespace runs become one space)."""
     return ' '.join(str(text).split())
 
 
+def _is_dataflash(path: Path) -> bool:
+    """Whether ``path`` is a readable file that starts as a DataFlash log does."""
+    try:
+        with path.open('rb') as handle:
+            return handle.read(3) == b'\xa3\x95\x80'
+    except OSError:
+        return False  # the ULog reader says what is wrong with it
+
+
+def _run_dataflash(args: argparse.Namespace, out: TextIO, warn: Callable[[str], None]) -> int:
+    """The ArduPilot import (ghost_ardupilot); BAD_INPUT when it is not installed."""
+    try:
+        from ghost_ardupilot.dataflash_import import import_dataflash
+        from ghost_ardupilot.dataflash_read import DataflashReadError
+    except ImportError as err:
+        return tool_error(PROG, f'{args.log}: an ArduPilot DataFlash log needs ghost_ardupilot, '
+                                f'which is not installed ({err})', ExitCode.BAD_INPUT)
+    try:
+        return import_dataflash(args, out, warn)
+    except DataflashReadError as err:
+        return tool_error(PROG, str(err), ExitCode.BAD_INPUT)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ghost_import_ulog; return the exit code (0, 2 or 3, see the module docstring)."""
+    """Run ghost_import; return the exit code (0, 2 or 3, see the module docstring)."""
     args = _parser().parse_args(argv)
 
     def warn(message: str) -> None:
-        print(f'{PROG}: warning: {_one_line(message)}', file=sys.stderr)
+        print(f'{PROG}: warning: {one_line(message)}', file=sys.stderr)
 
     def run() -> int:
         try:
+            if _is_dataflash(args.log):
+                return _run_dataflash(args, sys.stdout, warn)
             return _run(args, sys.stdout, warn)
-        except _UsageError as err:
+        except ImportUsageError as err:
             return tool_error(PROG, str(err), ExitCode.USAGE)
         except UlogReadError as err:
             message = str(err)

@@ -1,6 +1,6 @@
 """The attitude and its uncertainty at a belief's stamp, read from every PX4 generation's log.
 
-Pure (no rclpy, no px4_msgs). The importer (ghost_import_ulog) takes a belief's attitude and
+Pure (no rclpy, no px4_msgs). The importer (ghost_import) takes a belief's attitude and
 orientation uncertainty from here; the log player (ghost_px4.ulog_topics) composes a
 vehicle_odometry from the same.
 """

@@ -1,7 +1,7 @@
 """Reading a PX4 ULog flight log: the log and its damage, its columns and their times.
 
 Pure (no rclpy, no px4_msgs): the log is read with pyulog. Shared by the importer
-(ghost_import_ulog), the log player (ghost_px4.ulog_topics), the attitude lookups
+(ghost_import), the log player (ghost_px4.ulog_topics), the attitude lookups
 (ghost_px4.ulog_orientation) and the event reader (ghost_px4.events).
 """
 

@@ -1,4 +1,4 @@
-"""The vehicle statuses of a PX4 ULog, for the input bag ``ghost_import_ulog`` writes.
+"""The vehicle statuses of a PX4 ULog, for the input bag ``ghost_import`` writes.
 
 Before each belief whose status is due (``ghost_px4.status.StatusReporter``: the first, a
 change, a heartbeat), a /vehicle_status message stamped with the belief's stamp and written

@@ -1,6 +1,6 @@
 """The beliefs and GNSS fixes of a PX4 ULog as bag messages, each drop counted by its reason.
 
-What ghost_import_ulog (ghost_px4.ulog_import) writes: /state/nav from vehicle_odometry or
+What ghost_import (ghost_px4.ulog_import) writes: /state/nav from vehicle_odometry or
 vehicle_local_position, /observations from vehicle_gps_position or sensor_gps. Each sample is
 judged by the bridge's per-sample rules (ghost_px4.live); the log's columns are read with
 ghost_px4.ulog_read, the attitude and its uncertainty with ghost_px4.ulog_orientation.
@@ -40,7 +40,8 @@ from ghost_px4.ulog_read import (
     validity_flags,
 )
 
-__all__ = ['ImportOrientation', 'RATE_TOLERANCE', 'Stream', 'import_beliefs', 'import_fixes']
+__all__ = ['ImportOrientation', 'RATE_TOLERANCE', 'Stream', 'import_beliefs', 'import_fixes',
+           'observation_dict', 'odometry_dict']
 
 #: --rate HZ keeps a belief when its stamp is >= the last kept one + RATE_TOLERANCE / HZ.
 RATE_TOLERANCE = 0.9
@@ -119,7 +120,8 @@ def _xyz(v: Sequence[float]) -> dict[str, float]:
     return {'x': float(v[0]), 'y': float(v[1]), 'z': float(v[2])}
 
 
-def _odometry_dict(stamp_ns: int, ros: px4.RosOdometry) -> dict[str, object]:
+def odometry_dict(stamp_ns: int, ros: px4.RosOdometry) -> dict[str, object]:
+    """A nav_msgs/Odometry message dict of a belief stamped ``stamp_ns`` (odom, base_link)."""
     q = ros.orientation_xyzw
     return {
         'header': {'stamp': _time(stamp_ns), 'frame_id': FRAME_ID},
@@ -133,7 +135,8 @@ def _odometry_dict(stamp_ns: int, ros: px4.RosOdometry) -> dict[str, object]:
     }
 
 
-def _observation_dict(fix: live.Fix) -> dict[str, object]:
+def observation_dict(fix: live.Fix) -> dict[str, object]:
+    """A geometry_msgs/PoseWithCovarianceStamped message dict of a fix (frame odom)."""
     return {
         'header': {'stamp': _time(fix.stamp_ns), 'frame_id': FRAME_ID},
         'pose': {'pose': {'position': _xyz(fix.position),
@@ -411,7 +414,7 @@ def import_beliefs(ulog: Any, source: str, rate_hz: float | None,
             stream.no_orientation_uncertainty[belief.no_orientation_why or 'unknown'] += 1
         if not belief.sample.position_valid:
             stream.position_invalid += 1
-        stream.messages.append((stamp, belief.log_time_ns, _odometry_dict(stamp, ros)))
+        stream.messages.append((stamp, belief.log_time_ns, odometry_dict(stamp, ros)))
     return stream
 
 
@@ -502,5 +505,5 @@ def import_fixes(ulog: Any, source: str, delay_ns: int, height: px4.HeightRefere
         except Px4SampleRejected as err:
             stream.drop(str(err))
             continue
-        stream.messages.append((fix.stamp_ns, int(log_times[i]), _observation_dict(fix)))
+        stream.messages.append((fix.stamp_ns, int(log_times[i]), observation_dict(fix)))
     return stream

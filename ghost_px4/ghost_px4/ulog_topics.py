@@ -423,7 +423,7 @@ def playback(ulog: Any, message_fields: Mapping[str, Mapping[str, str]], *,
     invalid), the attitude and body rates of the latest vehicle_attitude at most 100 ms before
     (NaN when there is none) and the orientation variances about the body axes (EKF2's
     getRotVarBody) of the importer's orientation source (NaN when none). So a px4_bridge fed
-    the played log makes the beliefs ghost_import_ulog makes (the orientation block up to the
+    the played log makes the beliefs ghost_import makes (the orientation block up to the
     cross terms PX4's body diagonal drops).
 
     The window: messages whose timestamp is at least ``start_s`` after the log's start and,

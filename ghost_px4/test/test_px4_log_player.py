@@ -2,7 +2,7 @@
 
 The playback (ghost_px4.ulog_topics) is checked against the logs as pyulog reads them; the
 player over real DDS into a subscriber with PX4's QoS (px4_listen.py), and into the real
-px4_bridge, whose beliefs must be the ones ghost_import_ulog makes of the same log. The stand-in
+px4_bridge, whose beliefs must be the ones ghost_import makes of the same log. The stand-in
 mission is driven by a test vehicle (mission_probe.py).
 """
 
@@ -352,7 +352,7 @@ def test_player_into_px4_bridge_makes_the_importers_beliefs(tmp_path, processes,
                                                              least_fixes: int) -> None:
     """A 20 s window of a flight through px4_bridge: state/nav and observations out.
 
-    The beliefs are the ones ghost_import_ulog makes of the same log (same stamps and
+    The beliefs are the ones ghost_import makes of the same log (same stamps and
     positions, the same position and velocity covariance blocks, the same velocities where
     they are valid), the fixes too; PX4's topics are best-effort, so the bridge may miss a few
     samples, never alter one. On the flight without a GNSS fix (quadrotor_local) PX4 flags

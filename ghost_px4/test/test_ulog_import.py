@@ -1,4 +1,4 @@
-"""ghost_import_ulog and px4_convert: PX4 conventions, the real flight logs, bad input."""
+"""ghost_import and px4_convert: PX4 conventions, the real flight logs, bad input."""
 
 from __future__ import annotations
 
@@ -498,7 +498,7 @@ def write(tmp_path: Path, data: bytes, name: str = 'log.ulg') -> Path:
 def assert_one_error_line(err: str, *words: str) -> None:
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith('ghost_import_ulog: error: '), err
+    assert lines[0].startswith('ghost_import: error: '), err
     assert 'Traceback' not in err
     for word in words:
         assert word in lines[0], err
@@ -529,6 +529,9 @@ def test_synthetic_flight_conventions_and_drop_reasons(tmp_path: Path) -> None:
     assert 'dropped 1: no 3-D fix (fix_type < 3)' in out
     assert "EKF2_HGT_MODE=0 (barometric): the fix's vertical axis is marked not measured" in out
     assert 'GNSS delay: 110 ms (EKF2_GPS_DELAY)' in out
+    # Issue 34: the fixes are the GNSS EKF2 fuses, said once, with what an independent one adds.
+    assert out.count('fixes: vehicle_gps_position (the receiver EKF2 uses) is the GNSS EKF2 '
+                     'fuses') == 1 and 'an independent source (RTK, motion capture' in out
     topics = read_bag(bag)
     beliefs, fixes = topics['/state/nav'], topics['/observations']
     assert len(beliefs) == 17 and len(fixes) == 7
@@ -815,7 +818,7 @@ def test_an_interrupted_import_leaves_nothing_and_the_rerun_works(
 
     monkeypatch.setattr(GhostBagWriter, 'write', interrupted)
     code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
-    assert code == 130 and err.splitlines()[-1] == 'ghost_import_ulog: error: interrupted'
+    assert code == 130 and err.splitlines()[-1] == 'ghost_import: error: interrupted'
     assert sorted(item.name for item in tmp_path.iterdir()) == [path.name]
     monkeypatch.setattr(GhostBagWriter, 'write', written)
     code, _, err = run([str(path), '--output', str(tmp_path / 'bag')])
@@ -830,7 +833,7 @@ def _installed_command() -> list[str]:
         prefix = Path(get_package_prefix('ghost_px4'))
     except (ImportError, LookupError, ValueError):
         pytest.skip('ghost_px4 is not installed (build the workspace)')
-    exe = prefix / 'lib' / 'ghost_px4' / 'ghost_import_ulog'
+    exe = prefix / 'lib' / 'ghost_px4' / 'ghost_import'
     assert exe.is_file() and os.access(exe, os.X_OK), f'{exe}: missing (rebuild ghost_px4)'
     return [str(exe)]
 

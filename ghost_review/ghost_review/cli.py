@@ -2,15 +2,16 @@
 
     ghost_review INPUT... --output DIR [--params-file FILE ...] [--jobs N | --scheduler ADDRESS]
 
-INPUT: a PX4 ULog (imported, then replayed), an input bag (replayed), a Ghost bag (read as it
-is), or a folder of any of these. Writes DIR/index.html and, per flight, DIR/<flight>/
-report.html, decisions.csv and the bags it made (input/, bag/). DIR is written whole or not
-at all (built beside it, then renamed): a failed or interrupted review leaves nothing, so the
-same command can be run again. Flights are reviewed one at a time, N at a time in local
-processes (--jobs N), or on an existing Dask cluster (--scheduler ADDRESS, as verify_all
---scheduler): the files are the same either way. On a terminal a progress bar (tqdm, stderr);
-otherwise a line per flight on stdout, and a status line on stderr every 10 s while a flight
-takes long. The command-line vocabulary and exit codes are ghost_core.cli's (docs/cli.md).
+INPUT: a PX4 ULog or an ArduPilot DataFlash log (imported, then replayed), an input bag
+(replayed), a Ghost bag (read as it is), or a folder of any of these. Writes DIR/index.html
+and, per flight, DIR/<flight>/report.html, decisions.csv and the bags it made (input/, bag/).
+DIR is written whole or not at all (built beside it, then renamed): a failed or interrupted
+review leaves nothing, so the same command can be run again. Flights are reviewed one at a
+time, N at a time in local processes (--jobs N), or on an existing Dask cluster (--scheduler
+ADDRESS, as verify_all --scheduler): the files are the same either way. On a terminal a
+progress bar (tqdm, stderr); otherwise a line per flight on stdout, and a status line on
+stderr every 10 s while a flight takes long. The command-line vocabulary and exit codes are
+ghost_core.cli's (docs/cli.md).
 
 Exit codes: 0 every input reviewed; 2 usage error (bad option or value, DIR exists or cannot
 be written, no Dask scheduler answers); 3 an input cannot be read or used (the others are
@@ -64,7 +65,8 @@ def _parser() -> ToolParser:
                         epilog='An input that cannot be read is named on stderr and in the '
                                'index; the others are still reviewed, and the exit code is 3.')
     parser.add_argument('inputs', nargs='+', type=Path, metavar='INPUT',
-                        help='PX4 ULog, input bag, Ghost bag, or a folder of them')
+                        help='PX4 ULog, ArduPilot DataFlash (.bin), input bag, Ghost bag, or '
+                             'a folder of them')
     parser.add_argument('--output', '-o', type=Path, required=True, metavar='DIR',
                         help='folder to write (must not exist; built beside it and renamed '
                              'into place when complete)')

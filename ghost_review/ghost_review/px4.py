@@ -68,7 +68,7 @@ def log_info(path: Path) -> LogInfo:
 
 
 def import_ulog(path: Path, output: Path) -> list[str]:
-    """Import the log into an input bag at `output` (ghost_import_ulog); its warnings.
+    """Import the log into an input bag at `output` (ghost_import); its warnings.
 
     ReviewInputError with the importer's own one-line error when the log cannot be used;
     ReviewUsageError when the bag cannot be written; KeyboardInterrupt when it was
@@ -92,5 +92,5 @@ def import_ulog(path: Path, output: Path) -> list[str]:
         if code == ExitCode.USAGE:
             # The only usage error left to it: the bag cannot be written under the output.
             raise ReviewUsageError(message)
-        raise RuntimeError(f'ghost_import_ulog exited {code}: {message}')
+        raise RuntimeError(f'ghost_import exited {code}: {message}')
     return [line.split(': warning: ', 1)[-1] for line in lines if ': warning: ' in line]

@@ -1,6 +1,7 @@
 """One flight reviewed: its input found and prepared (imported, replayed), read and verified.
 
-An input is a PX4 ULog (imported with ghost_px4's importer, then replayed), an input bag
+An input is a PX4 ULog or an ArduPilot DataFlash log (imported with ghost_import, then
+replayed), an input bag
 (/state/nav and /observations: replayed with ghost.replay), a Ghost bag (read as it is), or a
 folder of any of these. Bags are read through ghost_bag and ghost_verify only.
 """
@@ -20,6 +21,7 @@ from ghost_core.properties import JsonValue
 from ghost_verify import GhostBag
 from ghost_verify.fleet import verify_bag, VerifyOptions
 
+from .ardupilot import dataflash_log_info, is_dataflash
 from .config import resolve_config, ReviewConfig
 from .episodes import Episode, episodes
 from .errors import ReviewInputError
@@ -30,6 +32,7 @@ __all__ = ['FlightInput', 'FlightReview', 'find_inputs', 'review_flight']
 
 _ULOG_MAGIC = b'ULog\x01\x12\x35'
 ULOG, INPUT_BAG, GHOST_BAG = 'PX4 ULog', 'input bag', 'Ghost bag'
+DATAFLASH = 'ArduPilot DataFlash log'
 _STATE_TYPE = 'nav_msgs/msg/Odometry'
 
 
@@ -107,21 +110,26 @@ def _classify(path: Path, errors: list[str]) -> list[tuple[Path, str]]:
         raise ReviewInputError(f'{path}: no such file or directory')
     if _is_ulog(path):
         return [(path, ULOG)]
+    if is_dataflash(path):
+        return [(path, DATAFLASH)]
     if _is_bag(path):
         return [(path, _bag_kind(path))]
     if path.is_dir():
         found = []
         for child in sorted(path.iterdir()):
-            if _is_ulog(child) or (child.suffix == '.mcap' and child.is_file()) or (
+            if _is_ulog(child) or is_dataflash(child) or (
+                    child.suffix == '.mcap' and child.is_file()) or (
                     child.is_dir() and _is_bag(child)):
                 try:
                     found.extend(_classify(child, errors))
                 except ReviewInputError as err:
                     errors.append(str(err))
         if not found and not errors:
-            raise ReviewInputError(f'{path}: a folder with no PX4 ULog and no bag in it')
+            raise ReviewInputError(f'{path}: a folder with no flight log (PX4 ULog, ArduPilot '
+                                   '.bin) and no bag in it')
         return found
-    raise ReviewInputError(f'{path}: neither a PX4 ULog nor a rosbag2 bag')
+    raise ReviewInputError(f'{path}: neither a flight log (PX4 ULog, ArduPilot DataFlash) nor '
+                           'a rosbag2 bag')
 
 
 def find_inputs(paths: Sequence[Path]) -> tuple[list[FlightInput], list[str]]:
@@ -159,13 +167,14 @@ def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
     """Prepare the flight's Ghost bag in `folder` (unless it is one), read and verify it."""
     warnings: list[str] = []
     log = None
-    if flight.kind == ULOG:
+    if flight.kind in (ULOG, DATAFLASH):
         # The importer names the log by the path it was given; say it as the user did.
         def shown(text: str) -> str:
             return text.replace(str(flight.path), flight.shown or str(flight.path))
 
         try:
-            log = log_info(flight.path)
+            log = (log_info(flight.path) if flight.kind == ULOG
+                   else dataflash_log_info(flight.path))
             warnings += [shown(warning)
                          for warning in import_ulog(flight.path, folder / 'input')]
         except ReviewInputError as err:

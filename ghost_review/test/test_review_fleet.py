@@ -65,7 +65,8 @@ def test_jobs_and_a_dask_cluster_write_the_files_of_one_process(
     assert flights == ['drift', 'nominal', 'drift_again']
     assert one[1] == two[1] == dask[1]
     for _, _, err in (one, two, dask):
-        assert err.count('notes.txt: neither a PX4 ULog nor a rosbag2 bag') == 1, err
+        assert err.count('notes.txt: neither a flight log (PX4 ULog, ArduPilot DataFlash) '
+                         'nor a rosbag2 bag') == 1, err
     files = _files(tmp_path / 'one')
     assert len(files) == 1 + 3 * len(FLIGHT_FILES)
     assert _files(tmp_path / 'two') == files

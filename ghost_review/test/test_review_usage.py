@@ -83,10 +83,12 @@ OUT = ('-o', 'OUT')
 BAD = [
     ('nonexistent path', lambda folder: str(folder / 'missing'), OUT, ExitCode.BAD_INPUT,
      'no such file or directory'),
-    ('empty folder', _empty, OUT, ExitCode.BAD_INPUT, 'a folder with no PX4 ULog and no bag'),
-    ('text file', _text, OUT, ExitCode.BAD_INPUT, 'neither a PX4 ULog nor a rosbag2 bag'),
+    ('empty folder', _empty, OUT, ExitCode.BAD_INPUT,
+     'a folder with no flight log (PX4 ULog, ArduPilot .bin) and no bag'),
+    ('text file', _text, OUT, ExitCode.BAD_INPUT,
+     'neither a flight log (PX4 ULog, ArduPilot DataFlash) nor a rosbag2 bag'),
     ('file of 3 bytes', _bytes('three'), OUT, ExitCode.BAD_INPUT,
-     'neither a PX4 ULog nor a rosbag2 bag'),
+     'neither a flight log (PX4 ULog, ArduPilot DataFlash) nor a rosbag2 bag'),
     ('.ulg of 3 bytes', _bytes('three.ulg'), OUT, ExitCode.BAD_INPUT,
      'three.ulg: not a ULog file'),
     ('.mcap of 3 bytes', _bytes('three.mcap'), OUT, ExitCode.BAD_INPUT,
@@ -172,7 +174,7 @@ def test_the_importers_exit_code_becomes_the_reviews_error(
     from ghost_px4 import ulog_import
 
     def importer(argv: list[str]) -> int:
-        print(f'ghost_import_ulog: error: {argv[0]}: what went wrong', file=sys.stderr)
+        print(f'ghost_import: error: {argv[0]}: what went wrong', file=sys.stderr)
         return int(exit_code)
 
     monkeypatch.setattr(ulog_import, 'main', importer)

@@ -40,7 +40,7 @@ what each exit code means here (the last line of verify_all says VERIFIED or NOT
      verdicts then cover what was read; a note says what was not).
   2  usage error: a bad option or value, an output that cannot be written, an unreadable
      --public-key.
-  3  the input is not a Ghost bag it can read: not a bag (a PX4 ULog: run ghost_import_ulog
+  3  the input is not a Ghost bag it can read: not a bag (a PX4 ULog: run ghost_import
      first), no ghost message readable at all, no ghost topics, a ghost schema it does not
      read, or a message after its cycle left the --cycle-window.
 """

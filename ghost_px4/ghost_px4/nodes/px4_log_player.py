@@ -13,7 +13,7 @@ log lacks keep the message's defaults and are listed once in the node's log.
 
 A log without ``vehicle_odometry`` (PX4 before 1.14 rarely logs it; neither log in
 ../shared/realdata does) gets one per ``vehicle_local_position`` sample, composed from the
-local position, ``vehicle_attitude`` and ``estimator_status`` as ``ghost_import_ulog`` composes
+local position, ``vehicle_attitude`` and ``estimator_status`` as ``ghost_import`` composes
 its beliefs (``derive_odometry``; ``ghost_px4.ulog_topics.playback`` says how).
 
 Like the scenario node and the input player it is a source: it waits until every edge of the
