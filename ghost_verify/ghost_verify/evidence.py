@@ -329,7 +329,12 @@ class EvidenceChecker:
         elif self._first_outcome_ns is None:
             self._first_outcome_ns = stamp_ns
         previous = index.beliefs.stamp_before(stamp_ns)
-        observation = _stamp(msg, 'observation_stamp') if msg.get('observed') else None
+        # Every status but no_observation took a fix (an invalid, unmeasured or other-frame one
+        # is taken and judged unobserved): the fix it names.
+        observation = (_stamp(msg, 'observation_stamp')
+                       if msg.get('status') != 'no_observation' else None)
+        if observation == 0 and not msg.get('observed'):
+            observation = None
         if observation is not None:
             self._name(stamp_ns, message, 'its fix', observation,
                        index.fixes.log_time_of(observation), index.fixes.first_stamp_ns)
