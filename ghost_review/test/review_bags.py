@@ -85,6 +85,23 @@ def decisions_of(bag: Path) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def histories_of(bag: Path) -> dict[int, tuple[str, int, int, int, int]]:
+    """Cycle stamp -> (adjustment reason, count 3-5σ, count beyond 5σ, K, W), mcap_ros2 only."""
+    files = sorted(bag.glob('*.mcap')) if bag.is_dir() else [bag]
+    found = {}
+    for path in files:
+        with path.open('rb') as handle:
+            reader = make_reader(handle, decoder_factories=[DecoderFactory()])
+            for _, _, _, msg in reader.iter_decoded_messages(
+                    topics=['/self_assessment/calibrated']):
+                stamp = msg.header.stamp
+                history = msg.calibration_history
+                found[stamp.sec * 1_000_000_000 + stamp.nanosec] = (
+                    msg.adjustment_reason, history.count_beyond_3_std,
+                    history.count_beyond_5_std, msg.downgrade_threshold, history.window_size)
+    return found
+
+
 def expected_episodes(bag: Path) -> list[tuple[str, int, int]]:
     """(decision, start ns, end ns) of each maximal run of one non-PROCEED decision.
 
