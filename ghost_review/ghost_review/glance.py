@@ -57,18 +57,14 @@ def glance_html(review: FlightReview, t0_ns: int) -> str:
             f'{escape(verdict.word)}</span>')
     beside = ''
     if verdict.limits:
-        beside = f' <span class="limits">{escape("; ".join(verdict.limits))}</span>'
+        beside = f' <span class="limits">{escape("; ".join(verdict.named_limits))}</span>'
     lines = [f'<p class="glance">{word}{beside}</p>']
     for number, check in enumerate(verdict.failures):
         css = 'first-failure' if number == 0 else 'failure'
         lines.append(f'<p class="{css} fail"><b>{escape(check.text)}</b> at '
                      f'{_where(check, review, t0_ns)}</p>')
-    notes = list(verdict.vacuous)
     if review.fixes_note:
-        notes.append(review.fixes_note)
-    if notes:
-        lines.append('<ul class="limit-notes">' + ''.join(
-            f'<li class="limit">{escape(note)}</li>' for note in notes) + '</ul>')
+        lines.append(f'<p class="limit-note limit">{escape(review.fixes_note)}</p>')
     return f'<header id="glance">{"".join(lines)}</header>'
 
 

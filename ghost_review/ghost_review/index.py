@@ -17,7 +17,6 @@ from .events import lead_of
 from .glance import target_of
 from .report import STATUS_COLOURS
 from .review import FlightReview
-from .verdict import PRECONDITIONS
 
 __all__ = ['MAX_LEADS', 'decision_shares', 'index_html']
 
@@ -87,12 +86,7 @@ def _why(review: FlightReview) -> str:
                                                                    review.episodes)[0]
         return (f'<a class="failure-link {verdict.status.value}" '
                 f'href="{name}/report.html#{anchor}">{escape(text)}</a>')
-    limits = []
-    for limit in verdict.limits:
-        property_name = limit.removesuffix(' vacuous')
-        limits.append(f'{limit}: {PRECONDITIONS[property_name]}'
-                      if property_name in PRECONDITIONS else limit)
-    return '; '.join(escape(limit) for limit in limits) or 'every check holds'
+    return '; '.join(escape(limit) for limit in verdict.named_limits) or 'every check holds'
 
 
 def _row(review: FlightReview) -> str:
@@ -102,12 +96,12 @@ def _row(review: FlightReview) -> str:
     share_text = ', '.join(f'{kind} {value:.1f} %' for kind, value in shares.items())
     verdict = review.glance
     name = escape(review.name)
-    vehicle = escape(review.log.vehicle if review.log else 'not stated')
-    version = escape(review.log.px4_version if review.log else 'not stated')
+    vehicle = (f'{escape(review.log.vehicle)}<br>{escape(review.log.px4_version)}'
+               if review.log else 'not stated')
     return (f'<tr class="flight" data-name="{name}" data-verdict="{escape(verdict.word)}">'
             f'<td><span class="verdict {verdict.status.value}">{escape(verdict.word)}</span>'
-            f'</td><td><a href="{name}/report.html">{name}</a></td><td>{vehicle}<br>'
-            f'{version}</td><td>{duration:.1f} s</td><td>{share_text}</td>'
+            f'</td><td><a href="{name}/report.html">{name}</a></td><td>{vehicle}</td>'
+            f'<td>{duration:.1f} s</td><td>{share_text}</td>'
             f'<td>{per_minute:.2f}</td><td>{len(review.episodes)}</td><td>{_why(review)}</td>'
             f'<td>{_lead(review)}</td></tr>')
 

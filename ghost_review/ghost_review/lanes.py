@@ -140,9 +140,9 @@ def distance_lane(axis: Axis, times: list[float], rows: Sequence[CycleRow]) -> s
                                      axis.span_s)]
     body = (time_ticks(axis, 0, panel.top, panel.height, boot=False) + log_ticks(panel, 'σ')
             + bands(axis, drift, panel.top, panel.height, {'drift': '#ffcdd2'}, 'drift'))
-    for level in (1, 3, 5):
-        # On a log axis 3σ and 5σ are close: 3σ's label goes under its line.
-        body += hline(panel, level, f'{level}σ', 'sd', below=level == 3)
+    for number, level in enumerate((1, 3, 5)):
+        # On a log axis 1σ, 3σ and 5σ are a few pixels apart: their labels stand side by side.
+        body += hline(panel, level, f'{level}σ', 'sd', inset=24 * number)
     body += f'<path class="series" d="{series_path(axis, panel, times, values)}"/>'
     keys = [('series', _SERIES.replace('stroke', 'background'),
              'normalised distance of each outcome paired with a fix'),

@@ -27,7 +27,7 @@ body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#212121}
 h1{font-size:18px;margin:6px 0 8px}h2{font-size:16px;margin:18px 0 6px}
 .glance{font-size:15px;margin:0 0 4px}.verdict{font-size:22px;font-weight:700;padding:2px 10px;
 border-radius:4px;border:2px solid}.limits{font-weight:600}
-.first-failure,.failure{margin:2px 0 2px 4px;font-size:14px}.limit-notes{margin:4px 0}
+.first-failure,.failure{margin:2px 0 2px 4px;font-size:14px}.limit-note{margin:4px 0 4px 4px}
 dl{display:grid;grid-template-columns:max-content auto;gap:2px 12px;margin:0}
 dt{font-weight:600}dd{margin:0}ul.verdicts{margin:0;padding-left:18px}
 svg.lane{display:block;margin:0 0 4px}.lane-head{margin-top:6px}

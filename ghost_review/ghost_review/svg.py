@@ -113,12 +113,16 @@ def series_path(axis: Axis, panel: Panel, times: Sequence[float],
 LABEL_HEIGHT = 12
 
 
-def hline(panel: Panel, value: float, label: str, css: str, *, below: bool = False) -> str:
-    """A horizontal reference line with its label at the right end, above it (or below)."""
+def hline(panel: Panel, value: float, label: str, css: str, *, below: bool = False,
+          inset: int = 0) -> str:
+    """A horizontal reference line, labelled above it (or below) at its right end.
+
+    `inset`: the label stands that many pixels left of the end (labels of close lines).
+    """
     y = _f(panel.y(value))
     text_y = float(y) + LABEL_HEIGHT - 1 if below else float(y) - 2
     return (f'<line class="{css}" x1="{LEFT}" x2="{LEFT + WIDTH}" y1="{y}" y2="{y}"/>'
-            f'<text class="ref" x="{LEFT + WIDTH - 2}" y="{text_y:.1f}" '
+            f'<text class="ref" x="{LEFT + WIDTH - 2 - inset}" y="{text_y:.1f}" '
             f'text-anchor="end">{escape(label)}</text>')
 
 

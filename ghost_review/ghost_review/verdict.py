@@ -72,11 +72,14 @@ class Verdict:
         return tuple(sorted(failing, key=lambda check: check.name != self.lead))
 
     @property
-    def vacuous(self) -> tuple[str, ...]:
-        """'BAUD-v1: …' for each property whose precondition never held."""
-        return tuple(f'{check.name} vacuous: {PRECONDITIONS.get(check.name, "never applied")}'
-                     for check in self.checks
-                     if _vacuous(check))
+    def named_limits(self) -> tuple[str, ...]:
+        """The limits as said beside the verdict: a vacuous property with its precondition."""
+        named = []
+        for limit in self.limits:
+            name = limit.removesuffix(' vacuous')
+            named.append(f'{limit}: {PRECONDITIONS[name]}' if name in PRECONDITIONS
+                         and limit.endswith(' vacuous') else limit)
+        return tuple(named)
 
 
 def _vacuous(check: Check) -> bool:
