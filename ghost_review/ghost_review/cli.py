@@ -228,12 +228,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def exit_code(reviews: Sequence[FlightReview], errors: Sequence[str]) -> int:
-    """The review's exit code: the largest that applies (see the module docstring)."""
-    if errors:
-        return int(ExitCode.BAD_INPUT)
-    if any(review.glance.word == NOT_VERIFIED for review in reviews):
-        return int(ExitCode.VIOLATED)
-    return int(ExitCode.OK)
+    """The review's exit code: the largest that applies (see the module docstring).
+
+    A NOT VERIFIED flight gives verify_all's own code for its bag (1, or 3 when verify_all
+    could not read what the review could).
+    """
+    codes = [int(ExitCode.BAD_INPUT) if errors else int(ExitCode.OK)]
+    codes += [review.verdict_code for review in reviews if review.glance.word == NOT_VERIFIED]
+    return max(codes)
 
 
 if __name__ == '__main__':

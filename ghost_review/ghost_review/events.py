@@ -21,7 +21,8 @@ from enum import StrEnum
 from .episodes import seconds_text
 from .flight import CycleRow
 
-__all__ = ['CREDITED', 'EventClass', 'FAILSAFES', 'Lead', 'LeadKind', 'LogEvent', 'lead_of']
+__all__ = ['CREDITED', 'EventClass', 'FAILSAFES', 'FixSource', 'Lead', 'LeadKind', 'LogEvent',
+           'LogInfo', 'lead_of']
 
 _PROCEED = 'PROCEED'
 
@@ -83,6 +84,27 @@ class LogEvent:
     def listed_failsafe(self) -> bool:
         """A failsafe Ghost's lead is not measured against (battery, link, geofence, …)."""
         return self.event_class in FAILSAFES
+
+
+@dataclass(frozen=True, slots=True)
+class FixSource:
+    """Where an imported log's fixes come from, and whether its estimator fuses them."""
+
+    topic: str
+    fused: bool
+    #: Why `fused` is what it is (e.g. the parameter and its bit, or the autopilot's default).
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class LogInfo:
+    """What an autopilot's log says of itself: autopilot, vehicle, version, events, fixes."""
+
+    autopilot: str
+    vehicle: str
+    version: str
+    events: tuple[LogEvent, ...]
+    fixes: FixSource | None = None
 
 
 class LeadKind(StrEnum):

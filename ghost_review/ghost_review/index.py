@@ -96,7 +96,8 @@ def _row(review: FlightReview) -> str:
     share_text = ', '.join(f'{kind} {value:.1f} %' for kind, value in shares.items())
     verdict = review.glance
     name = escape(review.name)
-    vehicle = (f'{escape(review.log.vehicle)}<br>{escape(review.log.px4_version)}'
+    vehicle = (f'{escape(review.log.vehicle)}<br>{escape(review.log.autopilot)} '
+               f'{escape(review.log.version)}'
                if review.log else 'not stated')
     return (f'<tr class="flight" data-name="{name}" data-verdict="{escape(verdict.word)}">'
             f'<td><span class="verdict {verdict.status.value}">{escape(verdict.word)}</span>'
@@ -115,7 +116,7 @@ def index_html(reviews: Sequence[FlightReview], errors: Sequence[str]) -> str:
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Ghost flight '
             f'review</title><style>{_CSS}</style></head><body><h1>Ghost flight review: '
             f'{len(reviews)} flight{"s" if len(reviews) != 1 else ""} ({escape(counts)})</h1>'
-            '<table id="flights"><tr><th>verdict</th><th>flight</th><th>vehicle, PX4</th>'
+            '<table id="flights"><tr><th>verdict</th><th>flight</th><th>vehicle, autopilot</th>'
             '<th>duration</th><th>decisions</th><th>changes/min</th><th>episodes</th>'
             '<th>first failure, or limits</th><th>Ghost lead before navigation and estimator '
             'events</th></tr>'

@@ -204,7 +204,8 @@ def events_lane(axis: Axis, review: FlightReview, t0_ns: int) -> str:
     used = {credit for _, _, credit in marks}
     keys = [(credit, _swatch(colour), _CREDIT_TEXT[credit])
             for credit, colour in CREDIT_COLOURS.items() if credit in used]
-    return svg('px4-events', top + 16 * max(len(kinds), 1) + 20, 'PX4 events', body, keys)
+    return svg('px4-events', top + 16 * max(len(kinds), 1) + 20,
+               f'{review.log.autopilot} events', body, keys)
 
 
 def gate_lane(axis: Axis, review: FlightReview, t0_ns: int) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 import contextlib
-from dataclasses import dataclass
 import io
 from pathlib import Path
 import re
@@ -22,10 +21,9 @@ from typing import Any
 from ghost_core.cli import ExitCode
 
 from .errors import ReviewInputError, ReviewUsageError
-from .events import EventClass, LogEvent
+from .events import EventClass, FixSource, LogEvent, LogInfo
 
-__all__ = ['CAUSE_WINDOW_NS', 'FixSource', 'LogInfo', 'failsafe_cause', 'import_ulog',
-           'log_info', 'message_class']
+__all__ = ['CAUSE_WINDOW_NS', 'failsafe_cause', 'import_ulog', 'log_info', 'message_class']
 
 #: A failsafe's cause is looked for this long before it: PX4 waits up to COM_FAIL_ACT_T
 #: (5 s by default) between a failsafe condition and its action.
@@ -55,26 +53,6 @@ _BAD_WORDS = ('invalid', 'lost', 'breach', 'warning', 'failure', 'exceeded', 'un
 _KIND_CLASSES = {'position_invalid': EventClass.POSITION_INVALID,
                  'position_valid': EventClass.RECOVERED,
                  'ekf_reset': EventClass.ESTIMATOR_RESET, 'nav_state': EventClass.MODE}
-
-
-@dataclass(frozen=True, slots=True)
-class FixSource:
-    """Where the imported fixes come from, and whether the log's EKF2 fuses them."""
-
-    topic: str
-    fused: bool
-    #: Why fused is what it is (the parameter and its bit, or PX4's default).
-    why: str
-
-
-@dataclass(frozen=True, slots=True)
-class LogInfo:
-    """The vehicle, the PX4 version, the classified events and the fixes' source of a log."""
-
-    vehicle: str
-    px4_version: str
-    events: tuple[LogEvent, ...]
-    fixes: FixSource | None = None
 
 
 def _px4() -> None:
@@ -216,7 +194,8 @@ def log_info(path: Path) -> LogInfo:
     info = ulog.msg_info_dict
     vehicle = ' '.join(str(info[key]) for key in ('ver_hw', 'ver_hw_subtype')
                        if info.get(key)) or 'not stated'
-    return LogInfo(vehicle, px4_version_label(ulog), tuple(_classified(ulog)), _fix_source(ulog))
+    return LogInfo('PX4', vehicle, px4_version_label(ulog), tuple(_classified(ulog)),
+                   _fix_source(ulog))
 
 
 def import_ulog(path: Path, output: Path) -> list[str]:

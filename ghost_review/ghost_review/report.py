@@ -17,7 +17,7 @@ from .svg import Axis
 
 __all__ = ['report_html']
 
-#: PX4 events listed in the table (all are marked on the lane).
+#: Autopilot events listed in the table (all are marked on the lane).
 MAX_EVENT_ROWS = 400
 #: Colours of the statuses (ghost_review.verdict.Status): a verdict takes its failing check's.
 STATUS_COLOURS = {'fail': ('#b71c1c', '#ffebee'), 'limit': ('#bf360c', '#fff3e0'),
@@ -53,8 +53,9 @@ def _s(value: float) -> str:
 def _header(review: FlightReview, span_s: float, t0_ns: int) -> str:
     config = review.config.pipeline
     items = [('flight', review.name), ('input', review.source),
-             ('vehicle', review.log.vehicle if review.log else 'not stated (no PX4 log)'),
-             ('PX4 version', review.log.px4_version if review.log else 'not stated'),
+             ('vehicle', review.log.vehicle if review.log else 'not stated (no autopilot log)'),
+             ('autopilot', f'{review.log.autopilot} {review.log.version}' if review.log
+              else 'not stated'),
              ('log span', f'{span_s:.1f} s, stamps {t0_ns / 1e9:.3f} s to '
                           f'{t0_ns / 1e9 + span_s:.3f} s (boot time for a PX4 log); '
                           f'{len(review.data.cycles)} cycles')]
@@ -143,9 +144,10 @@ def _events_table(review: FlightReview, t0_ns: int) -> str:
                     f'<td class="lead">{_lead_cell(review, index)}</td></tr>')
     more = len(review.log.events) - MAX_EVENT_ROWS
     note = f'<p>… and {more} more events (all are marked above)</p>' if more > 0 else ''
-    return ('<h2>PX4 events</h2><p class="tick">Ghost\'s lead is measured only against '
-            'navigation and estimator events (position or velocity invalid, EKF failsafe, '
-            'GNSS loss, estimator resets); other failsafes are listed, not credited.</p>'
+    return (f'<h2>{escape(review.log.autopilot)} events</h2><p class="tick">Ghost\'s lead is '
+            'measured only against navigation and estimator events (position or velocity '
+            'invalid, EKF failsafe, GNSS loss, estimator resets); other failsafes are listed, '
+            'not credited.</p>'
             '<table id="events"><tr><th>s</th><th>boot s</th><th>kind</th><th>class</th>'
             '<th>detail</th><th>Ghost lead</th></tr>' + ''.join(rows) + '</table>' + note)
 

@@ -23,8 +23,9 @@ from ghost_verify.fleet import verify_bag, VerifyOptions
 from .config import resolve_config, ReviewConfig
 from .episodes import Episode, episodes
 from .errors import ReviewInputError
+from .events import LogInfo
 from .flight import FlightData, read_flight
-from .px4 import import_ulog, log_info, LogInfo
+from .px4 import import_ulog, log_info
 from .verdict import Verdict, verdict_of
 
 __all__ = ['SHARED_GNSS', 'FlightInput', 'FlightReview', 'find_inputs', 'fixes_note',
@@ -80,11 +81,11 @@ SHARED_GNSS = 'fixes not independent of the estimator'
 
 
 def fixes_note(log: LogInfo | None, data: FlightData) -> str:
-    """One line when the fixes the outcomes used are the GNSS the log's EKF2 fuses."""
+    """One line when the fixes the outcomes used are the GNSS the log's estimator fuses."""
     if log is None or log.fixes is None or not log.fixes.fused \
             or not any(row.fix_stamp_ns is not None for row in data.cycles):
         return ''
-    return (f"The fixes are this log's {log.fixes.topic}, the GNSS its EKF2 fuses "
+    return (f"The fixes are this log's {log.fixes.topic}, the GNSS its estimator fuses "
             f'({log.fixes.why}): the check sees the estimator depart from its own GNSS, not a '
             'GNSS fault. An independent source (RTK GNSS in the map frame, motion capture, '
             'vision) would check the position itself.')

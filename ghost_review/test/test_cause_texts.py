@@ -84,3 +84,13 @@ def test_every_episode_drift_cause_counts_its_first_cycle(reviewed: tuple[Path, 
         assert int(found.group(1)) == within + beyond
         assert _split(found.group(4)) == (within, beyond)
     assert any(DRIFT.search(row) for _, row in episodes)
+
+
+def test_a_flight_that_exercises_every_property_is_plainly_verified(
+        reviewed: tuple[Path, str]) -> None:
+    """Drift found, recovery owed, fixes independent of the belief: VERIFIED, green, no limit."""
+    flight, _ = reviewed
+    body = (flight / 'report.html').read_text(encoding='utf-8').split('<body>', 1)[1]
+    assert body.startswith('<header id="glance"><p class="glance"><span id="verdict" '
+                           'class="verdict pass">VERIFIED</span></p>'), body[:300]
+    assert 'vacuous' not in body.split('</header>', 1)[0]
