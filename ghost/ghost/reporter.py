@@ -61,4 +61,4 @@ def review_and_verify(bag: str | os.PathLike[str], output: Path, reports: Path,
     name = Path(bag).stem if Path(bag).is_file() else Path(bag).name
     report = output / name / 'report.html'
     return ReviewedRun(int(document['exit_code']), tuple(document['lines']),
-                       report if done.returncode == 0 and report.is_file() else None)
+                       report if done.returncode in (0, 1) and report.is_file() else None)

@@ -13,9 +13,12 @@ progress bar (tqdm, stderr); otherwise a line per flight on stdout, and a status
 stderr every 10 s while a flight takes long. The command-line vocabulary and exit codes are
 ghost_core.cli's (docs/cli.md).
 
-Exit codes: 0 every input reviewed; 2 usage error (bad option or value, DIR exists or cannot
-be written, no Dask scheduler answers); 3 an input cannot be read or used (the others are
-still reviewed, and the index names it); 4 internal fault; 130 interrupted.
+Exit codes (the largest that applies, as verify_all over many bags): 0 every input reviewed and
+every flight VERIFIED (with or without limits); 1 a flight is NOT VERIFIED (its files are
+still written, and the index and its report say why first); 2 usage error (bad option or
+value, DIR exists or cannot be written, no Dask scheduler answers); 3 an input cannot be read
+or used (the others are still reviewed, and the index names it); 4 internal fault; 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ from .fleet import review_fleet
 from .index import index_html
 from .progress import FleetProgress
 from .review import find_inputs, FlightReview
+from .verdict import NOT_VERIFIED
 
-__all__ = ['PROG', 'main', 'review']
+__all__ = ['PROG', 'exit_code', 'main', 'review']
 
 PROG = 'ghost_review'
 #: The distribution whose version --version prints (setup.py's name).
@@ -62,8 +66,10 @@ def _address(text: str) -> str:
 
 def _parser() -> ToolParser:
     parser = ToolParser(PROG, __doc__.split('\n\n')[0], DISTRIBUTION,
-                        epilog='An input that cannot be read is named on stderr and in the '
-                               'index; the others are still reviewed, and the exit code is 3.')
+                        epilog='Exit 1 when a flight is NOT VERIFIED, as verify_all: every '
+                               'file is still written. An input that cannot be read is named '
+                               'on stderr and in the index; the others are still reviewed, '
+                               'and the exit code is 3.')
     parser.add_argument('inputs', nargs='+', type=Path, metavar='INPUT',
                         help='PX4 ULog, ArduPilot DataFlash (.bin), input bag, Ghost bag, or '
                              'a folder of them')
@@ -216,9 +222,22 @@ def _run(args: argparse.Namespace) -> int:
         return int(ExitCode.BAD_INPUT)
     except ReviewInputError as err:
         return tool_error(PROG, str(err), ExitCode.BAD_INPUT)
+    failing = [review.name for review in reviews if review.glance.word == NOT_VERIFIED]
     print(f'{PROG}: {len(reviews)} flight{"s" if len(reviews) != 1 else ""} -> '
-          f'{args.output / "index.html"}', flush=True)
-    return int(ExitCode.BAD_INPUT if errors else ExitCode.OK)
+          f'{args.output / "index.html"}'
+          + (f'; NOT VERIFIED: {", ".join(failing)}' if failing else ''), flush=True)
+    return exit_code(reviews, errors)
+
+
+def exit_code(reviews: Sequence[FlightReview], errors: Sequence[str]) -> int:
+    """The review's exit code: the largest that applies (see the module docstring).
+
+    A NOT VERIFIED flight gives verify_all's own code for its bag (1, or 3 when verify_all
+    could not read what the review could).
+    """
+    codes = [int(ExitCode.BAD_INPUT) if errors else int(ExitCode.OK)]
+    codes += [review.verdict_code for review in reviews if review.glance.word == NOT_VERIFIED]
+    return max(codes)
 
 
 if __name__ == '__main__':

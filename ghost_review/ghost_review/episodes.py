@@ -7,7 +7,6 @@ same cycle records; a threshold or horizon is quoted only when the configuration
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,8 +23,8 @@ from ghost_core.calibration import REASON_DOWNGRADE
 
 from .flight import BLOCKS, CycleRow
 
-__all__ = ['MAX_PHASES', 'Episode', 'cycle_cause', 'episodes', 'fix_ages', 'lead_text',
-           'lead_time', 'seconds_text']
+__all__ = ['MAX_PHASES', 'Episode', 'cycle_cause', 'drift_text', 'episodes', 'fix_ages',
+           'seconds_text']
 
 #: Cause changes listed per episode; the rest are counted.
 MAX_PHASES = 8
@@ -93,6 +92,18 @@ def _block_text(block: str, sigma: float, reason: str, thresholds: ThresholdsCon
     return f'{block}: {reason}'
 
 
+def drift_text(row: CycleRow) -> str:
+    """The drift condition as SPEC §6 counts it: outcomes beyond 3σ (3-5σ plus beyond 5σ)."""
+    within, beyond = row.beyond_3_std or 0, row.beyond_5_std or 0
+    split = []
+    if within:
+        split.append(f'{within} in 3-5σ')
+    if beyond:
+        split.append(f'{beyond} beyond 5σ')
+    return (f'drift: {within + beyond} of K={row.downgrade_threshold} beyond 3σ in '
+            f'W={row.window_size}' + (f' ({", ".join(split)})' if split else ''))
+
+
 def cycle_cause(row: CycleRow, thresholds: ThresholdsConfig | None,
                 age: float | None) -> tuple[tuple[object, ...], str]:
     """(key, text) of why this cycle was not KNOWN: the same key means the same cause."""
@@ -108,8 +119,7 @@ def cycle_cause(row: CycleRow, thresholds: ThresholdsConfig | None,
         parts.append(f'raw {row.raw_level}: ' + '; '.join(texts))
     drift = row.adjustment_reason == REASON_DOWNGRADE
     if drift:
-        parts.append(f'drift: {row.beyond_3_std} of K={row.downgrade_threshold} beyond 3σ in '
-                     f'W={row.window_size}')
+        parts.append(drift_text(row))
     if not parts:
         parts.append(f'decision reason {row.decision_reason or "unknown"}')
     return (row.raw_level, reasons, drift, row.decision_reason), '; '.join(parts)
@@ -180,39 +190,7 @@ def episodes(rows: Sequence[CycleRow], thresholds: ThresholdsConfig | None
     return tuple(found)
 
 
-def lead_time(rows: Sequence[CycleRow], event_ns: int) -> float | None:
-    """Seconds Ghost was already not proceeding when an event at `event_ns` came.
-
-    The start of the non-PROCEED run in force at the event (> 0: Ghost was ahead); when Ghost
-    proceeded at the event, minus the time to its next non-PROCEED (behind); None when Ghost
-    proceeded then and after, or the event came before the first decision.
-    """
-    decided = [row for row in rows if row.decision is not None]
-    stamps = [row.stamp_ns for row in decided]
-    if not stamps or event_ns < stamps[0]:
-        return None
-    index = bisect_right(stamps, event_ns) - 1
-    if decided[index].decision != _PROCEED:
-        start = index
-        while start > 0 and decided[start - 1].decision != _PROCEED:
-            start -= 1
-        return (event_ns - stamps[start]) / 1e9
-    later = next((i for i in range(index + 1, len(decided))
-                  if decided[i].decision != _PROCEED), None)
-    return None if later is None else (event_ns - stamps[later]) / 1e9
-
-
 def seconds_text(seconds: float, digits: int = 1, *, sign: bool = False) -> str:
     """`seconds` with `digits` decimals (a + for positive with `sign`); never '-0.0'."""
     text = f'{seconds:+.{digits}f}' if sign else f'{seconds:.{digits}f}'
     return text if float(text) != 0 else f'{0:.{digits}f}'
-
-
-def lead_text(lead: float | None, none: str) -> str:
-    """A lead time (``lead_time``) as the index and the report show it; `none` for None."""
-    if lead is None:
-        return none
-    text = seconds_text(lead, 2, sign=True)
-    if float(text) == 0:
-        return f'{text} s (at the event)'
-    return f'{text} s ({"ahead" if lead > 0 else "behind"})'

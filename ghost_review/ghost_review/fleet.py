@@ -52,7 +52,9 @@ def review_one(flight: FlightInput, folder: str, config: PipelineConfig,
     except ReviewInputError as err:
         shutil.rmtree(path)
         return FlightOutcome(flight.name, None, str(err), 0, time.perf_counter() - started)
-    (path / 'decisions.csv').write_text(decisions_csv(done.data.cycles), encoding='utf-8')
+    thresholds = done.config.pipeline.thresholds if done.config.pipeline else None
+    (path / 'decisions.csv').write_text(decisions_csv(done.data.cycles, thresholds),
+                                        encoding='utf-8')
     report = report_html(done).encode('utf-8')
     (path / 'report.html').write_bytes(report)
     return FlightOutcome(flight.name, done, None, len(report), time.perf_counter() - started)

@@ -41,7 +41,9 @@ class CycleRow:
     downgrade_threshold: int | None = None
     window_size: int | None = None
     outcomes_considered: int | None = None
+    #: The history's counts in the 3-5 σ bin and beyond 5 σ (SPEC §3: disjoint bins).
     beyond_3_std: int | None = None
+    beyond_5_std: int | None = None
     #: Normalised distance of this cycle's outcome, when it was paired with a fix.
     normalised_distance: float | None = None
     #: Observation stamp of the fix this cycle's outcome used, when paired.
@@ -150,6 +152,7 @@ def _calibrated_fields(msg: Mapping[str, object]) -> dict[str, object]:
         'window_size': history.get('window_size'),
         'outcomes_considered': history.get('outcomes_considered'),
         'beyond_3_std': history.get('count_beyond_3_std'),
+        'beyond_5_std': history.get('count_beyond_5_std'),
     }
 
 

@@ -25,10 +25,13 @@ from .ardupilot import dataflash_log_info, is_dataflash
 from .config import resolve_config, ReviewConfig
 from .episodes import Episode, episodes
 from .errors import ReviewInputError
+from .events import LogInfo
 from .flight import FlightData, read_flight
-from .px4 import import_ulog, log_info, LogInfo
+from .px4 import import_ulog, log_info
+from .verdict import Verdict, verdict_of
 
-__all__ = ['FlightInput', 'FlightReview', 'find_inputs', 'review_flight']
+__all__ = ['SHARED_GNSS', 'FlightInput', 'FlightReview', 'find_inputs', 'fixes_note',
+           'review_flight']
 
 _ULOG_MAGIC = b'ULog\x01\x12\x35'
 ULOG, INPUT_BAG, GHOST_BAG = 'PX4 ULog', 'input bag', 'Ghost bag'
@@ -63,6 +66,32 @@ class FlightReview:
     warnings: tuple[str, ...] = ()
     #: verify_all's JSON report of the bag (with its printed lines), None when unreadable.
     verdict_document: dict[str, JsonValue] | None = None
+    #: The verdict at a glance (word, limits, where it first failed).
+    verdict: Verdict | None = None
+    #: One line when the fixes are not independent of the estimator ('' otherwise).
+    fixes_note: str = ''
+
+    @property
+    def glance(self) -> Verdict:
+        """The verdict at a glance (built from the verification when not given)."""
+        if self.verdict is not None:
+            return self.verdict
+        return verdict_of(self.verdict_lines, self.verdict_code, self.verdict_document)
+
+
+#: The limit a flight whose fixes are the GNSS its estimator fuses is verified with.
+SHARED_GNSS = 'fixes not independent of the estimator'
+
+
+def fixes_note(log: LogInfo | None, data: FlightData) -> str:
+    """One line when the fixes the outcomes used are the GNSS the log's estimator fuses."""
+    if log is None or log.fixes is None or not log.fixes.fused \
+            or not any(row.fix_stamp_ns is not None for row in data.cycles):
+        return ''
+    return (f"The fixes are this log's {log.fixes.topic}, the GNSS its estimator fuses "
+            f'({log.fixes.why}): the check sees the estimator depart from its own GNSS, not a '
+            'GNSS fault. An independent source (RTK GNSS in the map frame, motion capture, '
+            'vision) would check the position itself.')
 
 
 def _is_ulog(path: Path) -> bool:
@@ -198,6 +227,9 @@ def review_flight(flight: FlightInput, folder: Path, config: PipelineConfig,
     source = f'{flight.kind} {flight.shown or flight.path}'
     if flight.kind != GHOST_BAG:
         source += f' (replayed into {flight.name}/bag)'
+    note = fixes_note(log, data)
+    glance = verdict_of(lines, verdict.code, verdict.document, [SHARED_GNSS] if note else [])
     return FlightReview(flight.name, source, bag, log, data, review_config, lines,
                         verdict.code, found, tuple(warnings),
-                        None if verdict.document is None else dict(verdict.document))
+                        None if verdict.document is None else dict(verdict.document),
+                        glance, note)

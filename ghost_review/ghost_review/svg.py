@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from html import escape
 import math
 
-__all__ = ['DECISION_COLOURS', 'Axis', 'bands', 'hline', 'LABEL_HEIGHT', 'nice_ticks', 'Panel',
-           'series_path']
+__all__ = ['DECISION_COLOURS', 'Axis', 'bands', 'decades', 'hline', 'LABEL_HEIGHT', 'legend',
+           'log_ticks', 'nice_ticks', 'Panel', 'series_path']
 
 #: Plot area: left margin for labels, width in pixels.
 LEFT, WIDTH, RIGHT = 110, 980, 20
@@ -57,6 +57,7 @@ class Panel:
     high: float
     height: int = 110
     log: bool = False
+    #: Room above the plot (for the top decade's label).
     top: int = 8
 
     def y(self, value: float) -> float:
@@ -112,12 +113,16 @@ def series_path(axis: Axis, panel: Panel, times: Sequence[float],
 LABEL_HEIGHT = 12
 
 
-def hline(panel: Panel, value: float, label: str, css: str, *, below: bool = False) -> str:
-    """A horizontal reference line with its label at the right end, above it (or below)."""
+def hline(panel: Panel, value: float, label: str, css: str, *, below: bool = False,
+          inset: int = 0) -> str:
+    """A horizontal reference line, labelled above it (or below) at its right end.
+
+    `inset`: the label stands that many pixels left of the end (labels of close lines).
+    """
     y = _f(panel.y(value))
     text_y = float(y) + LABEL_HEIGHT - 1 if below else float(y) - 2
     return (f'<line class="{css}" x1="{LEFT}" x2="{LEFT + WIDTH}" y1="{y}" y2="{y}"/>'
-            f'<text class="ref" x="{LEFT + WIDTH - 2}" y="{text_y:.1f}" '
+            f'<text class="ref" x="{LEFT + WIDTH - 2 - inset}" y="{text_y:.1f}" '
             f'text-anchor="end">{escape(label)}</text>')
 
 
@@ -147,9 +152,47 @@ def time_ticks(axis: Axis, t0_ns: int, y: float, height: float, boot: bool) -> s
     return ''.join(out)
 
 
-def svg(element_id: str, height: float, title: str, body: str) -> str:
-    """An inline <svg> lane of the report's width with its title at the left."""
-    return (f'<svg id="{element_id}" class="lane" width="{LEFT + WIDTH + RIGHT}" '
+def svg(element_id: str, height: float, title: str, body: str,
+        keys: Iterable[tuple[str, str, str]] = ()) -> str:
+    """A lane: its title and legend (``legend``) on one line, then its inline <svg>."""
+    return (f'<div class="lane-head"><span class="lane-title">{escape(title)}</span>'
+            f'{legend(element_id, keys)}</div>'
+            f'<svg id="{element_id}" class="lane" width="{LEFT + WIDTH + RIGHT}" '
             f'height="{height:.0f}" viewBox="0 0 {LEFT + WIDTH + RIGHT} {height:.0f}" '
-            f'role="img" aria-label="{escape(title)}"><text class="lane-title" x="4" y="14">'
-            f'{escape(title)}</text>{body}</svg>')
+            f'role="img" aria-label="{escape(title)}">{body}</svg>')
+
+
+def decades(low: float, high: float) -> list[float]:
+    """Every power of ten from `low` to `high` (both > 0), in order."""
+    first, last = math.ceil(math.log10(low) - 1e-9), math.floor(math.log10(high) + 1e-9)
+    return [10.0 ** power for power in range(first, last + 1)]
+
+
+def _decade_label(value: float) -> str:
+    return f'{value:.0e}'.replace('e+0', 'e').replace('e-0', 'e-') if (
+        value < 1e-3 or value >= 1e4) else f'{value:g}'
+
+
+def log_ticks(panel: Panel, unit: str = '') -> str:
+    """A grid line and one label at each decade of a log panel (the unit on the top one)."""
+    out = []
+    ticks = decades(panel.low, panel.high)
+    for value in ticks:
+        y = _f(panel.y(value))
+        label = _decade_label(value) + (f' {unit}' if unit and value == ticks[-1] else '')
+        out.append(f'<line class="grid decade" x1="{LEFT}" x2="{LEFT + WIDTH}" y1="{y}" '
+                   f'y2="{y}"/><text class="tick decade" x="{LEFT - 4}" y="{float(y) + 3:.1f}" '
+                   f'text-anchor="end">{escape(label)}</text>')
+    return ''.join(out)
+
+
+def legend(lane: str, keys: Iterable[tuple[str, str, str]]) -> str:
+    """The legend of one lane: (key, CSS of its swatch, what it means) per mark drawn.
+
+    `key` is what the lane's marks carry (their class, or their data-state for coloured
+    bands), so a test can match every mark to its entry.
+    """
+    items = ''.join(f'<span class="key" data-key="{escape(key)}"><i class="swatch" '
+                    f'style="{escape(style)}"></i>{escape(text)}</span>'
+                    for key, style, text in keys)
+    return f'<span class="legend" data-lane="{escape(lane)}">{items}</span>'

@@ -1,10 +1,16 @@
 """Bags for the review tests: a scenario's inputs, and its decisions read back independently."""
 
+from collections.abc import Callable
 from pathlib import Path
+import shutil
+from typing import Any
 
 from mcap.reader import make_reader
+from mcap.writer import Writer
+from mcap_ros2._dynamic import serialize_dynamic
 from mcap_ros2.decoder import DecoderFactory
 
+from ghost_bag.cdr import compile_decoder
 from ghost_bag.write import GhostBagWriter
 from ghost_core.levels import DecisionKind
 from ghost_core.scenarios import generate_scenario
@@ -21,8 +27,13 @@ def _stamp(ns: int) -> dict[str, int]:
     return {'sec': ns // 1_000_000_000, 'nanosec': ns % 1_000_000_000}
 
 
-def write_scenario_inputs(path: Path, name: str = 'drift_then_recovery') -> Path:
-    """The scenario's /state/nav and /observations as an input bag (log time = stamp)."""
+def write_scenario_inputs(path: Path, name: str = 'drift_then_recovery',
+                          fix_offset_m: float = 0.0) -> Path:
+    """The scenario's /state/nav and /observations as an input bag (log time = stamp).
+
+    `fix_offset_m`: every fix moved this far east (a biased fix source, e.g. a wrong antenna
+    offset), so the outcomes' normalised distances grow by about that over their σ.
+    """
     scenario = generate_scenario(name)
     entries = []
     for cycle in scenario.cycles:
@@ -47,8 +58,9 @@ def write_scenario_inputs(path: Path, name: str = 'drift_then_recovery') -> Path
                             'geometry_msgs/msg/PoseWithCovarianceStamped', {
                                 'header': {'stamp': _stamp(fix.stamp_ns),
                                            'frame_id': scenario.frame_id},
-                                'pose': {'pose': {'position': dict(zip('xyz', fix.position,
-                                                                       strict=True)),
+                                'pose': {'pose': {'position': {
+                                    'x': fix.position[0] + fix_offset_m,
+                                    'y': fix.position[1], 'z': fix.position[2]},
                                                   'orientation': {'x': 0.0, 'y': 0.0, 'z': 0.0,
                                                                   'w': 1.0}},
                                          'covariance': covariance}}))
@@ -73,6 +85,23 @@ def decisions_of(bag: Path) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def histories_of(bag: Path) -> dict[int, tuple[str, int, int, int, int]]:
+    """Cycle stamp -> (adjustment reason, count 3-5σ, count beyond 5σ, K, W), mcap_ros2 only."""
+    files = sorted(bag.glob('*.mcap')) if bag.is_dir() else [bag]
+    found = {}
+    for path in files:
+        with path.open('rb') as handle:
+            reader = make_reader(handle, decoder_factories=[DecoderFactory()])
+            for _, _, _, msg in reader.iter_decoded_messages(
+                    topics=['/self_assessment/calibrated']):
+                stamp = msg.header.stamp
+                history = msg.calibration_history
+                found[stamp.sec * 1_000_000_000 + stamp.nanosec] = (
+                    msg.adjustment_reason, history.count_beyond_3_std,
+                    history.count_beyond_5_std, msg.downgrade_threshold, history.window_size)
+    return found
+
+
 def expected_episodes(bag: Path) -> list[tuple[str, int, int]]:
     """(decision, start ns, end ns) of each maximal run of one non-PROCEED decision.
 
@@ -89,3 +118,50 @@ def expected_episodes(bag: Path) -> list[tuple[str, int, int]]:
                 runs.append((kind, decisions[start][0], end))
             start = index
     return runs
+
+
+def tampered_copy(bag: Path, output: Path, topic: str, stamp_ns: int,
+                  change: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of a Ghost bag with `change` applied to the `topic` message of cycle `stamp_ns`.
+
+    Every other message is copied byte for byte; the changed one is re-encoded from its dict
+    with mcap_ros2's encoder (no hash is recomputed: what a careless editor of a bag does).
+    """
+    (source,) = sorted(bag.glob('*.mcap'))
+    output.mkdir(parents=True)
+    changed = 0
+    with source.open('rb') as handle, (output / source.name).open('wb') as sink:
+        writer = Writer(sink)
+        writer.start(profile='ros2', library='ghost_review test')
+        schemas: dict[int, int] = {}
+        channels: dict[int, int] = {}
+        for schema, channel, message in make_reader(handle).iter_messages(log_time_order=False):
+            if schema is not None and schema.id not in schemas:
+                schemas[schema.id] = writer.register_schema(schema.name, schema.encoding,
+                                                            schema.data)
+            if channel.id not in channels:
+                channels[channel.id] = writer.register_channel(
+                    channel.topic, channel.message_encoding,
+                    schemas[schema.id] if schema is not None else 0, channel.metadata)
+            data = message.data
+            if channel.topic == topic and schema is not None:
+                fields = compile_decoder(schema.name, schema.data.decode())(data)
+                header = _mapping_of(fields.get('header'))
+                stamp = _mapping_of(header.get('stamp'))
+                if stamp.get('sec', -1) * 1_000_000_000 + stamp.get('nanosec', 0) == stamp_ns:
+                    change(fields)
+                    encode = serialize_dynamic(schema.name, schema.data.decode())[schema.name]
+                    data = encode(fields)
+                    changed += 1
+            writer.add_message(channels[channel.id], message.log_time, data,
+                               message.publish_time, message.sequence)
+        writer.finish()
+    assert changed == 1, f'{topic} at {stamp_ns}: {changed} messages changed'
+    for name in ('metadata.yaml', 'manifest.json'):
+        if (bag / name).is_file():
+            shutil.copy(bag / name, output / name)
+    return output
+
+
+def _mapping_of(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -1,9 +1,9 @@
-"""Episodes and cause chains from cycle rows: bounds, causes from recorded reasons, lead time."""
+"""Episodes and cause chains from cycle rows: bounds, causes from recorded reasons."""
 
 import pytest
 
 from ghost_core.profiles import ACCURACY_PROFILES
-from ghost_review.episodes import episodes, fix_ages, lead_text, lead_time, seconds_text
+from ghost_review.episodes import drift_text, episodes, fix_ages, seconds_text
 from ghost_review.flight import CycleRow
 
 pytestmark = pytest.mark.bag
@@ -51,7 +51,7 @@ def test_the_cause_chain_quotes_the_recorded_reason_and_the_threshold() -> None:
     assert first.causes == ('raw UNCERTAIN: position σ 1.71 m > 1 m',
                             'held by hysteresis until 3.0 s')
     assert second.causes == ('raw UNCERTAIN: position held by hysteresis; drift: 3 of K=2 '
-                             'beyond 3σ in W=32',)
+                             'beyond 3σ in W=32 (3 in 3-5σ)',)
     assert third.causes == ('raw UNCERTAIN: position unconfirmed: last fix 1.0 s old > '
                             'horizon 3.1 s',)
 
@@ -62,12 +62,8 @@ def test_without_a_known_configuration_no_threshold_is_quoted() -> None:
         'raw UNCERTAIN: position σ 1.71 m (within_uncertain_threshold)')
 
 
-def test_fix_age_and_lead_time() -> None:
-    """Fix age carries the last fix forward; lead is measured from the run in force."""
+def test_fix_age_carries_the_last_fix_forward() -> None:
     assert fix_ages(ROWS) == [0.0, 1.0, 2.0, 3.0, 0.0, 1.0]
-    assert lead_time(ROWS, round(3.5 * S)) == 1.5
-    assert lead_time(ROWS, round(5.5 * S)) == -0.5
-    assert lead_time(ROWS, S // 2) is None
 
 
 def test_times_never_read_minus_zero() -> None:
@@ -75,7 +71,16 @@ def test_times_never_read_minus_zero() -> None:
     assert seconds_text(-0.0001) == '0.0' and seconds_text(-0.04, 2) == '-0.04'
     assert seconds_text(-0.004, 2) == '0.00' and seconds_text(1.25, 1) == '1.2'
     assert seconds_text(0.001, 2, sign=True) == '0.00'
-    assert lead_text(-0.001, 'none') == '0.00 s (at the event)'
-    assert lead_text(2.5, 'none') == '+2.50 s (ahead)'
-    assert lead_text(-1.0, 'none') == '-1.00 s (behind)'
-    assert lead_text(None, 'none') == 'none'
+
+
+@pytest.mark.parametrize(('within', 'beyond', 'text'), [
+    (0, 4, 'drift: 4 of K=3 beyond 3σ in W=32 (4 beyond 5σ)'),
+    (3, 0, 'drift: 3 of K=3 beyond 3σ in W=32 (3 in 3-5σ)'),
+    (1, 2, 'drift: 3 of K=3 beyond 3σ in W=32 (1 in 3-5σ, 2 beyond 5σ)'),
+])
+def test_the_drift_text_counts_both_bins_as_the_drift_condition(
+        within: int, beyond: int, text: str) -> None:
+    """SPEC §6: count_beyond_3_std + count_beyond_5_std against K, each bin named."""
+    row = CycleRow(S, downgrade_threshold=3, window_size=32, beyond_3_std=within,
+                   beyond_5_std=beyond, adjustment_reason='downgrade_from_calibration')
+    assert drift_text(row) == text
