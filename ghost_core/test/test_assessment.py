@@ -61,6 +61,7 @@ def test_thresholds_are_content_addressed() -> None:
     """thresholds_sha256 is H(config as dict) and changes with any threshold."""
     config = ThresholdsConfig()
     assert config.to_dict() == {
+        'accuracy_profile': '',
         'hysteresis': {'min_level_interval_ns': 5_000_000_000,
                        'recovery_bound_ns': 5_000_000_000,
                        'recovery_dwell_ns': 2_000_000_000, 'recovery_margin': 0.2},
@@ -74,8 +75,15 @@ def test_thresholds_are_content_addressed() -> None:
     other = ThresholdsConfig(position=BlockThresholds(0.5, 2.5))
     assert other.sha256 != config.sha256
     assert ThresholdsConfig(unconfirmed_horizon_ns=1).sha256 != config.sha256
+    assert ThresholdsConfig(accuracy_profile='gnss').sha256 != config.sha256
     assert ThresholdsConfig(hysteresis=HysteresisConfig(recovery_bound_ns=1)).sha256 != (
         config.sha256)
+
+
+def test_the_accuracy_profile_is_a_known_name_or_none() -> None:
+    """accuracy_profile names a profile of ghost_core.profiles, or '' (none)."""
+    with pytest.raises(ConfigError, match="accuracy_profile must be one of gnss, rtk, indoor"):
+        ThresholdsConfig(accuracy_profile='lidar')
 
 
 @pytest.mark.parametrize(('known', 'uncertain'), [(0.0, 1.0), (-1.0, 1.0), (2.0, 1.0),
