@@ -2,7 +2,7 @@
 
 The recorder writes ``manifest.json`` beside the bag's files (in the rosbag2 directory).
 It is canonical JSON (``sort_keys``, indent 2, UTF-8 without ASCII escapes, one trailing
-newline; ``canonical_json``) holding one object::
+newline; ``manifest_json``) holding one object::
 
     {
       "format": "ghost_run_manifest_v1",
@@ -33,7 +33,7 @@ where ``h`` are the 32-byte digests (not hex), ``log_time_ns`` is the message's 
 time (unsigned, big-endian) and ``data_i`` its serialized (CDR) bytes as recorded.
 ``chain_sha256`` is the hex of ``h_count`` (``h_0`` for a declared topic with no message).
 
-The signature is Ed25519 over the UTF-8 bytes of ``canonical_json`` of the manifest without
+The signature is Ed25519 over the UTF-8 bytes of ``manifest_json`` of the manifest without
 its ``signature`` field; ``value`` is its standard base64; ``public_key_sha256`` is the hex
 SHA-256 of the 32 raw bytes of the public key (a hint of which key signed, not trusted).
 Private keys are PKCS8 PEM (unencrypted), public keys SubjectPublicKeyInfo PEM
@@ -79,7 +79,7 @@ __all__ = [
     'TopicChain',
     'bag_file_digests',
     'bag_files',
-    'canonical_json',
+    'manifest_json',
     'chain_start',
     'chain_step',
     'file_digest',
@@ -108,15 +108,18 @@ class ManifestError(BagError, ValueError):
     """A key cannot be loaded, or a manifest cannot be read or written."""
 
 
-def canonical_json(document: Mapping[str, object]) -> str:
-    """Return the canonical JSON text: sorted keys, indent 2, UTF-8, final newline."""
+def manifest_json(document: Mapping[str, object]) -> str:
+    """Return the manifest's canonical text: sorted keys, indent 2, UTF-8, final newline.
+
+    Not SPEC §4's ``ghost_core.hashing.canonical_json`` (no spaces), which content addresses use.
+    """
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False,
                       allow_nan=False) + '\n'
 
 
 def signed_bytes(manifest: Mapping[str, object]) -> bytes:
     """Return the bytes the signature covers: the canonical manifest without ``signature``."""
-    return canonical_json({k: v for k, v in manifest.items() if k != 'signature'}).encode(
+    return manifest_json({k: v for k, v in manifest.items() if k != 'signature'}).encode(
         'utf-8')
 
 
@@ -301,7 +304,7 @@ def write_manifest(bag_dir: str | os.PathLike[str], manifest: Mapping[str, JsonV
     partial = path.with_name(f'.{MANIFEST_NAME}.tmp')
     try:
         with open(partial, 'w', encoding='utf-8') as stream:
-            stream.write(canonical_json(manifest))
+            stream.write(manifest_json(manifest))
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(partial, path)

@@ -25,9 +25,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ghost_bag.manifest import (
     bag_files,
-    canonical_json,
     file_digest,
     MANIFEST_FORMAT,
+    manifest_json,
     MANIFEST_NAME,
     public_key_sha256,
     SIGNATURE_ALGORITHM,
@@ -148,7 +148,7 @@ def _parse(text: str) -> tuple[dict[str, JsonValue] | None, str]:
     if not isinstance(document, dict) or document.get('format') != MANIFEST_FORMAT:
         return None, f'{MANIFEST_NAME} is not a {MANIFEST_FORMAT} object'
     try:
-        canonical = canonical_json(document)
+        canonical = manifest_json(document)
     except ValueError:
         canonical = ''
     if canonical != text:
