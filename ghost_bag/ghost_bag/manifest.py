@@ -47,7 +47,7 @@ recomputes it) read them.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import hashlib
 import importlib.metadata
@@ -56,7 +56,7 @@ import os
 from pathlib import Path
 import platform
 import re
-from typing import cast
+from typing import BinaryIO, cast
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -79,12 +79,13 @@ __all__ = [
     'TopicChain',
     'bag_file_digests',
     'bag_files',
-    'manifest_json',
     'chain_start',
     'chain_step',
+    'chains_from_mcap',
     'file_digest',
     'load_private_key',
     'load_public_key',
+    'manifest_json',
     'public_key_sha256',
     'sign_manifest',
     'signed_bytes',
@@ -311,3 +312,41 @@ def write_manifest(bag_dir: str | os.PathLike[str], manifest: Mapping[str, JsonV
     except OSError as err:
         raise ManifestError(f'{path}: cannot be written: {err.strerror}') from err
     return path
+
+
+def chains_from_mcap(paths: Sequence[Path]) -> tuple[dict[str, TopicChain], tuple[str, ...]]:
+    """Recompute every topic's chain from MCAP files read in the given order.
+
+    Returns the chains and the problems met (a file, or part of one, that cannot be read:
+    the chains then cover what was read). The verifier's manifest check reads them.
+    """
+    from mcap.records import Channel, Message, Schema
+    from mcap.stream_reader import StreamReader
+
+    chains: dict[str, TopicChain] = {}
+    problems: list[str] = []
+    for path in paths:
+        schemas: dict[int, str] = {}
+        channels: dict[int, tuple[str, str]] = {}
+        try:
+            with open(path, 'rb') as stream:
+                reader = StreamReader(cast(BinaryIO, stream), validate_crcs=False)
+                for record in reader.records:
+                    if isinstance(record, Schema):
+                        schemas[record.id] = record.name
+                    elif isinstance(record, Channel):
+                        channels[record.id] = (record.topic, schemas.get(record.schema_id, ''))
+                    elif isinstance(record, Message):
+                        topic, type_name = channels.get(record.channel_id, ('', ''))
+                        if not topic:
+                            problems.append(f'{path.name}: message on unknown channel '
+                                            f'{record.channel_id}')
+                            continue
+                        chain = chains.get(topic)
+                        if chain is None:
+                            chain = chains[topic] = TopicChain(topic, type_name)
+                        chain.update(record.log_time, record.data)
+        except Exception as err:  # noqa: BLE001 - a damaged file raises many kinds of error
+            problems.append(f'{path.name} cannot be read to the end: '
+                            f'{" ".join(str(err).split())[:120] or type(err).__name__}')
+    return chains, tuple(problems)
