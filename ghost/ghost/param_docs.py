@@ -1,18 +1,23 @@
-"""Render docs/parameters.md from the parameters the nodes declare (so the page cannot drift).
+"""Render docs/parameters.md and config/ghost.yaml from the nodes' declarations.
 
-The tables are data (``ghost_nodes.node_parameters``, ``ghost_px4.node_parameters``): no
-node module, and so no rclpy, is imported.
+The declarations are data (``ghost_core.agent_parameters``, ``ghost_nodes.node_parameters``,
+``ghost_px4.node_parameters``) and the one home of every default: the page and the shipped
+parameter file are generated from them, so neither can hold a second value. No node module,
+and so no rclpy, is imported.
 
 python -m ghost.param_docs > docs/parameters.md
+python -m ghost.param_docs --config > config/ghost.yaml
 """
 
 import math
+import sys
+import textwrap
 
 from ghost_core.parameters import ParamSpec
 from ghost_core.profiles import ACCURACY_PROFILES, DEAD_RECKONING_BIAS_M_S2, DEFAULT_PROFILE
 from ghost_nodes.node_parameters import COMMON_PARAMS, PARAMETERS
 
-__all__ = ['NODES', 'render']
+__all__ = ['NODES', 'SHARED', 'declarations', 'render', 'render_config']
 
 #: The nodes in the page's order.
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
@@ -23,9 +28,12 @@ _HEADER = """\
 # Node parameters
 
 Generated from the nodes' declarations by `python -m ghost.param_docs`
-(a test checks this page is current). `default` is the declared value; `config/ghost.yaml`
-sets the values the graph runs with (its column shows each one it sets to another value), and
-`config/scenarios/<name>.yaml` overrides them per scenario. Every value is validated at
+(a test checks this page is current). `default` is the declared value, the one home of each
+default: `config/ghost.yaml` is generated from the same declarations
+(`python -m ghost.param_docs --config`), so a node run alone (`ros2 run ghost_nodes
+calibrator`) and the shipped graph run with the same values. `config/scenarios/<name>.yaml`
+sets the values each scenario is stated with (SPEC section 7: M = 4, K = 2), and your own
+`params_file` (loaded last) what your vehicle needs. Every value is validated at
 start-up (the node exits with one line naming the parameter) and on `ros2 param set` (refused
 with the reason). Read-only parameters can only be set at start-up.
 
@@ -37,14 +45,15 @@ edge value itself is refused by Ghost's check; the descriptor's `additional_cons
 so. Integer bounds are exact (> 0 is `[1, ...]`). String choices are Ghost's check, listed in
 `additional_constraints`.
 
-`period_s` is shared: it sits in the `/**` section of `config/ghost.yaml` so the predictor and
-the evaluator always agree, and must equal the estimator's publication period.
+`period_s` and `input_qos` are shared: they sit in the `/**` section of `config/ghost.yaml`, so
+that one value set there reaches every node that declares them (`period_s`: the predictor and
+the monitor; it must equal the estimator's publication period).
 
 `decision_policy` and `action_emitter` have no parameters: the reference policy and emission
 contract are fixed (SPEC section 5); a different policy is a different node.
 
-| node | parameter | type | default | `ghost.yaml` | allowed | read-only | meaning |
-|---|---|---|---|---|---|---|---|
+| node | parameter | type | default | allowed | read-only | meaning |
+|---|---|---|---|---|---|---|
 """
 
 
@@ -62,41 +71,95 @@ def _allowed(spec: ParamSpec) -> str:
     return f'`{allowed}`' if allowed else ''
 
 
-def render() -> str:
-    """The whole Markdown page."""
-    rows = []
-    # The page documents the PX4 nodes too (ghost_px4, present wherever the docs are built).
+def declarations() -> list[tuple[str, tuple[ParamSpec, ...]]]:
+    """(node, its own parameters) in the page's order, 'every node' first."""
+    # The PX4 nodes too (ghost_px4, present wherever the docs are built).
     from ghost_px4.node_parameters import PARAMETERS as PX4_PARAMETERS
 
     tables = {**PARAMETERS, **PX4_PARAMETERS}
-    owners = [('every node', COMMON_PARAMS)] + [(node, tables[node]) for node in NODES]
-    shipped = _shipped()
-    for node, specs in owners:
+    return [('every node', COMMON_PARAMS)] + [(node, tables[node]) for node in NODES]
+
+
+def render() -> str:
+    """The whole Markdown page."""
+    rows = []
+    for node, specs in declarations():
         for spec in specs:
-            value = shipped.get(node, shipped.get('every node', {})).get(spec.name, spec.default)
             rows.append(
                 f'| `{node}` | `{spec.name}` | {type(spec.default).__name__} | '
-                f'`{_default(spec.default)}` | '
-                f'{"" if value == spec.default else f"`{_default(value)}`"} | {_allowed(spec)} | '
+                f'`{_default(spec.default)}` | {_allowed(spec)} | '
                 f'{"yes" if spec.read_only else "no"} | '
                 f'{spec.description.replace("|", "/")} |')
     return _HEADER + '\n'.join(rows) + '\n' + _profiles()
 
 
-def _shipped() -> dict[str, dict[str, object]]:
-    """The values config/ghost.yaml sets, by node ('every node': its ``/**`` section)."""
+#: Parameters several nodes declare with one meaning: config/ghost.yaml sets them in its
+#: ``/**`` section, so that one value a user sets there reaches them all.
+SHARED = ('period_s', 'input_qos')
+
+_CONFIG_HEADER = """\
+# Ghost's node parameters with their declared defaults. GENERATED from the declarations
+# (ghost_core.agent_parameters, ghost_nodes.node_parameters, ghost_px4.node_parameters) by
+#   python -m ghost.param_docs --config > config/ghost.yaml
+# and a test checks it is current: change a default in its declaration, never here. Loaded
+# first by the launch file and ghost_run for every node; then config/scenarios/<name>.yaml
+# when a scenario runs, then the launch arguments / ghost_run flags, then your params_file
+# (put your vehicle's values there). docs/parameters.md documents every parameter. Not
+# listed: graph_status and executor, which the bringup sets on each process.
+# Sections are keyed /**/<node>: that matches the node in any namespace (namespace:=uav1); a
+# bare '<node>:' key only matches it in the root namespace.
+"""
+
+
+def _yaml(value: object) -> str:
+    """A parameter value as YAML (flow style for lists)."""
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return '[' + ', '.join(_yaml(item) for item in value) + ']'
     import yaml
 
-    from ghost.replay import default_params_files
+    text = str(value)
+    plain = text.replace('_', '').replace('/', '').replace('.', '').isalnum()
+    return text if plain and yaml.safe_load(text) == text else "'" + text.replace(
+        "'", "''") + "'"
 
-    document = yaml.safe_load(default_params_files()[0].read_text(encoding='utf-8')) or {}
-    common = dict(document.get('/**', {}).get('ros__parameters', {}))
-    values: dict[str, dict[str, object]] = {'every node': common}
-    for key, section in document.items():
-        if key != '/**':
-            node = key.rsplit('/', 1)[-1]
-            values[node] = {**common, **section.get('ros__parameters', {})}
-    return values
+
+def _entry(name: str, value: object) -> list[str]:
+    """The lines of one parameter; a list longer than a line in block style."""
+    line = f'    {name}: {_yaml(value)}'
+    if len(line) <= 99 or not isinstance(value, list):
+        return [line]
+    return [f'    {name}:', *(f'      - {_yaml(item)}' for item in value)]
+
+
+def _comment(text: str) -> list[str]:
+    return textwrap.wrap(text, 99, initial_indent='    # ', subsequent_indent='    # ',
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def render_config() -> str:
+    """config/ghost.yaml: every node's parameters (but the common ones) at their defaults."""
+    shared: dict[str, ParamSpec] = {}
+    sections = []
+    for node, specs in declarations()[1:]:
+        lines = []
+        for spec in specs:
+            if spec.name in SHARED:
+                first = shared.setdefault(spec.name, spec)
+                if first.default != spec.default:
+                    raise ValueError(f'{node}.{spec.name}: shared parameter declared with '
+                                     f'{spec.default!r} and {first.default!r}')
+                continue
+            lines += [*_comment(spec.description), *_entry(spec.name, spec.default)]
+        if lines:
+            sections.append(f'/**/{node}:\n  ros__parameters:\n' + '\n'.join(lines) + '\n')
+    common = [line for name in SHARED for line in (
+        *_comment(shared[name].description), *_entry(name, shared[name].default))]
+    return (_CONFIG_HEADER + '/**:\n  ros__parameters:\n' + '\n'.join(common) + '\n'
+            + ''.join(sections))
 
 
 def _profiles() -> str:
@@ -135,4 +198,4 @@ def _profiles() -> str:
 
 
 if __name__ == '__main__':
-    print(render(), end='')
+    print(render_config() if sys.argv[1:] == ['--config'] else render(), end='')

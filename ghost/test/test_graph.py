@@ -146,6 +146,21 @@ def test_settings_reach_the_nodes_that_take_them_and_the_run_config(tmp_path) ->
     assert config['loop'] == {'min_outcomes': 6, 'downgrade_threshold': 4, 'max_history': 16}
 
 
+def test_the_accuracy_profile_setting_reaches_the_assessor_and_is_recorded_by_name() -> None:
+    """ghost_run --accuracy-profile and launch accuracy_profile:= take this one path."""
+    from ghost_core.profiles import accuracy_profile
+
+    specs = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke', settings={
+        'accuracy_profile': 'rtk'}))
+    by_name = {s.name: s for s in specs}
+    assert by_name['self_assessor'].parameters['accuracy_profile'] == 'rtk'
+    thresholds = json.loads(by_name['recorder'].parameters['run_config'])['thresholds']
+    assert thresholds == accuracy_profile('rtk').thresholds().to_dict()
+    assert thresholds['accuracy_profile'] == 'rtk'
+    with pytest.raises(ValueError, match='accuracy_profile must be one of gnss, rtk, indoor'):
+        closed_loop_graph(CONFIG, GraphOptions(settings={'accuracy_profile': 'lidar'}))
+
+
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match='input_qos must be one of best_effort, reliable'):
         closed_loop_graph(CONFIG, GraphOptions(settings={'input_qos': 'sometimes'}))

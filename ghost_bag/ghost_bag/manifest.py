@@ -2,7 +2,7 @@
 
 The recorder writes ``manifest.json`` beside the bag's files (in the rosbag2 directory).
 It is canonical JSON (``sort_keys``, indent 2, UTF-8 without ASCII escapes, one trailing
-newline; ``canonical_json``) holding one object::
+newline; ``manifest_json``) holding one object::
 
     {
       "format": "ghost_run_manifest_v1",
@@ -33,7 +33,7 @@ where ``h`` are the 32-byte digests (not hex), ``log_time_ns`` is the message's 
 time (unsigned, big-endian) and ``data_i`` its serialized (CDR) bytes as recorded.
 ``chain_sha256`` is the hex of ``h_count`` (``h_0`` for a declared topic with no message).
 
-The signature is Ed25519 over the UTF-8 bytes of ``canonical_json`` of the manifest without
+The signature is Ed25519 over the UTF-8 bytes of ``manifest_json`` of the manifest without
 its ``signature`` field; ``value`` is its standard base64; ``public_key_sha256`` is the hex
 SHA-256 of the 32 raw bytes of the public key (a hint of which key signed, not trusted).
 Private keys are PKCS8 PEM (unencrypted), public keys SubjectPublicKeyInfo PEM
@@ -47,7 +47,7 @@ recomputes it) read them.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import hashlib
 import importlib.metadata
@@ -56,7 +56,7 @@ import os
 from pathlib import Path
 import platform
 import re
-from typing import cast
+from typing import BinaryIO, cast
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -79,12 +79,13 @@ __all__ = [
     'TopicChain',
     'bag_file_digests',
     'bag_files',
-    'canonical_json',
     'chain_start',
     'chain_step',
+    'chains_from_mcap',
     'file_digest',
     'load_private_key',
     'load_public_key',
+    'manifest_json',
     'public_key_sha256',
     'sign_manifest',
     'signed_bytes',
@@ -108,15 +109,18 @@ class ManifestError(BagError, ValueError):
     """A key cannot be loaded, or a manifest cannot be read or written."""
 
 
-def canonical_json(document: Mapping[str, object]) -> str:
-    """Return the canonical JSON text: sorted keys, indent 2, UTF-8, final newline."""
+def manifest_json(document: Mapping[str, object]) -> str:
+    """Return the manifest's canonical text: sorted keys, indent 2, UTF-8, final newline.
+
+    Not SPEC §4's ``ghost_core.hashing.canonical_json`` (no spaces), which content addresses use.
+    """
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False,
                       allow_nan=False) + '\n'
 
 
 def signed_bytes(manifest: Mapping[str, object]) -> bytes:
     """Return the bytes the signature covers: the canonical manifest without ``signature``."""
-    return canonical_json({k: v for k, v in manifest.items() if k != 'signature'}).encode(
+    return manifest_json({k: v for k, v in manifest.items() if k != 'signature'}).encode(
         'utf-8')
 
 
@@ -301,10 +305,48 @@ def write_manifest(bag_dir: str | os.PathLike[str], manifest: Mapping[str, JsonV
     partial = path.with_name(f'.{MANIFEST_NAME}.tmp')
     try:
         with open(partial, 'w', encoding='utf-8') as stream:
-            stream.write(canonical_json(manifest))
+            stream.write(manifest_json(manifest))
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(partial, path)
     except OSError as err:
         raise ManifestError(f'{path}: cannot be written: {err.strerror}') from err
     return path
+
+
+def chains_from_mcap(paths: Sequence[Path]) -> tuple[dict[str, TopicChain], tuple[str, ...]]:
+    """Recompute every topic's chain from MCAP files read in the given order.
+
+    Returns the chains and the problems met (a file, or part of one, that cannot be read:
+    the chains then cover what was read). The verifier's manifest check reads them.
+    """
+    from mcap.records import Channel, Message, Schema
+    from mcap.stream_reader import StreamReader
+
+    chains: dict[str, TopicChain] = {}
+    problems: list[str] = []
+    for path in paths:
+        schemas: dict[int, str] = {}
+        channels: dict[int, tuple[str, str]] = {}
+        try:
+            with open(path, 'rb') as stream:
+                reader = StreamReader(cast(BinaryIO, stream), validate_crcs=False)
+                for record in reader.records:
+                    if isinstance(record, Schema):
+                        schemas[record.id] = record.name
+                    elif isinstance(record, Channel):
+                        channels[record.id] = (record.topic, schemas.get(record.schema_id, ''))
+                    elif isinstance(record, Message):
+                        topic, type_name = channels.get(record.channel_id, ('', ''))
+                        if not topic:
+                            problems.append(f'{path.name}: message on unknown channel '
+                                            f'{record.channel_id}')
+                            continue
+                        chain = chains.get(topic)
+                        if chain is None:
+                            chain = chains[topic] = TopicChain(topic, type_name)
+                        chain.update(record.log_time, record.data)
+        except Exception as err:  # noqa: BLE001 - a damaged file raises many kinds of error
+            problems.append(f'{path.name} cannot be read to the end: '
+                            f'{" ".join(str(err).split())[:120] or type(err).__name__}')
+    return chains, tuple(problems)

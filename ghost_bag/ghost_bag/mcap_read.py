@@ -56,6 +56,8 @@ from .layout import BagLayout, name_in_bag, one_line, resolve_bag
 __all__ = [
     'MAGIC',
     'BagFileDigest',
+    'Channel',
+    'Chunk',
     'FileScan',
     'FileState',
     'McapBagReader',
@@ -65,7 +67,9 @@ __all__ = [
     'RawMessage',
     'ReadError',
     'ReadErrorKind',
+    'Schema',
     'digest_small_file',
+    'read_chunk',
 ]
 
 _READ_SIZE = 1 << 20
@@ -852,3 +856,18 @@ def digest_small_file(path: Path) -> BagFileDigest:
     except OSError as err:
         raise BagFormatError(f'{path}: cannot read: {err.strerror}') from err
     return BagFileDigest(path.name, hashlib.sha256(data).hexdigest())
+
+
+def read_chunk(path: Path, offset: int, length: int) -> Chunk:
+    """The chunk record of `length` bytes at `offset` of an .mcap file (ValueError otherwise).
+
+    ``Channel``, ``Chunk`` and ``Schema`` (mcap's records, re-exported here) are what a
+    ``FileScan`` and this function give: ghost_bag is the one package importing mcap.
+    """
+    with path.open('rb') as handle:
+        handle.seek(offset)
+        raw = handle.read(length)
+    if len(raw) != length or raw[0] != Opcode.CHUNK:
+        raise ValueError('not a chunk record')
+    chunk: Chunk = Chunk.read(ReadDataStream(io.BytesIO(raw[9:])))
+    return chunk

@@ -30,7 +30,16 @@ from typing import Any, Literal
 import zlib
 
 import numpy
-from rosbags.interfaces import Connection, Nodetype
+from rosbags.interfaces import (
+    Connection,
+    Nodetype,
+    Qos,
+    QosDurability,
+    QosHistory,
+    QosLiveliness,
+    QosReliability,
+    QosTime,
+)
 from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.rosbag2.storage_mcap import McapWriter
 from rosbags.typesys import get_types_from_msg, get_typestore, Stores
@@ -42,6 +51,7 @@ from .layout import MAX_CHUNK_SIZE
 __all__ = [
     'GhostBagWriter',
     'ghost_typestore',
+    'offered_qos',
     'register_msg_package',
     'normalize_type_name',
 ]
@@ -54,6 +64,23 @@ _DTYPES: Mapping[str, str] = {
 }
 _INTEGERS = frozenset({'byte', 'char', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32',
                        'int64', 'uint64'})
+
+
+def _qos_time(duration: Any) -> QosTime:
+    ns = int(duration.nanoseconds)
+    return QosTime(ns // 1_000_000_000, ns % 1_000_000_000)
+
+
+def offered_qos(profile: Any) -> Qos:
+    """A publisher's QoS (an rclpy ``QoSProfile``, duck-typed) for ``add_topic``'s metadata."""
+    return Qos(
+        history=QosHistory(int(profile.history)), depth=int(profile.depth),
+        reliability=QosReliability(int(profile.reliability)),
+        durability=QosDurability(int(profile.durability)),
+        deadline=_qos_time(profile.deadline), lifespan=_qos_time(profile.lifespan),
+        liveliness=QosLiveliness(int(profile.liveliness)),
+        liveliness_lease_duration=_qos_time(profile.liveliness_lease_duration),
+        avoid_ros_namespace_conventions=bool(profile.avoid_ros_namespace_conventions))
 
 
 def normalize_type_name(type_name: str) -> str:

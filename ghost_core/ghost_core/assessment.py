@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 import math
 
+from ghost_core.agent_parameters import ACCURACY_PROFILE_NAMES, declared
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment, EVIDENCE_SCHEMA_VERSION
 from ghost_core.errors import ConfigError, ContractError
 from ghost_core.geometry import block3, covariance_defect
@@ -105,6 +106,9 @@ class BlockThresholds:
         return {'known_max_std': self.known_max_std, 'uncertain_max_std': self.uncertain_max_std}
 
 
+#: The level a block that declares no uncertainty gets unless configured (the declared one).
+_NO_COVARIANCE_DEFAULT = SelfAssessmentLevel[
+    declared('self_assessor', 'no_covariance_level').upper()]
 #: Levels a block that declares no uncertainty may be given (never KNOWN).
 NO_COVARIANCE_LEVELS: frozenset[SelfAssessmentLevel] = frozenset(
     {SelfAssessmentLevel.UNCERTAIN, SelfAssessmentLevel.UNKNOWN})
@@ -127,12 +131,13 @@ class HysteresisConfig:
     margin and the interval say. So a statistic that stays inside the margin band (between
     (1 - margin) x threshold and the threshold) is KNOWN after recovery_bound_ns, not never.
     Invariants: 0 <= recovery_margin < 1; the durations are integers >= 0 (all 0 disables).
+    The defaults are the self_assessor's declared ones (``ghost_core.agent_parameters``).
     """
 
-    recovery_margin: float = 0.2
-    recovery_dwell_ns: int = 2_000_000_000
-    min_level_interval_ns: int = 5_000_000_000
-    recovery_bound_ns: int = 5_000_000_000
+    recovery_margin: float = declared('self_assessor', 'recovery_margin')
+    recovery_dwell_ns: int = round(declared('self_assessor', 'recovery_dwell_s') * 1e9)
+    min_level_interval_ns: int = round(declared('self_assessor', 'min_level_interval_s') * 1e9)
+    recovery_bound_ns: int = round(declared('self_assessor', 'recovery_bound_s') * 1e9)
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""
@@ -164,19 +169,26 @@ class ThresholdsConfig:
     default, UNCERTAIN allowed, KNOWN never); the hysteresis; the unconfirmed horizon: a
     belief whose last independent observation (a finite fix on /observations) is more than
     unconfirmed_horizon_ns older than it is at best UNCERTAIN (0 disables: for a stack with no
-    independent fix). Content-addressed: `sha256` = content_address(to_dict()), published as
-    thresholds_sha256.
+    independent fix); `accuracy_profile`, the profile (``ghost_core.profiles``) the thresholds
+    not given explicitly were taken from ('' when none was: every value given directly), so a
+    reader names it without guessing it back from the numbers. Content-addressed: `sha256` =
+    content_address(to_dict()), published as thresholds_sha256.
     """
 
     position: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.5, 2.0))
     velocity: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.5, 2.0))
     orientation: BlockThresholds = field(default_factory=lambda: BlockThresholds(0.1, 0.35))
-    no_covariance_level: SelfAssessmentLevel = SelfAssessmentLevel.UNKNOWN
+    no_covariance_level: SelfAssessmentLevel = _NO_COVARIANCE_DEFAULT
     hysteresis: HysteresisConfig = field(default_factory=HysteresisConfig)
     unconfirmed_horizon_ns: int = 0
+    accuracy_profile: str = ''
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""
+        if self.accuracy_profile not in ('', *ACCURACY_PROFILE_NAMES):
+            raise ConfigError(f'ThresholdsConfig.accuracy_profile must be one of '
+                              f'{", ".join(ACCURACY_PROFILE_NAMES)} or \'\', '
+                              f'got {self.accuracy_profile!r}')
         horizon = self.unconfirmed_horizon_ns
         if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 0:
             raise ConfigError(f'ThresholdsConfig.unconfirmed_horizon_ns must be an integer '
@@ -205,6 +217,7 @@ class ThresholdsConfig:
     def to_dict(self) -> dict[str, object]:
         """Return the configuration as the dict whose content address is thresholds_sha256."""
         return {
+            'accuracy_profile': self.accuracy_profile,
             'hysteresis': self.hysteresis.to_dict(),
             'no_covariance_level': self.no_covariance_level.name.lower(),
             'orientation': self.orientation.to_dict(),
@@ -240,7 +253,7 @@ def declares_invalid(covariance: Sequence[float]) -> bool:
 def assess_block(
     covariance: Sequence[float],
     thresholds: BlockThresholds,
-    no_covariance_level: SelfAssessmentLevel = SelfAssessmentLevel.UNKNOWN,
+    no_covariance_level: SelfAssessmentLevel = _NO_COVARIANCE_DEFAULT,
     invalid_reason: str = REASON_ESTIMATOR_INVALID['position'],
 ) -> AxisAssessment:
     """Return the instantaneous assessment of one 3x3 covariance block (row-major).

@@ -155,11 +155,12 @@ class MahalanobisDowngradePolicy:
 
     drift (drift_condition with M = min_outcomes, K = downgrade_threshold) -> downgrade one
     level, reason downgrade_from_calibration; no outcomes -> passthrough, no_outcomes_yet;
-    otherwise passthrough, calibration_within_tolerance. M and K must be >= 1.
+    otherwise passthrough, calibration_within_tolerance. M and K must be >= 1; they have no
+    default here: the loop's (``LoopConfig``) are the calibrator's declared ones.
     """
 
-    min_outcomes: int = 4
-    downgrade_threshold: int = 2
+    min_outcomes: int
+    downgrade_threshold: int
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""

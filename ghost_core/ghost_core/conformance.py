@@ -29,7 +29,11 @@ from enum import StrEnum
 from types import MappingProxyType
 
 from ghost_core.actions import ActionEmissionContract, ReferenceActionEmissionContract
-from ghost_core.calibration import CalibrationAdjustmentPolicy, MahalanobisDowngradePolicy
+from ghost_core.calibration import (
+    CalibrationAdjustmentPolicy,
+    DOWNGRADE_POLICY_ID,
+    MahalanobisDowngradePolicy,
+)
 from ghost_core.contracts import (
     ActuatorCommand,
     CalibratedSelfAssessment,
@@ -60,7 +64,7 @@ CONFORMANCE_VERSION = 'CONFORMANCE-v1'
 
 #: adjustment_policy_id -> the policy with the recorded (M, K) (what LoopConfig builds).
 ADJUSTMENT_POLICIES: Mapping[str, Callable[[int, int], CalibrationAdjustmentPolicy]] = (
-    MappingProxyType({MahalanobisDowngradePolicy().policy_id: MahalanobisDowngradePolicy}))
+    MappingProxyType({DOWNGRADE_POLICY_ID: MahalanobisDowngradePolicy}))
 #: policy_id -> the decision policy (what ghost_core.loop.decide runs).
 DECISION_POLICIES: Mapping[str, Policy] = MappingProxyType(
     {policy.policy_id: policy for policy in (UncertaintyAwareReferencePolicy(),)})

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ghost_core.agent_parameters import ACCURACY_PROFILE_NAMES, INPUT_QOS_CHOICES
 from ghost_core.scenarios import SCENARIO_NAMES
 
 __all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC', 'CMD_VEL_TOPIC',
@@ -171,9 +172,6 @@ SOURCES = frozenset({'scenario', 'input_player', 'px4_log_player'})
 #: The scenarios the scenario node can play (ghost_core's catalogue).
 SCENARIOS = SCENARIO_NAMES
 
-#: Values of the nodes' ``input_qos`` parameter (ghost_nodes.qos.input_qos).
-INPUT_QOS_CHOICES = ('best_effort', 'reliable')
-
 #: Nodes that subscribe to the inputs, and so take ``input_qos``.
 INPUT_READERS = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'recorder')
 
@@ -204,6 +202,9 @@ AGENT_SETTINGS: tuple[AgentSetting, ...] = (
     AgentSetting('input_qos', str, 'Reliability of the input subscriptions: best_effort '
                  'matches best-effort (PX4 bridge, MAVROS) and reliable publishers; reliable '
                  'only reliable ones.', INPUT_READERS, INPUT_QOS_CHOICES),
+    AgentSetting('accuracy_profile', str, 'The accuracy the mission needs, which sets the '
+                 "self-assessor's thresholds and unconfirmed horizon (docs/parameters.md): "
+                 'gnss, rtk or indoor.', ('self_assessor',), ACCURACY_PROFILE_NAMES),
 )
 
 

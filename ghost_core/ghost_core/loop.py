@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ghost_core.actions import emit_reference_action
+from ghost_core.agent_parameters import declared
 from ghost_core.calibration import (
     history_of_window,
     MahalanobisDowngradePolicy,
@@ -39,11 +40,14 @@ _REFERENCE_POLICY = UncertaintyAwareReferencePolicy()
 
 @dataclass(frozen=True, slots=True)
 class LoopConfig:
-    """Parameters of the closed loop: M, K and the window W (all integers >= 1)."""
+    """Parameters of the closed loop: M, K and the window W (all integers >= 1).
 
-    min_outcomes: int = 4
-    downgrade_threshold: int = 2
-    max_history: int = 32
+    The defaults are the calibrator's declared ones (``ghost_core.agent_parameters``).
+    """
+
+    min_outcomes: int = declared('calibrator', 'min_outcomes')
+    downgrade_threshold: int = declared('calibrator', 'downgrade_threshold')
+    max_history: int = declared('calibrator', 'max_history')
 
     def __post_init__(self) -> None:
         """Enforce the invariants above, normalising field types."""

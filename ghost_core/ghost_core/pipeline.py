@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from ghost_core.actions import REFERENCE_EMISSION_CONTRACT_ID
+from ghost_core.agent_parameters import declared
 from ghost_core.assessment import (
     ASSESSOR_ID,
     AssessorState,
@@ -57,8 +58,8 @@ REFERENCE_POLICY_IDS: Mapping[str, str] = MappingProxyType({
     'contract_id': REFERENCE_EMISSION_CONTRACT_ID,
 })
 #: How long the outcome evaluator waits without any input before it resolves its pending
-#: cycles with what has arrived (its ``idle_flush_s``, 1 s by default).
-DEFAULT_IDLE_FLUSH_NS = 1_000_000_000
+#: cycles with what has arrived (its declared ``idle_flush_s``).
+DEFAULT_IDLE_FLUSH_NS = round(declared('outcome_evaluator', 'idle_flush_s') * 1e9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +73,12 @@ class PipelineConfig:
     (``ghost_core.rederive.Replay``) applies it.
     """
 
-    period_ns: int = 100_000_000
-    process_noise_q: float = 0.05
+    period_ns: int = round(declared('forward_predictor', 'period_s') * 1e9)
+    process_noise_q: float = declared('forward_predictor', 'process_noise')
     loop: LoopConfig = field(default_factory=LoopConfig)
     thresholds: ThresholdsConfig = field(default_factory=ThresholdsConfig)
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
-    grace_cycles: int = 3
+    grace_cycles: int = declared('outcome_evaluator', 'grace_cycles')
     idle_flush_ns: int = DEFAULT_IDLE_FLUSH_NS
 
     def __post_init__(self) -> None:
@@ -164,8 +165,8 @@ def _check_policies(policies: _Fields) -> None:
 
 def _threshold_fields(thresholds: _Fields) -> tuple[_Fields, SelfAssessmentLevel]:
     """Check the keys of the recorded thresholds; their hysteresis and no-covariance level."""
-    thresholds.keys({'hysteresis', 'no_covariance_level', 'orientation', 'position',
-                     'unconfirmed_horizon_ns', 'velocity'})
+    thresholds.keys({'accuracy_profile', 'hysteresis', 'no_covariance_level', 'orientation',
+                     'position', 'unconfirmed_horizon_ns', 'velocity'})
     hysteresis = thresholds.mapping('hysteresis')
     hysteresis.keys({'min_level_interval_ns', 'recovery_bound_ns', 'recovery_dwell_ns',
                      'recovery_margin'})
@@ -193,7 +194,8 @@ def _thresholds_config(thresholds: _Fields, hysteresis: _Fields,
             recovery_dwell_ns=hysteresis.integer('recovery_dwell_ns'),
             min_level_interval_ns=hysteresis.integer('min_level_interval_ns'),
             recovery_bound_ns=hysteresis.integer('recovery_bound_ns')),
-        unconfirmed_horizon_ns=thresholds.integer('unconfirmed_horizon_ns'))
+        unconfirmed_horizon_ns=thresholds.integer('unconfirmed_horizon_ns'),
+        accuracy_profile=thresholds.text('accuracy_profile'))
 
 
 class _Fields:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 import math
 
+from ghost_core.agent_parameters import declared
 from ghost_core.contracts import (
     ForwardPrediction,
     Mat3,
@@ -53,12 +54,13 @@ MODEL_ID = 'constant_velocity_v1'
 _ZERO3: Vec3 = (0.0, 0.0, 0.0)
 _NS_PER_S = 1e9
 
-#: An observation axis whose variance exceeds this (m², i.e. sigma > 100 m) is not measured.
-#: ROS drivers mark an axis they do not measure with a huge variance (1e6 and up are common);
-#: no fix that weak could ever tell a KNOWN belief (sigma <= 0.5 m) from a wrong one.
-DEFAULT_UNMEASURED_VARIANCE_M2 = 1.0e4
-#: How long after a cycle's stamp its fix may still arrive (GNSS is typically ~110 ms late).
-DEFAULT_MAX_OBSERVATION_LAG_NS = 250_000_000
+#: An observation axis whose variance exceeds this (m²) is not measured; the outcome
+#: evaluator's declared ``unmeasured_variance_m2`` (ghost_core.agent_parameters says why).
+DEFAULT_UNMEASURED_VARIANCE_M2: float = declared('outcome_evaluator', 'unmeasured_variance_m2')
+#: How long after a cycle's stamp its fix may still arrive (GNSS is typically ~110 ms late):
+#: the outcome evaluator's declared ``max_observation_lag_s``.
+DEFAULT_MAX_OBSERVATION_LAG_NS = round(declared('outcome_evaluator', 'max_observation_lag_s')
+                                       * 1e9)
 
 
 @dataclass(frozen=True, slots=True)

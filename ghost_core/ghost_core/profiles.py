@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 import math
 
+from ghost_core.agent_parameters import DEFAULT_PROFILE
 from ghost_core.assessment import BlockThresholds, HysteresisConfig, ThresholdsConfig
 from ghost_core.errors import ConfigError
 from ghost_core.levels import SelfAssessmentLevel
@@ -63,7 +64,8 @@ class AccuracyProfile:
             position=self.position, velocity=self.velocity, orientation=self.orientation,
             no_covariance_level=no_covariance_level,
             hysteresis=HysteresisConfig() if hysteresis is None else hysteresis,
-            unconfirmed_horizon_ns=round(self.unconfirmed_horizon_s * 1e9))
+            unconfirmed_horizon_ns=round(self.unconfirmed_horizon_s * 1e9),
+            accuracy_profile=self.name)
 
     def describe(self) -> str:
         """One line: the thresholds as PX4 users read them (eph) and the horizon."""
@@ -80,10 +82,12 @@ class AccuracyProfile:
                 f'{self.unconfirmed_horizon_s:g} s')
 
 
-#: The profiles by name. gnss: PX4's own failsafe bounds (COM_POS_FS_EPH 5 m, COM_VEL_FS_EVH
-#: 1 m/s) are UNKNOWN, and a healthy standalone receiver (eph 0.3-1.0 m) is KNOWN; a heading
-#: error of 0.5 rad (29°) is where a multicopter's position loop starts to circle
-#: ("toilet-bowling"), so it is UNKNOWN, and KNOWN keeps a factor 2.5 below it.
+#: The profiles by name (``ghost_core.agent_parameters.ACCURACY_PROFILE_NAMES``, in its order;
+#: ``DEFAULT_PROFILE`` is the self_assessor's declared one). gnss: PX4's own failsafe bounds
+#: (COM_POS_FS_EPH 5 m, COM_VEL_FS_EVH 1 m/s) are UNKNOWN, and a healthy standalone receiver
+#: (eph 0.3-1.0 m) is KNOWN; a heading error of 0.5 rad (29°) is where a multicopter's position
+#: loop starts to circle ("toilet-bowling"), so it is UNKNOWN, and KNOWN keeps a factor 2.5
+#: below it.
 ACCURACY_PROFILES: Mapping[str, AccuracyProfile] = {
     'gnss': AccuracyProfile(
         'gnss', 'a multicopter on standalone GNSS (metre-level missions: survey, delivery '
@@ -99,7 +103,6 @@ ACCURACY_PROFILES: Mapping[str, AccuracyProfile] = {
         BlockThresholds(0.2, 0.5), BlockThresholds(0.3, 0.7), BlockThresholds(0.1, 0.35),
         slowest_fix_hz=10.0),
 }
-DEFAULT_PROFILE = 'gnss'
 
 
 def accuracy_profile(name: str) -> AccuracyProfile:

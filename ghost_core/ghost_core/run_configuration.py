@@ -197,11 +197,6 @@ class ConfigurationTimeline:
         """Q in force at the cycle (a ``CycleParameters`` for the Pipeline)."""
         return self.parameters_at(stamp_ns).process_noise_q
 
-    @property
-    def thresholds_change(self) -> bool:
-        """True when a recorded change set the thresholds (a re-run does not follow those)."""
-        return any('thresholds' in change.section for change in self.changes)
-
 
 def _parameters(config: PipelineConfig) -> ParametersInForce:
     return ParametersInForce(config.loop.min_outcomes, config.loop.downgrade_threshold,

@@ -86,11 +86,6 @@ class BeliefSample(Contract):
         return block3(self.pose_covariance, 0, 0)
 
     @property
-    def orientation_covariance(self) -> Mat3:
-        """The 3x3 rotation block of the pose covariance."""
-        return block3(self.pose_covariance, 3, 3)
-
-    @property
     def velocity_covariance(self) -> Mat3:
         """The 3x3 linear-velocity block of the twist covariance."""
         return block3(self.twist_covariance, 0, 0)

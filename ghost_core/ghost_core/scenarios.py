@@ -20,6 +20,8 @@ __all__ = [
     'GNSS_OUTAGE_FIRST_CYCLE',
     'GNSS_OUTAGE_LAST_CYCLE',
     'GNSS_OUTAGE_Q',
+    'SCENARIO_DOWNGRADE_THRESHOLD',
+    'SCENARIO_MIN_OUTCOMES',
     'SCENARIO_NAMES',
     'SCENARIO_SOURCE',
     'START_STAMP_NS',
@@ -61,6 +63,10 @@ GNSS_OUTAGE_LAST_CYCLE = 200
 #: passes the 0.5 m KNOWN threshold 3.1 s into the outage (first at cycle 81 at 10 Hz) and
 #: reaches 1.10 m at its end; the 2.0 m UNCERTAIN threshold would need 50 s: never reached.
 GNSS_OUTAGE_Q = 0.08
+#: M and K every scenario is stated with (SPEC §7: "smoke ... M=4, K=2"), not the calibrator's
+#: declared defaults (ghost_core.agent_parameters): config/scenarios/<name>.yaml sets the same.
+SCENARIO_MIN_OUTCOMES = 4
+SCENARIO_DOWNGRADE_THRESHOLD = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +354,8 @@ def _parameters(name: str, seed: int, cycles: int | None,
     for label, value in (('cycles', count), ('period_ns', period)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f'scenario {label} must be an integer >= 1, got {value!r}')
-    return ScenarioParameters(period, count, max_history, 4, 2, PROCESS_NOISE_Q,
+    return ScenarioParameters(period, count, max_history, SCENARIO_MIN_OUTCOMES,
+                              SCENARIO_DOWNGRADE_THRESHOLD, PROCESS_NOISE_Q,
                               covers_both_properties=covers)
 
 

@@ -21,11 +21,7 @@ from types import MappingProxyType
 from ghost_core.contracts import VehicleStatus
 from ghost_core.levels import FlightStatus, MissionStatus
 
-__all__ = ['MAVROS_LANDED_STATES', 'MAVROS_MODES', 'MAVROS_SOURCE', 'VehicleStatusTracker',
-           'mavros_status']
-
-#: VehicleStatus.source of a status read from MAVROS.
-MAVROS_SOURCE = 'mavros_state'
+__all__ = ['MAVROS_LANDED_STATES', 'MAVROS_MODES', 'VehicleStatusTracker', 'mavros_status']
 
 #: MAVROS mode strings (PX4 custom modes as MAVROS names them, and ArduPilot's) -> status.
 MAVROS_MODES: Mapping[str, MissionStatus] = MappingProxyType({

@@ -50,15 +50,11 @@ __all__ = [
     'PRESENCE_FLAGS',
     'message_address',
     'ns_to_stamp',
-    'parse_action_emission',
     'parse_actuator_command',
-    'parse_axis_assessment',
     'parse_belief_self_assessment',
     'parse_calibrated',
-    'parse_calibrated_self_assessment',
     'parse_calibration_history',
     'parse_decision',
-    'parse_configuration_change',
     'parse_decision_rationale',
     'parse_forward_prediction',
     'parse_gate_emission',
@@ -521,19 +517,13 @@ def message_address(contract: object) -> str:
     return _ADDRESSES.get(contract, _address)
 
 
-parse_action_emission: Callable[..., contracts.ActionEmission] = _PARSERS['ActionEmission']
 parse_actuator_command: Callable[..., contracts.ActuatorCommand] = _PARSERS['ActuatorCommand']
-parse_axis_assessment: Callable[..., contracts.AxisAssessment] = _PARSERS['AxisAssessment']
 parse_belief_self_assessment: Callable[..., contracts.BeliefSelfAssessment] = (
     _PARSERS['BeliefSelfAssessment'])
-parse_calibrated_self_assessment: Callable[..., contracts.CalibratedSelfAssessment] = (
+parse_calibrated: Callable[..., contracts.CalibratedSelfAssessment] = (
     _PARSERS['CalibratedSelfAssessment'])
-#: parse_calibrated_self_assessment, by its short name.
-parse_calibrated = parse_calibrated_self_assessment
 parse_calibration_history: Callable[..., contracts.CalibrationHistory] = (
     _PARSERS['CalibrationHistory'])
-parse_configuration_change: Callable[..., contracts.ConfigurationChange] = (
-    _PARSERS['ConfigurationChange'])
 parse_decision: Callable[..., contracts.Decision] = _PARSERS['Decision']
 parse_decision_rationale: Callable[..., contracts.DecisionRationale] = (
     _PARSERS['DecisionRationale'])

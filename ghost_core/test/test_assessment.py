@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 from hypothesis import given, settings
@@ -61,6 +62,7 @@ def test_thresholds_are_content_addressed() -> None:
     """thresholds_sha256 is H(config as dict) and changes with any threshold."""
     config = ThresholdsConfig()
     assert config.to_dict() == {
+        'accuracy_profile': '',
         'hysteresis': {'min_level_interval_ns': 5_000_000_000,
                        'recovery_bound_ns': 5_000_000_000,
                        'recovery_dwell_ns': 2_000_000_000, 'recovery_margin': 0.2},
@@ -74,8 +76,39 @@ def test_thresholds_are_content_addressed() -> None:
     other = ThresholdsConfig(position=BlockThresholds(0.5, 2.5))
     assert other.sha256 != config.sha256
     assert ThresholdsConfig(unconfirmed_horizon_ns=1).sha256 != config.sha256
+    assert ThresholdsConfig(accuracy_profile='gnss').sha256 != config.sha256
     assert ThresholdsConfig(hysteresis=HysteresisConfig(recovery_bound_ns=1)).sha256 != (
         config.sha256)
+
+
+#: Known answer (docs/contracts.md): the gnss profile's thresholds with the declared defaults,
+#: as canonical JSON written out by hand, and its content address (thresholds_sha256).
+GNSS_THRESHOLDS_JSON = (
+    '{"accuracy_profile":"gnss","hysteresis":{"min_level_interval_ns":5000000000,'
+    '"recovery_bound_ns":5000000000,"recovery_dwell_ns":2000000000,"recovery_margin":0.2},'
+    '"no_covariance_level":"unknown","orientation":{"known_max_std":0.2,'
+    '"uncertain_max_std":0.5},"position":{"known_max_std":1.0,"uncertain_max_std":2.5},'
+    '"unconfirmed_horizon_ns":3100000000,"velocity":{"known_max_std":0.5,'
+    '"uncertain_max_std":0.7}}')
+GNSS_THRESHOLDS_SHA256 = '8bf2c3f81d2c35ded457a056587c4fc540bddacc2073ae96ea601d9596bab648'
+
+
+def test_default_thresholds_sha256_known_answer() -> None:
+    """The shipped thresholds (profile gnss, recorded by name) hash to the pinned address."""
+    from ghost_core.hashing import canonical_json
+    from ghost_core.profiles import accuracy_profile
+
+    thresholds = accuracy_profile('gnss').thresholds()
+    assert canonical_json(thresholds.to_dict()) == GNSS_THRESHOLDS_JSON
+    assert hashlib.sha256(GNSS_THRESHOLDS_JSON.encode('utf-8')).hexdigest() == (
+        GNSS_THRESHOLDS_SHA256)
+    assert thresholds.sha256 == GNSS_THRESHOLDS_SHA256
+
+
+def test_the_accuracy_profile_is_a_known_name_or_none() -> None:
+    """accuracy_profile names a profile of ghost_core.profiles, or '' (none)."""
+    with pytest.raises(ConfigError, match='accuracy_profile must be one of gnss, rtk, indoor'):
+        ThresholdsConfig(accuracy_profile='lidar')
 
 
 @pytest.mark.parametrize(('known', 'uncertain'), [(0.0, 1.0), (-1.0, 1.0), (2.0, 1.0),

@@ -135,7 +135,7 @@ def test_policy_downgrades_one_level_on_drift(
 
 def test_policy_passes_through_without_outcomes() -> None:
     """With no outcome the level passes through, reason no_outcomes_yet."""
-    calibrated = MahalanobisDowngradePolicy().adjust(ex.raw(), CalibrationHistory.empty(32))
+    calibrated = MahalanobisDowngradePolicy(4, 2).adjust(ex.raw(), CalibrationHistory.empty(32))
     assert calibrated.adjusted_overall_level is KNOWN
     assert calibrated.adjustment_reason == REASON_NO_OUTCOMES == 'no_outcomes_yet'
 
@@ -177,7 +177,7 @@ def test_policy_parameters_are_at_least_one(m: int, k: int) -> None:
 
 def test_reference_policy_satisfies_the_protocol() -> None:
     """MahalanobisDowngradePolicy is a CalibrationAdjustmentPolicy."""
-    assert isinstance(MahalanobisDowngradePolicy(), CalibrationAdjustmentPolicy)
+    assert isinstance(MahalanobisDowngradePolicy(4, 2), CalibrationAdjustmentPolicy)
 
 
 @settings(max_examples=200, deadline=None)
@@ -204,9 +204,9 @@ def test_calibration_is_pure() -> None:
     """Same inputs give byte-equal canonical JSON of the calibrated assessment."""
     outcomes = [ex.outcome(d, stamp_ns=ex.STAMP_NS - 10 + i)
                 for i, d in enumerate((0.5, 4.0, 7.0, 0.9))]
-    policy = MahalanobisDowngradePolicy()
+    policy = MahalanobisDowngradePolicy(4, 2)
     first = policy.adjust(ex.raw(), build_calibration_history(outcomes, 8))
-    second = MahalanobisDowngradePolicy().adjust(
+    second = MahalanobisDowngradePolicy(4, 2).adjust(
         ex.raw(), build_calibration_history(list(outcomes), 8))
     assert canonical_json(to_msg_dict(first)) == canonical_json(to_msg_dict(second))
     assert first.adjusted_overall_level is UNCERTAIN

@@ -68,7 +68,7 @@ def test_a_recorded_configuration_is_never_guessed(change, message: str) -> None
 
 def test_recorded_parameters_follow_each_cycle_and_list_the_runs() -> None:
     """Values hold from their cycle on; before the first record the configuration's."""
-    params = RecordedParameters(PipelineConfig())
+    params = RecordedParameters(PipelineConfig(loop=LoopConfig(4, 2)))
     params.record(10, min_outcomes=4, downgrade_threshold=2, process_noise_q=0.05)
     params.record(20, min_outcomes=4, downgrade_threshold=2)
     params.record(30, min_outcomes=4, downgrade_threshold=7, process_noise_q=0.5)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
+from ghost_core.agent_parameters import declared as declared_default
 from ghost_core.calibration import build_calibration_history, drift_condition
 from ghost_core.contracts import BeliefSelfAssessment, CalibrationHistory, PredictionOutcome
 from ghost_core.errors import ConfigError
@@ -43,11 +44,15 @@ def assert_chain(result: CycleResult) -> None:
     assert rationale.decision.decision_stamp_ns == stamp
 
 
-def test_loop_config_defaults() -> None:
-    """M=4, K=2, W=32 by default."""
+def test_loop_config_defaults_are_the_calibrators_declared_ones() -> None:
+    """LoopConfig() is what `ros2 run ghost_nodes calibrator` runs with: M=4, K=3, W=32."""
     config = LoopConfig()
-    assert (config.min_outcomes, config.downgrade_threshold, config.max_history) == (4, 2, 32)
-    assert config.adjustment_policy.min_outcomes == 4
+    declared = {name: declared_default('calibrator', name)
+                for name in ('min_outcomes', 'downgrade_threshold', 'max_history')}
+    assert declared == {'min_outcomes': 4, 'downgrade_threshold': 3, 'max_history': 32}
+    assert (config.min_outcomes, config.downgrade_threshold, config.max_history) == (
+        declared['min_outcomes'], declared['downgrade_threshold'], declared['max_history'])
+    assert config.adjustment_policy.downgrade_threshold == declared['downgrade_threshold']
 
 
 @pytest.mark.parametrize('field', ['min_outcomes', 'downgrade_threshold', 'max_history'])
@@ -61,7 +66,7 @@ def test_step_links_the_chain() -> None:
     """One step yields calibrated, rationale and actuation hash-linked and equally stamped."""
     outcomes = [ex.outcome(d, stamp_ns=ex.STAMP_NS - 4 + i) for i, d in
                 enumerate((6.0, 4.0, 0.5, 0.5))]
-    result = closed_loop_step(ex.raw(), outcomes, LoopConfig())
+    result = closed_loop_step(ex.raw(), outcomes, LoopConfig(4, 2))
     assert_chain(result)
     assert result.calibrated.adjusted_overall_level is SelfAssessmentLevel.UNCERTAIN
     assert result.rationale.decision.kind is DecisionKind.HOLD

@@ -36,8 +36,9 @@ _BLOCKS = ('position', 'velocity', 'orientation')
 def thresholds_config(value: Lookup) -> ThresholdsConfig:
     """The self-assessor's configuration from its parameters (``value(name)``).
 
-    ``accuracy_profile`` gives every threshold and the unconfirmed horizon; a threshold
-    parameter > 0, or an unconfirmed_horizon_s >= 0, replaces the profile's value.
+    ``accuracy_profile`` gives every threshold and the unconfirmed horizon, and is recorded by
+    name; a threshold parameter > 0, or an unconfirmed_horizon_s >= 0, replaces the profile's
+    value.
     """
     hysteresis = HysteresisConfig(
         recovery_margin=float(value('recovery_margin')),
@@ -61,7 +62,7 @@ def thresholds_config(value: Lookup) -> ThresholdsConfig:
     return ThresholdsConfig(
         **{name: block(name) for name in _BLOCKS},
         no_covariance_level=NO_COVARIANCE_LEVELS[level], hysteresis=hysteresis,
-        unconfirmed_horizon_ns=round(horizon * 1e9))
+        unconfirmed_horizon_ns=round(horizon * 1e9), accuracy_profile=profile.name)
 
 
 def evaluator_config(value: Lookup) -> EvaluatorConfig:

@@ -2,8 +2,10 @@
 
 The nodes declare these (``GhostNode``), ``ghost_nodes.agent_config`` reads their defaults to
 build the agent's configuration offline (``ghost_replay``, the run manifest), and
-``ghost.param_docs`` renders docs/parameters.md from them. One cohesive job, so one
-module: each node's table below is what ``ros2 param describe`` shows for it.
+``ghost.param_docs`` renders docs/parameters.md and config/ghost.yaml from them. One cohesive
+job, so one module: each node's table below is what ``ros2 param describe`` shows for it. The
+agent's four judging nodes' tables live in ``ghost_core.agent_parameters``, since ghost_core's
+configuration takes its defaults from them.
 """
 
 from __future__ import annotations
@@ -11,25 +13,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ghost_bag.layout import MAX_CHUNK_SIZE
-from ghost_core.graph import (
-    GATE_MODES,
+from ghost_core.agent_parameters import (
+    CALIBRATOR,
+    declared,
+    FORWARD_PREDICTOR,
     INPUT_QOS_CHOICES,
-    node_topic,
-    RECORDED_TOPICS,
-    SCENARIOS,
+    NO_COVARIANCE_CHOICES,
+    OUTCOME_EVALUATOR,
+    SELF_ASSESSOR,
 )
+from ghost_core.graph import GATE_MODES, node_topic, RECORDED_TOPICS, SCENARIOS
 from ghost_core.parameters import (
     at_least,
     at_most,
-    below,
     Bound,
     non_negative,
     one_of,
     ParamSpec,
     positive,
 )
-from ghost_core.prediction import DEFAULT_MAX_OBSERVATION_LAG_NS, DEFAULT_UNMEASURED_VARIANCE_M2
-from ghost_core.profiles import ACCURACY_PROFILES, DEFAULT_PROFILE
 
 __all__ = ['AGENT_EXECUTOR', 'COMMON_PARAMS', 'DEFAULT_EXECUTOR', 'EXECUTORS', 'GATE_NODE_MODES',
            'NO_COVARIANCE_CHOICES', 'PARAMETERS', 'SOURCE_PARAMS']
@@ -73,10 +75,6 @@ SOURCE_PARAMS = (
 
 #: The gate node's modes (the graph's gate modes but 'none', which is no gate).
 GATE_NODE_MODES = tuple(mode for mode in GATE_MODES if mode != 'none')
-#: Values of the self_assessor's no_covariance_level parameter.
-NO_COVARIANCE_CHOICES = ('unknown', 'uncertain')
-
-_BLOCKS = (('position', 'm'), ('velocity', 'm/s'), ('orientation', 'rad'))
 _DEFAULT_TOPICS = [f'{node_topic(topic)}={type_name}' for topic, type_name in
                    RECORDED_TOPICS.items()]
 _MAVLINK_ID = (at_least(0), at_most(255))
@@ -111,83 +109,6 @@ _INPUT_PLAYER = (
     *SOURCE_PARAMS,
 )
 
-_SELF_ASSESSOR = (
-    ParamSpec('accuracy_profile', DEFAULT_PROFILE, 'The accuracy the mission needs, which sets '
-              "every threshold and the unconfirmed horizon below: 'gnss' (standalone GNSS, "
-              "metre-level), 'rtk' (RTK-fixed, decimetre), 'indoor' (mocap/vision). "
-              'docs/parameters.md lists their values.', (one_of(tuple(ACCURACY_PROFILES)),)),
-    *(spec for block, unit in _BLOCKS for spec in (
-        ParamSpec(f'{block}_known_max_std', 0.0,
-                  f'Largest 1-sigma {block} std ({unit}) still judged KNOWN; 0 = the '
-                  "accuracy profile's.", (non_negative,)),
-        ParamSpec(f'{block}_uncertain_max_std', 0.0,
-                  f'Largest 1-sigma {block} std ({unit}) still judged UNCERTAIN '
-                  "(beyond it: UNKNOWN); 0 = the accuracy profile's.", (non_negative,)))),
-    ParamSpec('unconfirmed_horizon_s', -1.0, 'A belief no independent fix (observations) '
-              'confirmed for longer than this (s) is at best UNCERTAIN; -1 = the accuracy '
-              "profile's, 0 = never (a stack without independent fixes).", (at_least(-1),)),
-    ParamSpec('no_covariance_level', 'unknown', "Level of a block that declares no uncertainty "
-              "(all-zero covariance block, or ROS's -1 sentinel first): 'unknown' or "
-              "'uncertain' (never KNOWN).", (one_of(NO_COVARIANCE_CHOICES),)),
-    ParamSpec('recovery_margin', 0.2, 'Hysteresis: a block returns to a better level only when '
-              'its std is <= (1 - margin) x the threshold it must clear.',
-              (non_negative, below(1))),
-    ParamSpec('recovery_dwell_s', 2.0, 'Hysteresis: ... for this long (s, belief stamps) '
-              'without interruption.', (non_negative,)),
-    ParamSpec('min_level_interval_s', 5.0, 'Hysteresis: ... and no sooner than this (s) after '
-              "the block's last level change. Degradations are always immediate.",
-              (non_negative,)),
-    ParamSpec('recovery_bound_s', 5.0, 'Hysteresis bound: a block whose instantaneous level '
-              'has been better for this long (s) without interruption is published at that '
-              'level, margin and interval notwithstanding.', (non_negative,)),
-    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav and observations '
-              "subscriptions: 'best_effort' matches best-effort and reliable publishers alike, "
-              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
-              read_only=True),
-)
-
-_FORWARD_PREDICTOR = (
-    ParamSpec('period_s', 0.1, 'Cycle period (s): the prediction horizon, i.e. the next '
-              'belief is expected period_s after this one.', (positive,), read_only=True),
-    ParamSpec('process_noise', 0.05, 'Process noise Q (m^2/s per axis) added as Q*period to '
-              'the predicted position covariance.', (non_negative,)),
-    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav subscription: '
-              "'best_effort' matches best-effort and reliable publishers alike, "
-              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
-              read_only=True),
-)
-
-_OUTCOME_EVALUATOR = (
-    ParamSpec('grace_cycles', 3, 'A cycle whose prediction has not arrived when this many later '
-              'beliefs have is resolved without it.', (at_least(1),), read_only=True),
-    ParamSpec('max_observation_lag_s', DEFAULT_MAX_OBSERVATION_LAG_NS / 1e9,
-              'A fix belongs to the first cycle whose stamp is >= its own; the cycle waits for '
-              'such fixes until a belief stamped this much later (s) has arrived. Covers GNSS '
-              'latency (EKF2_GPS_DELAY ~0.11 s); it also delays each decision by up to this.',
-              (non_negative,), read_only=True),
-    ParamSpec('unmeasured_variance_m2', DEFAULT_UNMEASURED_VARIANCE_M2,
-              'An observation axis whose variance (m^2) is above this is not measured: the '
-              'distance uses the remaining axes, with their own degrees of freedom.',
-              (positive,), read_only=True),
-    ParamSpec('idle_flush_s', 1.0, 'When no input has arrived for this long (wall clock, s), '
-              'pending cycles are resolved with what has arrived (the input stream ended or '
-              'paused); 0 = never.', (non_negative,), read_only=True),
-    ParamSpec('input_qos', 'best_effort', 'Reliability of the state/nav and observations '
-              'subscriptions: '
-              "'best_effort' matches best-effort and reliable publishers alike, "
-              "'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
-              read_only=True),
-)
-
-_CALIBRATOR = (
-    ParamSpec('min_outcomes', 4, 'M: observed outcomes needed before a downgrade is allowed.',
-              (at_least(1),)),
-    ParamSpec('downgrade_threshold', 2, 'K: outcomes beyond 3 sigma (beyond_3 + beyond_5) in '
-              'the window that trigger a downgrade.', (at_least(1),)),
-    ParamSpec('max_history', 32, 'W: the window, in observed outcomes.', (at_least(1),),
-              read_only=True),
-)
-
 _RECORDER = (
     ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
               'directory). It must not exist yet.', read_only=True),
@@ -195,7 +116,7 @@ _RECORDER = (
               'inputs, vehicle_status, every ghost topic and ghost/configuration, by their '
               'default names, relative to the namespace, and the absolute /diagnostics; remaps '
               'apply).', read_only=True),
-    ParamSpec('input_qos', 'best_effort', "Reliability of the subscriptions to the inputs "
+    ParamSpec('input_qos', INPUT_QOS_CHOICES[0], "Reliability of the subscriptions to the inputs "
               "(state/nav, observations) and to topics of other packages' types (the command "
               "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "
               "publishers alike, 'reliable' only reliable ones.", (one_of(INPUT_QOS_CHOICES),),
@@ -214,8 +135,9 @@ _RECORDER = (
 )
 
 _MONITOR = (
-    ParamSpec('period_s', 0.1, 'Cycle period (s) of the estimator (the shared /** value): '
-              'the unit of stale_cycles.', (positive,), read_only=True),
+    ParamSpec('period_s', declared('forward_predictor', 'period_s'), 'Cycle period (s) of the '
+              'estimator (the shared /** value): the unit of stale_cycles.', (positive,),
+              read_only=True),
     ParamSpec('stale_cycles', 10, 'A topic that delivered nothing for stale_cycles x period_s '
               '(wall clock) is missing; a calibrated assessment without an actuation for that '
               "long is judged 'actuation_missing'. stale_cycles x period_s must exceed the "
@@ -253,10 +175,10 @@ _COMMAND_GATE = (
 PARAMETERS: Mapping[str, tuple[ParamSpec, ...]] = {
     'scenario': _SCENARIO,
     'input_player': _INPUT_PLAYER,
-    'self_assessor': _SELF_ASSESSOR,
-    'forward_predictor': _FORWARD_PREDICTOR,
-    'outcome_evaluator': _OUTCOME_EVALUATOR,
-    'calibrator': _CALIBRATOR,
+    'self_assessor': SELF_ASSESSOR,
+    'forward_predictor': FORWARD_PREDICTOR,
+    'outcome_evaluator': OUTCOME_EVALUATOR,
+    'calibrator': CALIBRATOR,
     'decision_policy': (),
     'action_emitter': (),
     'recorder': _RECORDER,

@@ -4,7 +4,8 @@ Candidates, in order: the bag's manifest.json ``config`` (what ghost_run recorde
 configuration the review replayed with or was given (``--params-file``). A candidate is used
 only when its thresholds' content address equals the ``thresholds_sha256`` the bag's raw
 assessments record; otherwise the report says the thresholds are not known rather than
-guessing. M, K and W are always read from the recorded messages.
+guessing. The accuracy profile is the one the thresholds record by name. M, K and W are
+always read from the recorded messages.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from pathlib import Path
 
 from ghost_core.errors import ConfigError
 from ghost_core.pipeline import PipelineConfig
-from ghost_core.profiles import ACCURACY_PROFILES
 from ghost_verify.run_parameters import load_run_config, parse_run_config
 
-__all__ = ['ReviewConfig', 'profile_name', 'resolve_config']
+__all__ = ['ReviewConfig', 'resolve_config']
 
 @dataclass(frozen=True, slots=True)
 class ReviewConfig:
@@ -30,18 +30,10 @@ class ReviewConfig:
 
     @property
     def profile(self) -> str:
-        """The accuracy profile whose thresholds and horizon these are ('custom' otherwise)."""
-        return 'unknown' if self.pipeline is None else profile_name(self.pipeline)
-
-
-def profile_name(config: PipelineConfig) -> str:
-    """The name of the accuracy profile `config`'s thresholds equal, or 'custom'."""
-    thresholds = config.thresholds
-    for name, profile in ACCURACY_PROFILES.items():
-        expected = profile.thresholds(thresholds.hysteresis, thresholds.no_covariance_level)
-        if expected == thresholds:
-            return name
-    return 'custom'
+        """The accuracy profile the thresholds record by name ('none': given directly)."""
+        if self.pipeline is None:
+            return 'unknown'
+        return self.pipeline.thresholds.accuracy_profile or 'none'
 
 
 def _manifest_config(bag: Path) -> PipelineConfig | None:

@@ -11,24 +11,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 import hashlib
-import io
 import os
 from typing import NamedTuple
-
-from mcap.data_stream import ReadDataStream
-from mcap.opcode import Opcode
-from mcap.records import Channel, Chunk, Schema
 
 from ghost_bag.errors import BagFormatError
 from ghost_bag.layout import BagLayout, display_name, name_in_bag, one_line, resolve_bag
 from ghost_bag.mcap_read import (
     BagFileDigest,
+    Channel,
     FileScan,
     FileState,
     McapBagReader,
     MessageRecord,
+    read_chunk,
     ReadError,
     ReadErrorKind,
+    Schema,
 )
 
 from .cycles import DEFAULT_CYCLE_WINDOW, group_cycles, group_events
@@ -116,12 +114,7 @@ class ChunkReader:
         newly: list[int] = []
         undeclared_uses: set[int] = set()
         try:
-            with state.path.open('rb') as handle:
-                handle.seek(offset)
-                raw = handle.read(length)
-            if len(raw) != length or raw[0] != Opcode.CHUNK:
-                raise ValueError('not a chunk record')
-            chunk = Chunk.read(ReadDataStream(io.BytesIO(raw[9:])))
+            chunk = read_chunk(state.path, offset, length)
         except Exception as err:  # noqa: BLE001 - bytes come from the bag
             self.problems.append(f'{state.name}: the chunk at byte {offset}: {one_line(err)}')
             return ChunkContent([], 0, {}, (), frozenset())

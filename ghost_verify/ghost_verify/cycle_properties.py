@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 import os
 from typing import ClassVar, TypedDict, Unpack
 
@@ -31,7 +30,7 @@ from .bag import DEFAULT_CYCLE_WINDOW
 from .checker import run_checker
 from .events import BagFileDigest, BagInfo, CycleEvent, ReadError
 from .report_json import digests_to_json, read_errors_to_json
-from .run_parameters import load_run_parameters
+from .run_parameters import load_run_parameters, ParameterSource
 from .unverifiable import (
     CUT_CYCLE_LIMIT,
     last_log_time,
@@ -43,17 +42,6 @@ from .unverifiable import (
 __all__ = ['ParameterSource', 'PreconditionRun', 'PropertyChecker', 'PropertyReport',
            'RecordedParameters', 'VerifyOptions', 'verify_baud', 'verify_erur',
            'verify_property']
-
-
-class ParameterSource(StrEnum):
-    """Where the M or K a verifier used came from."""
-
-    #: The messages' own values (no run configuration recorded: self-reported).
-    BAG = 'bag'
-    COMMAND_LINE = 'command_line'
-    #: The run's recorded configuration in force at each cycle (run_parameters.py).
-    RUN_CONFIGURATION = 'run_configuration'
-    NONE = 'none'
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +228,7 @@ def _source(given: int | None, used: int | None, configured: bool) -> ParameterS
         return ParameterSource.COMMAND_LINE
     if used is None:
         return ParameterSource.NONE
-    return ParameterSource.RUN_CONFIGURATION if configured else ParameterSource.BAG
+    return ParameterSource.RUN_CONFIGURATION if configured else ParameterSource.SELF_REPORTED
 
 
 def _anchor(cycle: CycleEvent) -> int:

@@ -13,26 +13,26 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 import json
 import os
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import cast
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from ghost_bag.manifest import (
     bag_files,
-    canonical_json,
+    chains_from_mcap,
     file_digest,
     MANIFEST_FORMAT,
+    manifest_json,
     MANIFEST_NAME,
     public_key_sha256,
     SIGNATURE_ALGORITHM,
     signed_bytes,
-    TopicChain,
 )
 from ghost_core.properties import JsonValue
 
@@ -42,44 +42,6 @@ def _mcap_order(path: Path) -> tuple[str, int]:
     # rosbag2 names split files <name>_<N>.mcap: read them in N order.
     stem, _, number = path.stem.rpartition('_')
     return (stem, int(number)) if number.isdigit() else (path.stem, -1)
-
-
-def chains_from_mcap(paths: Sequence[Path]) -> tuple[dict[str, TopicChain], tuple[str, ...]]:
-    """Recompute every topic's chain from MCAP files read in the given order.
-
-    Returns the chains and the problems met (a file, or part of one, that cannot be read:
-    the chains then cover what was read).
-    """
-    from mcap.records import Channel, Message, Schema
-    from mcap.stream_reader import StreamReader
-
-    chains: dict[str, TopicChain] = {}
-    problems: list[str] = []
-    for path in paths:
-        schemas: dict[int, str] = {}
-        channels: dict[int, tuple[str, str]] = {}
-        try:
-            with open(path, 'rb') as stream:
-                reader = StreamReader(cast(BinaryIO, stream), validate_crcs=False)
-                for record in reader.records:
-                    if isinstance(record, Schema):
-                        schemas[record.id] = record.name
-                    elif isinstance(record, Channel):
-                        channels[record.id] = (record.topic, schemas.get(record.schema_id, ''))
-                    elif isinstance(record, Message):
-                        topic, type_name = channels.get(record.channel_id, ('', ''))
-                        if not topic:
-                            problems.append(f'{path.name}: message on unknown channel '
-                                            f'{record.channel_id}')
-                            continue
-                        chain = chains.get(topic)
-                        if chain is None:
-                            chain = chains[topic] = TopicChain(topic, type_name)
-                        chain.update(record.log_time, record.data)
-        except Exception as err:  # noqa: BLE001 - a damaged file raises many kinds of error
-            problems.append(f'{path.name} cannot be read to the end: '
-                            f'{" ".join(str(err).split())[:120] or type(err).__name__}')
-    return chains, tuple(problems)
 
 
 def manifest_dir(bag: str | os.PathLike[str]) -> Path | None:
@@ -148,7 +110,7 @@ def _parse(text: str) -> tuple[dict[str, JsonValue] | None, str]:
     if not isinstance(document, dict) or document.get('format') != MANIFEST_FORMAT:
         return None, f'{MANIFEST_NAME} is not a {MANIFEST_FORMAT} object'
     try:
-        canonical = canonical_json(document)
+        canonical = manifest_json(document)
     except ValueError:
         canonical = ''
     if canonical != text:

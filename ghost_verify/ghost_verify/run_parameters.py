@@ -42,7 +42,7 @@ from ghost_core.run_configuration import (
 from .events import CycleEvent
 from .manifest import manifest_dir
 
-__all__ = ['BRIDGE_CONFIG_KEY', 'load_run_config', 'load_run_parameters', 'ParameterAuthority',
+__all__ = ['BRIDGE_CONFIG_KEY', 'load_run_config', 'load_run_parameters', 'ParameterSource',
            'ParametersChecker', 'ParametersMismatch', 'ParametersReport', 'RunParameters',
            'parse_run_config']
 
@@ -51,15 +51,17 @@ __all__ = ['BRIDGE_CONFIG_KEY', 'load_run_config', 'load_run_parameters', 'Param
 BRIDGE_CONFIG_KEY = 'px4_bridge'
 
 
-class ParameterAuthority(StrEnum):
-    """Where the parameters every cycle is judged with come from."""
+class ParameterSource(StrEnum):
+    """Where the parameters a cycle is judged with (or one of them, M or K) come from."""
 
     #: manifest.json's config and the recorded configuration changes.
     RUN_CONFIGURATION = 'run_configuration'
-    #: The auditor's -m/-k/-w (the bag records no configuration).
+    #: The auditor's -m/-k/-w (given values override the recorded ones).
     COMMAND_LINE = 'command_line'
     #: The values the messages claim (nothing else to go by): printed as a warning.
     SELF_REPORTED = 'self_reported'
+    #: None at all (no cycle recorded one).
+    NONE = 'none'
 
 
 def load_run_config(bag: str | os.PathLike[str]) -> tuple[dict[str, object] | None, str]:
@@ -124,13 +126,13 @@ class RunParameters:
     problem: str = ''
 
     @property
-    def authority(self) -> ParameterAuthority:
+    def authority(self) -> ParameterSource:
         """Where the parameters come from (given values override the judging still)."""
         if self.timeline is not None:
-            return ParameterAuthority.RUN_CONFIGURATION
+            return ParameterSource.RUN_CONFIGURATION
         if None not in (self.min_outcomes, self.downgrade_threshold, self.window_size):
-            return ParameterAuthority.COMMAND_LINE
-        return ParameterAuthority.SELF_REPORTED
+            return ParameterSource.COMMAND_LINE
+        return ParameterSource.SELF_REPORTED
 
     @property
     def loop_in_force(self) -> Callable[[int], tuple[int, int]] | None:
@@ -260,7 +262,7 @@ class ParametersMismatch:
 class ParametersReport:
     """The check of every message's parameters against the run's configuration."""
 
-    authority: ParameterAuthority
+    authority: ParameterSource
     changes: tuple[ChangeInForce, ...]
     messages_checked: int
     mismatches: tuple[ParametersMismatch, ...]
@@ -275,16 +277,16 @@ class ParametersReport:
     @property
     def checked(self) -> bool:
         """True when there was a recorded configuration to check against (usable or not)."""
-        return self.authority is ParameterAuthority.RUN_CONFIGURATION or bool(self.problem)
+        return self.authority is ParameterSource.RUN_CONFIGURATION or bool(self.problem)
 
     def summary(self) -> str:
         """The one-line verdict."""
         if self.problem:
             return f'parameters: VIOLATED ({self.problem})'
-        if self.authority is ParameterAuthority.COMMAND_LINE:
+        if self.authority is ParameterSource.COMMAND_LINE:
             return ("parameters: not checked (no run configuration recorded; judged with the "
                     "auditor's -m/-k/-w)")
-        if self.authority is ParameterAuthority.SELF_REPORTED:
+        if self.authority is ParameterSource.SELF_REPORTED:
             return 'parameters: not checked (self-reported parameters; see the warning)'
         changes = len(self.changes)
         changed = f'; {changes} recorded change{"" if changes == 1 else "s"}' if changes else ''

@@ -139,7 +139,7 @@ def test_given_m_and_k_override_the_bag_and_the_mismatch_is_reported(tmp_path: P
     assert report.holds and report.cycles_precondition_held == 5
     assert report.min_outcomes == 5 and report.downgrade_threshold == 2
     assert report.min_outcomes_source.value == 'command_line'
-    assert report.downgrade_threshold_source.value == 'bag'
+    assert report.downgrade_threshold_source.value == 'self_reported'
     assert report.parameters_mismatch
     # The bag records no run configuration: K is the one its messages claim, and it says so.
     assert report.parameter_notes[0] == (

@@ -27,9 +27,9 @@ import pytest
 
 from ghost_bag.manifest import (
     bag_file_digests,
-    canonical_json,
     load_private_key,
     load_public_key,
+    manifest_json,
     MANIFEST_NAME,
     ManifestBuilder,
     ManifestError,
@@ -149,7 +149,7 @@ def test_write_order_is_file_order(tmp_path: Path, messages) -> None:
 def test_manifest_is_canonical_and_holds_files_topics_config_software(signed: Path) -> None:
     text = (signed / MANIFEST_NAME).read_text(encoding='utf-8')
     document = json.loads(text)
-    assert text == canonical_json(document)
+    assert text == manifest_json(document)
     assert document['format'] == 'ghost_run_manifest_v1' and document['complete'] is True
     assert sorted(document['files']) == ['bag.mcap', 'metadata.yaml']
     assert document['files']['bag.mcap']['size'] == (signed / 'bag.mcap').stat().st_size

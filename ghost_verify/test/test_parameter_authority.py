@@ -21,7 +21,7 @@ from ghost_core.loop import closed_loop_step, LoopConfig
 from ghost_core.pipeline import CycleTrace
 from ghost_core.scenarios import generate_scenario
 from ghost_verify import cli
-from ghost_verify.run_parameters import ParameterAuthority
+from ghost_verify.run_parameters import ParameterSource
 from ghost_verify.verify import verify_all
 
 pytestmark = pytest.mark.bag
@@ -53,7 +53,7 @@ def test_the_honest_smoke_run_carries_its_recorded_configuration(tmp_path: Path)
     result = verify_all(_bag(tmp_path / 'bag', scenario_traces('smoke')))
     assert result.holds, result.summary_lines()
     report = result.parameters
-    assert report is not None and report.authority is ParameterAuthority.RUN_CONFIGURATION
+    assert report is not None and report.authority is ParameterSource.RUN_CONFIGURATION
     assert report.holds and report.warning is None
     # Each cycle's calibrated, raw assessment and prediction carry the configuration.
     assert report.messages_checked == 30
@@ -135,7 +135,7 @@ def test_a_bag_without_a_configuration_says_so(tmp_path: Path,
     assert 'self-reported' not in out
     result = verify_all(bag, min_outcomes=4, downgrade_threshold=2, window_size=32)
     assert result.parameters is not None
-    assert result.parameters.authority is ParameterAuthority.COMMAND_LINE
+    assert result.parameters.authority is ParameterSource.COMMAND_LINE
 
 
 def test_an_unusable_change_record_fails_the_check(tmp_path: Path) -> None:

@@ -23,15 +23,6 @@ import signal
 from typing import Any
 
 from ament_index_python.packages import get_package_share_directory
-from rclpy.qos import QoSProfile
-from rosbags.interfaces import (
-    Qos,
-    QosDurability,
-    QosHistory,
-    QosLiveliness,
-    QosReliability,
-    QosTime,
-)
 
 from ghost_bag.manifest import (
     bag_file_digests,
@@ -46,6 +37,7 @@ from ghost_bag.manifest import (
 from ghost_bag.write import (
     GhostBagWriter,
     normalize_type_name,
+    offered_qos,
     register_msg_package,
 )
 from ghost_core.graph import CONFIGURATION_TOPIC, DIAGNOSTICS_TOPIC, INPUT_TOPICS, relative_topic
@@ -67,23 +59,6 @@ def _run_config(text: str) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ValueError('parameter run_config must be a JSON object')
     return config
-
-
-def _qos_time(duration: Any) -> QosTime:
-    ns = int(duration.nanoseconds)
-    return QosTime(ns // 1_000_000_000, ns % 1_000_000_000)
-
-
-def _bag_qos(profile: QoSProfile) -> Qos:
-    """Rosbags' Qos record of an rclpy QoS profile (for the channel metadata)."""
-    return Qos(
-        history=QosHistory(int(profile.history)), depth=int(profile.depth),
-        reliability=QosReliability(int(profile.reliability)),
-        durability=QosDurability(int(profile.durability)),
-        deadline=_qos_time(profile.deadline), lifespan=_qos_time(profile.lifespan),
-        liveliness=QosLiveliness(int(profile.liveliness)),
-        liveliness_lease_duration=_qos_time(profile.liveliness_lease_duration),
-        avoid_ros_namespace_conventions=bool(profile.avoid_ros_namespace_conventions))
 
 
 def _message_class(type_name: str) -> type:
@@ -170,7 +145,7 @@ class RecorderNode(GhostNode):
                 self._declared.add(topic)
                 infos = self.get_publishers_info_by_topic(topic)
                 self._writer.add_topic(topic, type_name, offered_qos_profiles=[
-                    _bag_qos(info.qos_profile) for info in infos])
+                    offered_qos(info.qos_profile) for info in infos])
             log_time_ns = self.get_clock().now().nanoseconds
             self._writer.write(topic, type_name, data, log_time_ns)
             # Same order as the writer's: the MCAP file holds the messages in write order.
