@@ -22,8 +22,6 @@ BAG_LIBRARIES = frozenset({'mcap', 'mcap_ros2', 'rosbags'})
 BEING_REWRITTEN = frozenset({
     'ghost_verify/ghost_verify/rederive.py',
     'ghost_verify/ghost_verify/bridge_rederive.py',
-    'ghost_verify/ghost_verify/jobs.py',
-    'ghost_verify/ghost_verify/split_part.py',
     'ghost_verify/ghost_verify/single_pass.py',
 })
 

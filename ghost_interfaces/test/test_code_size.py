@@ -59,10 +59,13 @@ LONG_MODULES = {
     'ghost_px4/ghost_px4/events.py': 'what PX4 itself said and decided during a flight',
     'ghost_px4/ghost_px4/ulog_streams.py': "a log's samples in, the import's messages out",
     'ghost_px4/ghost_px4/ulog_topics.py': 'what a played log gives the PX4 graph',
-    'ghost_px4/ghost_px4/ulog_import.py': 'the ghost_import_ulog command',
+    'ghost_px4/ghost_px4/ulog_import.py': 'the ghost_import command',
     'ghost/ghost/run.py': 'the ghost_run command: plan, run, wait, verify',
     'ghost/ghost/bringup.py': 'options -> processes, parameter files, recorded topics',
     'ghost_nodes/ghost_nodes/nodes/command_gate.py': 'the gate node, both modes',
+    'ghost_nodes/ghost_nodes/node_base.py': 'the node runtime: parameters, configuration '
+                                            'records, readiness, drain',
+    'ghost_verify/ghost_verify/evidence.py': 'EVIDENCE-v1: the input index and its five rules',
 }
 
 
