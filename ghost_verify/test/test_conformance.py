@@ -249,7 +249,7 @@ def test_verify_all_exits_1_lists_the_kinds_and_writes_the_report(
                        'cycles: 10/10 complete', 'history: 10/10 consistent']
     assert out[5] == (f'conformance: VIOLATED (0/10 conform; 10 unknown_decision_policy, the '
                       f'first at {SMOKE[0].stamp_ns} ns)')
-    assert out[6].startswith('RECOVERY-v1: not applicable (no manifest.json')
+    assert out[6].startswith('RECOVERY-v1: not applicable (no start configuration is recorded in the bag')
     assert out[7].startswith('replay: not possible (no manifest.json')
     assert out[8] == ("note: conformance: not checked: decision unknown_decision_policy "
                       f"'my_policy_v2' (10 cycles, the first at {SMOKE[0].stamp_ns} ns)")
