@@ -249,9 +249,11 @@ def test_verify_all_exits_1_lists_the_kinds_and_writes_the_report(
                        'cycles: 10/10 complete', 'history: 10/10 consistent']
     assert out[5] == (f'conformance: VIOLATED (0/10 conform; 10 unknown_decision_policy, the '
                       f'first at {SMOKE[0].stamp_ns} ns)')
-    assert out[6].startswith('RECOVERY-v1: not applicable (no start configuration is recorded in the bag')
-    assert out[7].startswith('replay: not possible (no manifest.json')
-    assert out[8] == ("note: conformance: not checked: decision unknown_decision_policy "
+    assert out[6].startswith('RECOVERY-v1: not applicable (no start configuration is '
+                             'recorded in the bag')
+    assert out[7].startswith('evidence: HOLDS (')
+    assert out[8].startswith('replay: not possible (no start configuration')
+    assert out[9] == ("note: conformance: not checked: decision unknown_decision_policy "
                       f"'my_policy_v2' (10 cycles, the first at {SMOKE[0].stamp_ns} ns)")
     document = json.loads(target.read_text(encoding='utf-8'))
     assert document['holds'] is False
