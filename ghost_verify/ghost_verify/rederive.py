@@ -86,8 +86,10 @@ __all__ = [
 
 REPLAY_VERSION = 'REPLAY-v1'
 #: The decision context fields of a rationale (ADR-0021), and their values with no status.
-_CONTEXT = ('flight_status', 'mission_status', 'perception_mode')
-_UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': ''}
+_CONTEXT = ('flight_status', 'mission_status', 'perception_mode', 'has_vehicle_status',
+            'vehicle_status_stamp')
+_UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': '',
+                    'has_vehicle_status': False, 'vehicle_status_stamp': {'sec': 0, 'nanosec': 0}}
 #: How many recent input stamps are kept to tell a missing input from a present one (a
 #: recorded message names only the previous belief and fixes since it).
 _RECENT_STAMPS = 4096
@@ -909,46 +911,23 @@ class _Comparison:
         return CycleInputs(cycle.stamp_ns, prediction, observation)
 
     def _raw(self, stamp_ns: int, message: GhostMessage) -> BeliefSelfAssessment:
-        """The raw assessment with a confirmation the recorded one shows, if admissible.
+        """The raw assessment re-computed with the confirmation the recorded one names.
 
-        The assessor's hysteresis keeps state a published level may not show: a confirmation
-        that reached it in another order can change when a later level is released. So the
-        re-run keeps every assessor state an admissible order leads to that agrees with every
-        recorded level so far (a few at most: they branch only where two confirmations of the
-        window judge a belief differently), and takes the first that gives this one.
+        SPEC 5 v1.3: a raw assessment names the fix that confirmed it, so the assessor is
+        re-run with exactly that one, in belief order, with no search over orders of arrival;
+        whether the named fix is one the assessor can have had is EVIDENCE-v1's to judge on
+        the recorder's log times (ghost_verify.evidence).
         """
         pipeline = self.rederiver.pipeline
-        arrival = pipeline.arrival_confirmation(stamp_ns)
-        options = [arrival]
-        judged = {pipeline.confirms(stamp_ns, arrival)}
-        for confirmed in self.rederiver.confirmations(stamp_ns):
-            verdict = pipeline.confirms(stamp_ns, confirmed)
-            if verdict not in judged:
-                judged.add(verdict)
-                options.append(confirmed)
-        states = self._assessor_states or [pipeline.assessor_state()]
-        kept: dict[tuple[object, ...], AssessorState] = {}
-        chosen: tuple[BeliefSelfAssessment, AssessorState, bool] | None = None
-        for index, state in enumerate(states):
-            for confirmed in options:
-                pipeline.restore_assessor(state)
-                raw = pipeline.assess_pending(stamp_ns, confirmed)
-                if not _same_message(message, to_msg_dict(raw), raw):
-                    continue
-                after = pipeline.assessor_state()
-                kept.setdefault(after.future_key(), after)
-                if chosen is None:
-                    chosen = (raw, after, index > 0 or confirmed != arrival)
-        if chosen is None:  # no admissible order gives it: a difference
-            pipeline.restore_assessor(states[0])
-            raw = pipeline.assess_pending(stamp_ns, arrival)
-            self._assessor_states = [pipeline.assessor_state()]
-            return raw
-        raw, after, other_order = chosen
-        if other_order:
-            self.reordered['raw_assessment'] += 1
-        self._assessor_states = list(kept.values())[:_ASSESSOR_STATES]
-        pipeline.restore_assessor(after)
+        msg = message.msg
+        named: int | None = None
+        if msg.get('has_confirmation'):
+            stamp = msg.get('confirmation_stamp')
+            if isinstance(stamp, Mapping):
+                named = int(cast(int, stamp['sec'])) * 1_000_000_000 + int(
+                    cast(int, stamp['nanosec']))
+        raw = pipeline.assess_pending(stamp_ns, named)
+        self._assessor_states = [pipeline.assessor_state()]
         return raw
 
     def _impossible(self, cycle: CycleEvent,

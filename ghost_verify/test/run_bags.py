@@ -271,6 +271,10 @@ class ThresholdsChangedAt(Pipeline):
         self._switch_ns = stamp_ns
         self._changed = SelfAssessor(thresholds)
 
+    def observe(self, observation: Observation) -> None:
+        super().observe(observation)  # a fix is an input: both assessors have it
+        self._changed.observe(observation.stamp_ns, observation.position)
+
     def assess(self, belief: BeliefSample) -> BeliefSelfAssessment:
         if belief.stamp_ns >= self._switch_ns:
             return self._changed.assess(belief)

@@ -67,7 +67,8 @@ NO_REPLAY = (f'replay: not possible ({NO_CONFIGURATION})',
              'one)')
 #: Its warning line on such a bag.
 SELF_REPORTED = (
-    f"warning: self-reported parameters: {NO_CONFIGURATION} (Ghost's recorder writes it: ghost_run, ros2 launch ghost); -m, -k, -w not "
+    f"warning: self-reported parameters: {NO_CONFIGURATION} (Ghost's recorder writes it: "
+    "ghost_run, ros2 launch ghost); -m, -k, -w not "
     "given, so those parameters are the ones the agent's own messages claim (give them to "
     'judge with yours)')
 
