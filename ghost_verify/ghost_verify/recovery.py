@@ -30,6 +30,7 @@ from ghost_core.recovery import (
     RecoveryVerdict,
     VIOLATIONS_LISTED,
 )
+from ghost_core.run_configuration import ConfigurationTimeline
 from ghost_core.samples import BeliefSample, Observation
 
 from .bag import resolve_bag
@@ -55,9 +56,11 @@ class RecoveryReport:
     #: Why the property could not be judged (no configuration, no inputs, …); '' when judged.
     not_applicable_reason: str
     verdict: RecoveryVerdict | None = None
-    #: R, from the start configuration (a recorded change may set another from its stamp).
+    #: R, from the start configuration.
     recovery_time_ns: int | None = None
     input_topics: tuple[tuple[str, str], ...] = ()
+    #: Each recorded change of R: (the cycle stamp after which it is in force, the new R).
+    recovery_changes: tuple[tuple[int, int], ...] = ()
 
     property_version: ClassVar[str] = RECOVERY_VERSION
 
@@ -88,6 +91,8 @@ class RecoveryReport:
         if verdict is None:
             return f'{name}: not applicable ({self.not_applicable_reason})'
         r = '' if self.recovery_time_ns is None else f'; R = {_seconds(self.recovery_time_ns)}'
+        r += ''.join(f', then {_seconds(value)} after {after} ns'
+                     for after, value in self.recovery_changes)
         if verdict.violations_total:
             first = verdict.violations[0]
             return (f'{name}: VIOLATED ({verdict.violations_total} of '
@@ -117,6 +122,8 @@ class RecoveryReport:
             'holds': self.holds,
             'vacuous': self.vacuous,
             'recovery_time_ns': self.recovery_time_ns,
+            'recovery_changes': [{'after_stamp_ns': after, 'recovery_time_ns': value}
+                                 for after, value in self.recovery_changes],
             'input_topics': dict(self.input_topics),
             'beliefs': None if verdict is None else verdict.beliefs,
             'fixes': None if verdict is None else verdict.fixes,
@@ -262,4 +269,18 @@ class RecoveryChecker:
         if not verdict.beliefs:
             return RecoveryReport(f'the bag holds no belief on {topics["state"]}: the inputs '
                                   'were not recorded', input_topics=named)
-        return RecoveryReport('', verdict, recovery_time_ns(timeline.start.thresholds), named)
+        return RecoveryReport('', verdict, recovery_time_ns(timeline.start.thresholds), named,
+                              _recovery_changes(timeline))
+
+
+def _recovery_changes(timeline: ConfigurationTimeline) -> tuple[tuple[int, int], ...]:
+    """Every change of R the timeline holds, in force order: (after stamp, R)."""
+    found = []
+    current = recovery_time_ns(timeline.start.thresholds)
+    for change in timeline.changes:
+        value = recovery_time_ns(timeline.config_at(change.in_force_after_stamp_ns + 1)
+                                 .thresholds)
+        if value != current:
+            found.append((change.in_force_after_stamp_ns, value))
+            current = value
+    return tuple(found)

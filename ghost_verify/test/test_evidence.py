@@ -230,3 +230,23 @@ def test_a_second_start_part_with_other_values_is_refused(tmp_path: Path) -> Non
     parameters = load_run_parameters(bag)
     assert 'read-only parameter changed' in parameters.problem
     assert not verify_all(bag).holds
+
+
+def test_the_recovery_line_states_every_r_in_force() -> None:
+    """A recorded change of R is reported on the RECOVERY-v1 line, not hidden by the start's."""
+    from ghost_core.pipeline import PipelineConfig
+    from ghost_core.run_configuration import change_in_force, ConfigurationTimeline
+    from ghost_verify.recovery import _recovery_changes, RecoveryReport
+
+    start = PipelineConfig()
+    thresholds = start.to_dict()['thresholds']
+    assert isinstance(thresholds, dict)
+    changed = {**thresholds, 'hysteresis': {**thresholds['hysteresis'],
+                                            'recovery_bound_ns': 2_000_000_000}}
+    timeline = ConfigurationTimeline(start, [change_in_force(
+        '/self_assessor', 7_000_000_000, json.dumps({'thresholds': changed}))])
+    changes = _recovery_changes(timeline)
+    assert changes == ((7_000_000_000, 2_000_000_000),)
+    report = RecoveryReport('', None, 5_000_000_000, (), changes)
+    assert report.to_json()['recovery_changes'] == [
+        {'after_stamp_ns': 7_000_000_000, 'recovery_time_ns': 2_000_000_000}]
