@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import json
 from types import MappingProxyType
 
+from ghost_core import bounded_json
 from ghost_core.errors import ConfigError
 from ghost_core.pipeline import PipelineConfig
 
@@ -64,7 +65,7 @@ def change_in_force(node: str, in_force_after_stamp_ns: int, configuration: str,
     """
     where = f'configuration change of {node or "(no node)"} at log time {log_time_ns}'
     try:
-        section = json.loads(configuration)
+        section = bounded_json.loads(configuration)
     except ValueError as err:
         raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
     if not isinstance(section, dict) or not section:

@@ -6,10 +6,12 @@ import os
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from ghost_bag.manifest import MANIFEST_NAME
+
 from .bag import DEFAULT_CYCLE_WINDOW
 from .jobs import Pool, verify_split
 from .manifest import check_manifest, ManifestCheck
-from .run_parameters import load_run_parameters
+from .run_parameters import load_run_parameters, RunParameters
 from .single_pass import VerificationResult, verify_single_pass
 
 __all__ = ['verify_all']
@@ -62,9 +64,16 @@ def verify_all(
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
-    parameters = load_run_parameters(bag, min_outcomes=min_outcomes,
-                                     downgrade_threshold=downgrade_threshold,
-                                     window_size=window_size)
+    try:
+        parameters = load_run_parameters(bag, min_outcomes=min_outcomes,
+                                         downgrade_threshold=downgrade_threshold,
+                                         window_size=window_size)
+    except RecursionError:
+        # manifest.json nested too deeply for json (run_parameters reads it): a record that
+        # cannot be used, which fails the parameters check, never an internal fault.
+        parameters = RunParameters(None, min_outcomes, downgrade_threshold, window_size,
+                                   problem=f'{MANIFEST_NAME} cannot be read as JSON (nested '
+                                           'too deeply)')
     if jobs > 1:
         # The same checks, the bag split across processes (jobs.py: falls back to one pass
         # whenever a split could not give exactly its result).

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import pytest
 
 from ghost_core.cli import ExitCode
+from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.gate import GateAction, GateReason
 from ghost_core.gate_property import (
     CitedActuationFacts,
@@ -51,6 +52,8 @@ SMOKE = scenario_traces('smoke')  # cycles 1-4 PROCEED, 5-10 HOLD
 STAMPS = [trace.stamp_ns for trace in SMOKE]
 #: Not ghost topics: the gate's own outputs (a twist, here) and the vehicle state.
 CMD_VEL = ('/cmd_vel', 'geometry_msgs/msg/Twist')
+#: How long after its actuation's log time a PASSED record may be logged: timeout and bound.
+LOG_AGE_LIMIT = 500_000_000 + TRANSPORT_BOUND_NS
 
 
 def _twist_entries() -> list[Entry]:
@@ -221,9 +224,13 @@ def test_each_fault_of_a_gate_record_is_its_violation_at_that_record(
 
 
 def test_an_actuation_no_longer_held_is_out_of_reach_not_a_pass(tmp_path: Path) -> None:
-    """A second gate whose first record cites a cycle long delivered: not checked, failed."""
-    late = STAMPS[-1] + 50_000_000
-    stray = replace(gate_records(SMOKE[:1])[0], gate='/uav2/ghost/gate', stamp_ns=late,
+    """A second gate whose first record cites a cycle long delivered: not checked, failed.
+
+    It passes cycle 2's PROCEED 450 ms after it, 150 ms after cycle 5's HOLD: fresh by the
+    recorder's clock (the timeout and the transport bound), so only the reach decides.
+    """
+    late = STAMPS[1] + 450_000_000
+    stray = replace(gate_records(SMOKE[1:2])[0], gate='/uav2/ghost/gate', stamp_ns=late,
                     actuation_received_ns=late - 1_000_000)
     bag = _bag(tmp_path / 'bag', [*gate_records(SMOKE), stray])
     assert verify_gate(bag).holds  # the default reach holds every cycle of this bag
@@ -240,9 +247,18 @@ def test_a_gate_stuck_on_its_last_actuation_is_still_judged_against_it(
     first = records[0]
     leaks = [replace(first, stamp_ns=stamp + 30_000_000) for stamp in STAMPS[1:]]
     report = _check(_bag(tmp_path / 'bag', [*records, *leaks]), reach=2, cycle_window=1)
-    # Received at 1.00001 s, timeout 0.5 s: fresh up to 1.43 s, stale from 1.53 s on.
-    assert _kinds(report) == {'actuation_stale': 5}
-    assert [v.record_stamp_ns for v in report.violations] == [r.stamp_ns for r in leaks[4:]]
+    # By its own account (received at 1.00001 s, timeout 0.5 s): fresh up to 1.43 s, stale
+    # from 1.53 s on. By the recorder's: logged more than the timeout and the transport
+    # bound after cycle 1's actuation, or more than the bound after cycle 5's HOLD.
+    logged = {trace.stamp_ns: entry.log_time_ns for trace in SMOKE
+              for entry in trace_entries([trace]) if entry.topic == '/actuations'}
+    stale = [r for r in leaks if r.stamp_ns - logged[STAMPS[0]] > LOG_AGE_LIMIT]
+    superseded = [r for r in leaks if r.stamp_ns - logged[STAMPS[4]] > TRANSPORT_BOUND_NS]
+    assert _kinds(report) == {'actuation_stale': 5, 'stale_in_log_time': len(stale),
+                              'superseded_by_conservative': len(superseded)}
+    assert len(stale) == 2 and len(superseded) == 3
+    assert [v.record_stamp_ns for v in report.violations
+            if v.kind is K.ACTUATION_STALE] == [r.stamp_ns for r in leaks[4:]]
 
 
 def test_records_logged_before_the_actuation_they_cite_are_judged_alike(
