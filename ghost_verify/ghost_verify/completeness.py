@@ -12,7 +12,8 @@ from typing import ClassVar
 
 from ghost_core.properties import JsonValue
 
-from .events import CycleEvent, GhostTopicKind, OrderViolation, OrderViolationKind
+from .events import CycleEvent, GhostTopicKind
+from .log_order import OrderViolation, OrderViolationKind
 from .unverifiable import (
     absorb_cuts,
     CycleCuts,
@@ -103,7 +104,7 @@ class CompletenessReport:
             first_order = self.order_violations[0]
             counts = ', '.join(f'{count} {kind.value}' for kind, count in self.order_counts)
             found.append(f'{counts}, the first at {first_order.cycle_stamp_ns} ns: '
-                         f'{first_order.stream.value} {first_order.detail}')
+                         f'{first_order.detail}')
         return f'cycles: VIOLATED ({complete}/{self.cycles_seen} complete; {"; ".join(found)})'
 
 

@@ -40,13 +40,12 @@ from .events import (
     GateRecord,
     GhostMessage,
     GhostTopicKind,
-    OrderViolation,
-    OrderViolationKind,
     Rationale,
     rationale_of,
     raw_assessment_of,
     RawAssessment,
 )
+from .log_order import OrderViolation, OrderViolationKind
 
 __all__ = ['DEFAULT_CYCLE_WINDOW', 'MESSAGES_PER_CYCLE', 'group_cycles', 'group_events']
 
@@ -119,7 +118,7 @@ class _CycleBuilder:
             views = self.rationales
         else:
             views = self.actuations
-        return [(view.log_time_ns, view.message.topic) for view in views]
+        return [(view.message.log_time_ns, view.message.topic) for view in views]
 
     def build(self) -> CycleEvent:
         """The cycle, with its order violations (causal order and floods) added."""
@@ -134,8 +133,8 @@ class _CycleBuilder:
                     log_ns, topic = early[0]
                     self.found.append(OrderViolation(
                         self.stamp_ns, OrderViolationKind.OUT_OF_CAUSAL_ORDER, kind, topic,
-                        log_ns, earliest, f'logged {earliest - log_ns} ns before the '
-                        f'{cause.value} of its cycle'))
+                        log_ns, earliest, f'{kind.value} logged {earliest - log_ns} ns before '
+                        f'the {cause.value} of its cycle'))
         for kind in _CYCLE_KINDS:
             count = self.counts.get(kind, 0)
             if count > MESSAGES_PER_CYCLE:
@@ -224,7 +223,7 @@ class _Order:
             return OrderViolation(
                 message.stamp_ns, OrderViolationKind.ACTUATION_OUT_OF_ORDER, message.kind,
                 message.topic, message.log_time_ns, newest[1],
-                f'logged after the actuation of the newer cycle {newest[0]} ns')
+                f'actuation logged after the actuation of the newer cycle {newest[0]} ns')
         return None
 
     def late(self, message: GhostMessage, open_cycles: dict[int, _CycleBuilder],
@@ -243,8 +242,8 @@ class _Order:
         if count == MESSAGES_PER_CYCLE + 1:
             return OrderViolation(
                 stamp_ns, OrderViolationKind.CYCLE_FLOOD, message.kind, message.topic,
-                message.log_time_ns, count, f'more than {MESSAGES_PER_CYCLE} messages after '
-                'its cycle was closed')
+                message.log_time_ns, count, f'more than {MESSAGES_PER_CYCLE} messages of its '
+                'cycle after it was closed')
         closed = self.closed.get(stamp_ns)
         if closed is not None and message.kind in closed[0]:
             replayed = self.replayed(message, self.next_first_log(stamp_ns, open_cycles))

@@ -15,7 +15,8 @@ from ghost_bag.errors import BagFormatError
 from ghost_bag.mcap_read import BagFileDigest, ReadError, ReadErrorKind
 from ghost_core.hashing import content_address
 from ghost_core.msg_fields import MESSAGE_FIELDS
-from ghost_core.properties import JsonValue
+
+from .log_order import OrderViolation
 
 __all__ = [
     'COMPUTED',
@@ -30,8 +31,6 @@ __all__ = [
     'GateRecord',
     'GhostMessage',
     'GhostTopicKind',
-    'OrderViolation',
-    'OrderViolationKind',
     'RawAssessment',
     'Rationale',
     'ReadError',
@@ -161,11 +160,6 @@ class View:
         """The message's header.stamp: the cycle stamp (a gate record's: when it was sent)."""
         return self.message.stamp_ns
 
-    @property
-    def log_time_ns(self) -> int:
-        """When the recorder logged the message (the one clock the verifier trusts)."""
-        return self.message.log_time_ns
-
 
 @dataclass(frozen=True, slots=True)
 class RawAssessment(View):
@@ -250,54 +244,12 @@ class GateRecord(View):
         return self.message.topic
 
 
-class OrderViolationKind(StrEnum):
-    """Why the recorder's log times contradict how a cycle's messages were made (cycles.py)."""
-
-    #: A message logged more than the transport bound before an input of its own cycle.
-    OUT_OF_CAUSAL_ORDER = 'out_of_causal_order'
-    #: A second copy of a cycle's message, logged more than the transport bound after a
-    #: later cycle's first message (or after its own cycle was closed).
-    REPLAYED_MESSAGE = 'replayed_message'
-    #: An actuation logged after an actuation of a newer cycle.
-    ACTUATION_OUT_OF_ORDER = 'actuation_out_of_order'
-    #: More messages of one stream in one cycle than the reader keeps (MESSAGES_PER_CYCLE).
-    CYCLE_FLOOD = 'cycle_flood'
-
-
-@dataclass(frozen=True, slots=True)
-class OrderViolation:
-    """One contradiction between a cycle's messages and the recorder's log times.
-
-    `stream` is the message's stream, logged at `log_time_ns` on `topic`; `reference_ns` is
-    the log time it contradicts (its input's, the later cycle's first message, the newer
-    actuation's; for a flood, how many messages the stream had); `detail` says which.
-    """
-
-    cycle_stamp_ns: int
-    kind: OrderViolationKind
-    stream: GhostTopicKind
-    topic: str
-    log_time_ns: int
-    reference_ns: int
-    detail: str
-
-    def to_json(self) -> dict[str, JsonValue]:
-        """Return the violation as a JSON object."""
-        return {'cycle_stamp_ns': self.cycle_stamp_ns, 'kind': self.kind.value,
-                'stream': self.stream.value, 'topic': self.topic,
-                'log_time_ns': self.log_time_ns, 'reference_ns': self.reference_ns,
-                'detail': self.detail}
-
-
 @dataclass(frozen=True, slots=True)
 class CycleEvent:
     """Every ghost message that carries one cycle stamp, in stream order per stream.
 
-    On a well-formed bag each tuple holds at most one message; duplicates are kept (up to
-    cycles.MESSAGES_PER_CYCLE per stream) so that the judges can decide what to do with
-    them (see docs/properties.md). `order_violations` are the reader's findings on the log
-    times (cycles.py): this cycle's, and those of any message the reader met since the
-    cycle before was yielded that belongs to a closed cycle.
+    On a well-formed bag each tuple holds at most one message; duplicates are kept (at most
+    cycles.MESSAGES_PER_CYCLE per stream); `order_violations`: see ``log_order``.
     """
 
     stamp_ns: int

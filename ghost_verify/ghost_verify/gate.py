@@ -14,13 +14,12 @@ actuation for an hour is still judged against the one it had). A record citing a
 actuation than that is judged ``actuation_out_of_reach``: not checked is not passing.
 
 Freshness (G3) is judged with the configured timeout (``timeout_ns``: the command_gate's
-declared default, ``ghost_core.gate.DEFAULT_TIMEOUT_S``, unless the caller has the run's
-configured one), never the record's own, and by the recorder's clock: a PASSED record also
-waits until an actuation logged no earlier than itself has been delivered, so that the first
-newer actuation it must not pass (a HOLD, a LAND, ...) is known when it is judged. The
-earliest logged of the newer ones that may not pass is kept per cycle for the last
-``reach`` (at least GATE_REACH) cycles that have one, about 100 bytes each; a record citing an
-actuation older than those is long stale by the recorder's clock.
+declared default ``ghost_core.gate.DEFAULT_TIMEOUT_S`` unless the caller has the run's),
+never the record's own, and by the recorder's clock: a PASSED record also waits until an
+actuation logged no earlier than itself is delivered, so that the first newer actuation it
+must not pass (a HOLD, a LAND, ...) is known. Per cycle that has one, the earliest logged
+of those is kept for the last ``reach`` (at least GATE_REACH) such cycles, about 100 bytes
+each; a record citing an older actuation is long stale by the recorder's clock.
 """
 
 from __future__ import annotations
@@ -234,7 +233,7 @@ class GateChecker:
         if not needs_chain:
             self._add(GATE_V1.judge(record, latest_cited_ns=latest_before,
                                     timeout_ns=self._timeout_ns,
-                                    record_log_time_ns=record.log_time_ns))
+                                    record_log_time_ns=record.message.log_time_ns))
         elif self._ready(record):
             self._judge_chained(record, latest_before)
         else:
@@ -250,7 +249,7 @@ class GateChecker:
         # it is (the actuations of one emitter are logged in stamp order: cycles.py).
         return (self._delivered_up_to > record.actuation_stamp_ns
                 and self._delivered_log_ns is not None
-                and self._delivered_log_ns >= record.log_time_ns)
+                and self._delivered_log_ns >= record.message.log_time_ns)
 
     def update(self, cycle: CycleEvent) -> None:
         """Take one delivered cycle's actuations; judge the records that waited for it."""
@@ -260,9 +259,9 @@ class GateChecker:
         if cycle.actuations:
             self._recent[cycle.stamp_ns] = tuple(
                 CitedActuationView(item.decision_kind, item.command_kind,
-                                   item.rationale_sha256, item.log_time_ns)
+                                   item.rationale_sha256, item.message.log_time_ns)
                 for item in cycle.actuations)
-            latest_log = max(item.log_time_ns for item in cycle.actuations)
+            latest_log = max(item.message.log_time_ns for item in cycle.actuations)
             if self._delivered_log_ns is None or latest_log > self._delivered_log_ns:
                 self._delivered_log_ns = latest_log
             self._keep_blocking(cycle)
@@ -287,8 +286,8 @@ class GateChecker:
                     if not may_pass(item.decision_kind, item.command_kind)]
         if not blocking:
             return
-        first = min(blocking, key=lambda item: item.log_time_ns)
-        self._blocking.append(NewerActuation(cycle.stamp_ns, first.log_time_ns,
+        first = min(blocking, key=lambda item: item.message.log_time_ns)
+        self._blocking.append(NewerActuation(cycle.stamp_ns, first.message.log_time_ns,
                                              first.decision_kind, first.command_kind))
         self._blocking_stamps.append(cycle.stamp_ns)
         keep = max(self._reach, GATE_REACH)
@@ -306,9 +305,9 @@ class GateChecker:
         first = self._blocking[index] if index < len(self._blocking) else None
         for position in range(index, len(self._blocking)):
             item = self._blocking[position]
-            if record.log_time_ns - item.log_time_ns > TRANSPORT_BOUND_NS:
+            if record.message.log_time_ns - item.log_time_ns > TRANSPORT_BOUND_NS:
                 return item
-            if item.log_time_ns >= record.log_time_ns:
+            if item.log_time_ns >= record.message.log_time_ns:
                 break
         return first
 
@@ -368,7 +367,7 @@ class GateChecker:
         newer = self._newer_blocking(record) if record.action == GateAction.PASSED else None
         self._add(GATE_V1.judge(record, cited, lookup=lookup, latest_cited_ns=latest_before,
                                 timeout_ns=self._timeout_ns,
-                                record_log_time_ns=record.log_time_ns, newer=newer))
+                                record_log_time_ns=record.message.log_time_ns, newer=newer))
 
     def _add(self, violations: Sequence[GateViolation]) -> None:
         for violation in violations:

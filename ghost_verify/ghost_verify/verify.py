@@ -64,16 +64,7 @@ def verify_all(
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
-    try:
-        parameters = load_run_parameters(bag, min_outcomes=min_outcomes,
-                                         downgrade_threshold=downgrade_threshold,
-                                         window_size=window_size)
-    except RecursionError:
-        # manifest.json nested too deeply for json (run_parameters reads it): a record that
-        # cannot be used, which fails the parameters check, never an internal fault.
-        parameters = RunParameters(None, min_outcomes, downgrade_threshold, window_size,
-                                   problem=f'{MANIFEST_NAME} cannot be read as JSON (nested '
-                                           'too deeply)')
+    parameters = _run_parameters(bag, min_outcomes, downgrade_threshold, window_size)
     if jobs > 1:
         # The same checks, the bag split across processes (jobs.py: falls back to one pass
         # whenever a split could not give exactly its result).
@@ -81,3 +72,19 @@ def verify_all(
                             manifest=manifest, strict=strict, pool=pool, replay=replay)
     return verify_single_pass(bag, manifest, parameters, cycle_window=cycle_window,
                               strict=strict, replay=replay)
+
+
+def _run_parameters(bag: str | os.PathLike[str], min_outcomes: int | None,
+                    downgrade_threshold: int | None, window_size: int | None) -> RunParameters:
+    """Return ``load_run_parameters``; a manifest.json nested too deeply cannot be used.
+
+    That fails the parameters check; it is never an internal fault.
+    """
+    try:
+        return load_run_parameters(bag, min_outcomes=min_outcomes,
+                                   downgrade_threshold=downgrade_threshold,
+                                   window_size=window_size)
+    except RecursionError:  # json's, in run_parameters.load_run_config
+        return RunParameters(None, min_outcomes, downgrade_threshold, window_size,
+                             problem=f'{MANIFEST_NAME} cannot be read as JSON (nested too '
+                                     'deeply)')

@@ -19,8 +19,8 @@ import shutil
 from typing import Any
 
 from ghost_verify_test.bags import (
-    gate_msg,
     GATE,
+    gate_msg,
     GateRecordView,
     MISSION_VELOCITY,
     MSG_DIR,
@@ -260,7 +260,7 @@ def test_an_actuation_logged_before_its_rationale_is_out_of_causal_order(
     code, lines = verify(bag, keys[1])
     assert code == ExitCode.VIOLATED
     report = verify_all(bag).completeness
-    assert [(item.kind.value, item.cycle_stamp_ns, item.stream.value)
+    assert [(item.kind.value, item.cycle_stamp_ns, str(item.stream))
             for item in report.order_violations] == [
         ('out_of_causal_order', third.stamp_ns, 'actuation')]
     assert 'before the rationale of its cycle' in line_of(lines, 'cycles:')

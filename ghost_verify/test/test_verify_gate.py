@@ -29,13 +29,15 @@ import pytest
 
 from ghost_core.cli import ExitCode
 from ghost_core.evidence import TRANSPORT_BOUND_NS
-from ghost_core.gate import GateAction, GateReason
+from ghost_core.gate import GateAction, GateReason, may_pass
 from ghost_core.gate_property import (
     CitedActuationFacts,
     CitedActuationView,
+    DEFAULT_TIMEOUT_NS,
     GateRecordFacts,
     GateViolation,
     judge_gate,
+    NewerActuation,
 )
 from ghost_core.gate_property import GateViolationKind as K
 from ghost_core.levels import DecisionKind
@@ -53,7 +55,7 @@ STAMPS = [trace.stamp_ns for trace in SMOKE]
 #: Not ghost topics: the gate's own outputs (a twist, here) and the vehicle state.
 CMD_VEL = ('/cmd_vel', 'geometry_msgs/msg/Twist')
 #: How long after its actuation's log time a PASSED record may be logged: timeout and bound.
-LOG_AGE_LIMIT = 500_000_000 + TRANSPORT_BOUND_NS
+LOG_AGE_LIMIT = DEFAULT_TIMEOUT_NS + TRANSPORT_BOUND_NS
 
 
 def _twist_entries() -> list[Entry]:
@@ -352,12 +354,25 @@ def judge_gate_records(
     records: Iterable[GateRecordFacts],
     actuations: Mapping[int, Sequence[CitedActuationFacts]],
 ) -> tuple[GateViolation, ...]:
-    """The reference: every record judged in the order its gate sent it, every cycle held."""
+    """The reference: every record judged in the order its gate sent it, every cycle held.
+
+    By the recorder's clock too: each record logged at its stamp (as ``gate_entry`` writes
+    it), each actuation when its bag entry is, the newer one that may not pass the earliest
+    logged.
+    """
     latest: dict[str, int] = {}
     found: list[GateViolation] = []
     for record in records:
+        blocking = [NewerActuation(stamp, item.log_time_ns, item.decision_kind,
+                                   item.command_kind)
+                    for stamp, items in actuations.items() if stamp > record.actuation_stamp_ns
+                    for item in items if item.log_time_ns is not None
+                    and not may_pass(item.decision_kind, item.command_kind)]
         found.extend(judge_gate(record, actuations.get(record.actuation_stamp_ns, ()),
-                                latest_cited_ns=latest.get(record.gate)))
+                                latest_cited_ns=latest.get(record.gate),
+                                record_log_time_ns=record.stamp_ns,
+                                newer=min(blocking, key=lambda item: item.log_time_ns,
+                                          default=None)))
         if record.has_actuation:
             latest[record.gate] = max(latest.get(record.gate, record.actuation_stamp_ns),
                                       record.actuation_stamp_ns)
@@ -365,9 +380,11 @@ def judge_gate_records(
 
 
 def _reference(records: Sequence[GateRecordView]) -> Counter[tuple[int, str, K]]:
+    logged = {entry.stamp_ns: entry.log_time_ns for entry in trace_entries(SMOKE)
+              if entry.topic == '/actuations'}
     actuations = {trace.stamp_ns: (CitedActuationView(
         trace.result.emission.decision.kind, trace.result.emission.command.kind,
-        trace.result.emission.rationale_sha256),) for trace in SMOKE}
+        trace.result.emission.rationale_sha256, logged[trace.stamp_ns]),) for trace in SMOKE}
     return Counter((v.record_stamp_ns, v.gate, v.kind)
                    for v in judge_gate_records(records, actuations))
 
