@@ -16,12 +16,14 @@ import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from .errors import BagFormatError, BagNotFoundError
 
-__all__ = ['BagLayout', 'display_name', 'MAX_CHUNK_SIZE', 'name_in_bag', 'one_line',
-           'resolve_bag']
+__all__ = ['BagLayout', 'display_name', 'MAX_CHUNK_SIZE', 'MAX_METADATA_BYTES', 'name_in_bag',
+           'one_line', 'resolve_bag']
 
 #: rosbags (0.11) closes an MCAP chunk once it holds more than 1 MiB; a writer can only ask
 #: for smaller chunks (a smaller chunk loses less data if the writing process dies).
 MAX_CHUNK_SIZE = 1 << 20
+#: The largest metadata.yaml read (rosbag2 writes a few kilobytes; one per file and topic).
+MAX_METADATA_BYTES = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +174,14 @@ def _files_from_metadata(
     bag: Path, metadata: Path
 ) -> tuple[tuple[Path, ...], tuple[str, ...], int | None]:
     try:
+        size = metadata.stat().st_size
+        if size > MAX_METADATA_BYTES:
+            raise BagFormatError(f'{metadata}: {size} bytes, more than the '
+                                 f'{MAX_METADATA_BYTES} a rosbag2 metadata.yaml is read up to')
         text = metadata.read_text(encoding='utf-8')
         document = yaml.safe_load(text)
+    except RecursionError as err:
+        raise BagFormatError(f'{metadata}: cannot be read as YAML: nested too deeply') from err
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise BagFormatError(f'{metadata}: cannot be read as YAML: {one_line(err)}') from err
     info = document.get('rosbag2_bagfile_information') if isinstance(document, dict) else None

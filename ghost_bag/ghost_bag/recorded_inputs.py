@@ -31,6 +31,7 @@ from ghost_core.wire import parse_vehicle_status
 
 from .cdr import compile_decoder, DictDecoder
 from .errors import BagError, InputBagError
+from .installed import GHOST_PACKAGE, installed_definition_problems
 from .layout import one_line, resolve_bag
 
 __all__ = ['InputBagError', 'InputMessage', 'OBSERVATION_TYPE', 'STATE_TYPE', 'STATUS_TYPE',
@@ -118,7 +119,8 @@ def read_file_inputs(
                                                             schema.data)
                 try:
                     decoded = decode(message.data)
-                except (struct.error, ValueError, IndexError) as err:
+                except (struct.error, ValueError, IndexError, TypeError, KeyError,
+                        RecursionError) as err:
                     raise InputBagError(f'{path}: {channel.topic} message at log time '
                                         f'{message.log_time} cannot be decoded: '
                                         f'{one_line(err) or type(err).__name__}') from err
@@ -142,12 +144,24 @@ def read_file_inputs(
 
 
 def _decoder(path: Path, topic: str, schema_name: str, schema_data: bytes) -> DictDecoder:
-    """The decoder of one input channel, from the schema the bag embeds for it."""
+    """The decoder of one input channel, from the schema the bag embeds for it.
+
+    A ghost_interfaces input (the vehicle status) must be the installed definition
+    (``ghost_bag.installed``); InputBagError says what differs, or why the schema cannot be
+    read.
+    """
     try:
-        return compile_decoder(schema_name, schema_data.decode('utf-8'))
+        text = schema_data.decode('utf-8')
+        different = (installed_definition_problems(schema_name, text)
+                     if schema_name.startswith(f'{GHOST_PACKAGE}/') else ())
+        decoder = None if different else compile_decoder(schema_name, text)
     except Exception as err:  # noqa: BLE001 - the schema parser raises many kinds of error
         raise InputBagError(f'{path}: the schema of {topic} ({schema_name}) cannot be read: '
                             f'{one_line(err) or type(err).__name__}') from err
+    if decoder is None:
+        raise InputBagError(f'{path}: the schema of {topic} is not the installed '
+                            f'ghost_interfaces definition: {"; ".join(different)}')
+    return decoder
 
 
 def _why(path: Path, err: Exception) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 import os
+import struct
 from typing import Any
 
 from mcap.exceptions import McapError
@@ -18,6 +19,7 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
 from .errors import BagError
+from .installed import GHOST_PACKAGE, installed_definition_problems
 from .layout import resolve_bag
 
 __all__ = ['read_typed', 'TypedMessage']
@@ -37,12 +39,19 @@ def read_typed(bag: str | os.PathLike[str], type_names: frozenset[str],
                what: str) -> Iterator[TypedMessage]:
     """Yield the bag's messages of `type_names` in log-time order (files in rosbag2 order).
 
-    Raises BagError naming the file and `what` was being read when a file cannot be read.
+    Raises BagError naming the file and `what` was being read when a file cannot be read, a
+    payload cannot be decoded (truncated, malformed, nested too deep) or a ghost_interfaces
+    schema is not the installed definition (``ghost_bag.installed``).
     """
     for path in resolve_bag(bag).files:
         try:
             yield from _file_messages(path, type_names)
-        except (OSError, McapError, ValueError, EOFError, KeyError) as err:
+        except BagError as err:
+            raise BagError(f'{path}: {what} cannot be read: {err}') from err
+        except RecursionError as err:
+            raise BagError(f'{path}: {what} cannot be read: nested too deeply') from err
+        except (OSError, McapError, ValueError, EOFError, KeyError, IndexError, TypeError,
+                AttributeError, struct.error) as err:
             raise BagError(f'{path}: {what} cannot be read: '
                            f'{" ".join(str(err).split()) or type(err).__name__}') from err
 
@@ -67,10 +76,32 @@ def _file_messages(path: os.PathLike[str], type_names: frozenset[str]) -> Iterat
                 continue
             decode = decoders.get(schema.id)
             if decode is None:
-                found = factory.decoder_for(channel.message_encoding, schema)
+                found = _decoder(factory, channel.topic, channel.message_encoding, schema)
                 if found is None:
                     raise ValueError(f'{channel.topic}: no decoder for encoding '
                                      f'{channel.message_encoding!r}')
                 decode = decoders[schema.id] = found
             yield TypedMessage(message.log_time, channel.topic, schema.name,
                                decode(message.data))
+
+
+def _decoder(factory: DecoderFactory, topic: str, encoding: str,
+             schema: Any) -> Callable[[bytes], Any] | None:
+    """Return a channel's decoder (None: no decoder for its encoding).
+
+    BagError when its schema cannot be parsed, or a ghost_interfaces schema is not the
+    installed definition.
+    """
+    try:
+        problems: tuple[str, ...] = ()
+        if schema.name.startswith(f'{GHOST_PACKAGE}/'):
+            problems = installed_definition_problems(schema.name, schema.data.decode('utf-8'))
+        found: Callable[[bytes], Any] | None = (
+            None if problems else factory.decoder_for(encoding, schema))
+    except Exception as err:  # noqa: BLE001 - the schema parser raises many kinds of error
+        raise BagError(f'{topic}: the schema ({schema.name}) cannot be parsed: '
+                       f'{" ".join(str(err).split()) or type(err).__name__}') from err
+    if problems:
+        raise BagError(f'{topic}: the embedded schema is not the installed ghost_interfaces '
+                       f'definition: {"; ".join(problems)}')
+    return found

@@ -24,6 +24,7 @@ from enum import IntEnum, StrEnum
 from ghost_core.levels import ActuatorCommandKind, DecisionKind
 
 __all__ = [
+    'DEFAULT_TIMEOUT_S',
     'GateAction',
     'GateReason',
     'GateVerdict',
@@ -35,6 +36,11 @@ __all__ = [
     'may_pass',
     'vehicle_command_for',
 ]
+
+#: The command_gate's ``timeout_s`` unless configured (its declaration in
+#: ghost_nodes.node_parameters uses this value; GATE-v1 judges with it when the run's
+#: configuration record does not hold the gate's).
+DEFAULT_TIMEOUT_S = 0.5
 
 #: MAVLink / px4_msgs VehicleCommand command ids.
 VEHICLE_CMD_NAV_RETURN_TO_LAUNCH = 20

@@ -14,6 +14,12 @@ precondition is about the bag, not a cycle: a bag without gate records is "not a
 Records and actuations are seen through the read-only protocols below (the verifier brings
 its bag events), as the cycle judges do. Times are integer nanoseconds.
 
+Nothing the gate says about itself decides freshness (SPEC §5, amendments v1.3): the judge is
+given the configured timeout (not the record's ``timeout_s``, which must equal it) and the
+recorder's log times of the record, of the actuation it cites and of the first newer
+actuation the gate must not pass; ``ghost_core.evidence.TRANSPORT_BOUND_NS`` is the one
+tolerance between two log times.
+
 One cohesive job, kept in one module: the GATE-v1 judge (its catalogue, its facts, its rules).
 """
 
@@ -25,7 +31,9 @@ from enum import StrEnum
 import math
 from typing import Protocol
 
+from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.gate import (
+    DEFAULT_TIMEOUT_S,
     GateAction,
     is_fresh,
     may_pass,
@@ -37,6 +45,7 @@ from ghost_core.levels import ActuatorCommandKind, DecisionKind
 from ghost_core.properties import JsonValue, kind_name, ObservedValue
 
 __all__ = [
+    'DEFAULT_TIMEOUT_NS',
     'GATE_V1',
     'GATE_VERSION',
     'VEHICLE_COMMANDS',
@@ -47,6 +56,7 @@ __all__ = [
     'GateRecordFacts',
     'GateViolation',
     'GateViolationKind',
+    'NewerActuation',
     'RecordProperty',
     'is_hold',
     'judge_gate',
@@ -69,8 +79,11 @@ class GateViolationKind(StrEnum):
     ACTUATION_OUT_OF_REACH = 'actuation_out_of_reach'        # G1, G6 (not checked)
     PASSED_NOT_PROCEED = 'passed_not_proceed'                # G2
     KINDS_MISMATCH = 'kinds_mismatch'                        # G2, G6
-    ACTUATION_STALE = 'actuation_stale'                      # G3
+    ACTUATION_STALE = 'actuation_stale'                      # G3 (by its own account)
+    STALE_IN_LOG_TIME = 'stale_in_log_time'                  # G3 (by the recorder's clock)
+    SUPERSEDED_BY_CONSERVATIVE = 'superseded_by_conservative'  # G3 (by the recorder's clock)
     INVALID_TIMEOUT = 'invalid_timeout'                      # G3
+    TIMEOUT_MISMATCH = 'timeout_mismatch'                    # G3
     ACTUATION_WENT_BACKWARDS = 'actuation_went_backwards'    # G4
     HELD_OUTPUT_MOVES = 'held_output_moves'                  # G5
     INVALID_VEHICLE_COMMAND = 'invalid_vehicle_command'      # G6
@@ -205,7 +218,11 @@ class GateRecordFacts(Protocol):
 
 
 class CitedActuationFacts(Protocol):
-    """What the judge reads of a recorded actuation: its decision, command and chain claim."""
+    """What the judge reads of a recorded actuation: its decision, command and chain claim.
+
+    And when the recorder logged it (None: not known to the caller; the verifier always
+    knows it).
+    """
 
     @property
     def decision_kind(self) -> int:
@@ -222,6 +239,11 @@ class CitedActuationFacts(Protocol):
         """``A_t.rationale_sha256``."""
         ...
 
+    @property
+    def log_time_ns(self) -> int | None:
+        """The recorder's log time of the actuation."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class CitedActuationView:
@@ -230,6 +252,21 @@ class CitedActuationView:
     decision_kind: int
     command_kind: int
     rationale_sha256: str
+    log_time_ns: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewerActuation:
+    """An actuation newer (by stamp) than the one a record cites, as the recorder logged it."""
+
+    stamp_ns: int
+    log_time_ns: int
+    decision_kind: int
+    command_kind: int
+
+
+#: The configured timeout when the run's configuration does not give the gate's.
+DEFAULT_TIMEOUT_NS = round(DEFAULT_TIMEOUT_S * 1e9)
 
 
 def timeout_ns_of(timeout_s: float) -> int | None:
@@ -256,6 +293,9 @@ def judge_gate(
     *,
     lookup: CitedLookup = CitedLookup.RECORDED,
     latest_cited_ns: int | None = None,
+    timeout_ns: int = DEFAULT_TIMEOUT_NS,
+    record_log_time_ns: int | None = None,
+    newer: NewerActuation | None = None,
 ) -> tuple[GateViolation, ...]:
     """Judge one gate record against GATE-v1; return the violations (maybe none).
 
@@ -263,7 +303,14 @@ def judge_gate(
     `lookup` is RECORDED); `latest_cited_ns` is the newest actuation stamp an earlier record
     of the same gate cited (None before the first). G4 is judged on every record that cites
     an actuation; then by action: PASSED G1-G3, HELD G5, VEHICLE_COMMAND G6, any other G0.
+
+    G3 is judged with `timeout_ns`, the configured timeout (the record's ``timeout_s`` must
+    equal it), and, given the recorder's log time of the record (`record_log_time_ns`), by
+    the recorder's clock: the cited actuation's log time (`cited` items' ``log_time_ns``)
+    and `newer`, the earliest logged actuation newer than the cited one that may not pass.
     """
+    if timeout_ns <= 0:
+        raise ValueError(f'the configured gate timeout must be positive, got {timeout_ns} ns')
     judged = _Judged(record)
     if (record.has_actuation and latest_cited_ns is not None
             and record.actuation_stamp_ns < latest_cited_ns):
@@ -271,6 +318,7 @@ def judge_gate(
                    ('latest_cited_ns', latest_cited_ns))
     if record.action == GateAction.PASSED:
         _judge_passed(judged, cited, lookup)
+        _judge_fresh(judged, cited, timeout_ns, record_log_time_ns, newer)
     elif record.action == GateAction.HELD:
         if not is_hold(record):
             judged.add(GateViolationKind.HELD_OUTPUT_MOVES, 'G5',
@@ -295,6 +343,9 @@ class GateJudge(Protocol):
         *,
         lookup: CitedLookup = CitedLookup.RECORDED,
         latest_cited_ns: int | None = None,
+        timeout_ns: int = DEFAULT_TIMEOUT_NS,
+        record_log_time_ns: int | None = None,
+        newer: NewerActuation | None = None,
     ) -> tuple[GateViolation, ...]:
         """Judge one record."""
         ...
@@ -386,14 +437,54 @@ def _judge_passed(
     elif not may_pass(record.decision_kind, record.command_kind):
         # No recorded actuation to judge by: the gate's own account still condemns it.
         judged.add(GateViolationKind.PASSED_NOT_PROCEED, 'G2')
-    timeout_ns = timeout_ns_of(record.timeout_s)
-    if timeout_ns is None:
+
+
+def _judge_fresh(
+    judged: _Judged,
+    cited: Sequence[CitedActuationFacts],
+    timeout_ns: int,
+    record_log_time_ns: int | None,
+    newer: NewerActuation | None,
+) -> None:
+    """G3 on a PASSED record: the configured timeout, the gate's account, the recorder's."""
+    record = judged.record
+    if not record.has_actuation:
+        return
+    claimed_ns = timeout_ns_of(record.timeout_s)
+    if claimed_ns is None:
         judged.add(GateViolationKind.INVALID_TIMEOUT, 'G3', ('timeout_s', repr(record.timeout_s)))
-    elif not is_fresh(record.actuation_received_ns, record.stamp_ns, timeout_ns):
+    elif claimed_ns != timeout_ns:
+        judged.add(GateViolationKind.TIMEOUT_MISMATCH, 'G3',
+                   ('timeout_s', repr(record.timeout_s)), ('timeout_ns', timeout_ns))
+    if not is_fresh(record.actuation_received_ns, record.stamp_ns, timeout_ns):
+        # Its own account condemns it (it cannot acquit it: the recorder's clock does).
         judged.add(GateViolationKind.ACTUATION_STALE, 'G3',
                    ('actuation_received_ns', record.actuation_received_ns),
                    ('age_ns', record.stamp_ns - record.actuation_received_ns),
                    ('timeout_ns', timeout_ns))
+    if record_log_time_ns is None:
+        return
+    logged = [item.log_time_ns for item in cited
+              if item.rationale_sha256 == record.rationale_sha256 and item.log_time_ns is not None]
+    if logged:
+        # The first copy: a later one (a replay) does not make the actuation any younger.
+        first = min(logged)
+        age_ns = record_log_time_ns - first
+        if age_ns > timeout_ns + TRANSPORT_BOUND_NS:
+            judged.add(GateViolationKind.STALE_IN_LOG_TIME, 'G3',
+                       ('record_log_time_ns', record_log_time_ns),
+                       ('actuation_log_time_ns', first), ('log_age_ns', age_ns),
+                       ('timeout_ns', timeout_ns), ('transport_bound_ns', TRANSPORT_BOUND_NS))
+    if (newer is not None and newer.stamp_ns > record.actuation_stamp_ns
+            and not may_pass(newer.decision_kind, newer.command_kind)
+            and record_log_time_ns - newer.log_time_ns > TRANSPORT_BOUND_NS):
+        judged.add(GateViolationKind.SUPERSEDED_BY_CONSERVATIVE, 'G3',
+                   ('record_log_time_ns', record_log_time_ns),
+                   ('newer_actuation_stamp_ns', newer.stamp_ns),
+                   ('newer_actuation_log_time_ns', newer.log_time_ns),
+                   ('newer_decision_kind', kind_name(DecisionKind, newer.decision_kind)),
+                   ('newer_command_kind', kind_name(ActuatorCommandKind, newer.command_kind)),
+                   ('transport_bound_ns', TRANSPORT_BOUND_NS))
 
 
 def _judge_vehicle_command(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import json
 from types import MappingProxyType
 
+from ghost_core import bounded_json
 from ghost_core.errors import ConfigError
 from ghost_core.pipeline import PipelineConfig
 
@@ -64,8 +65,8 @@ def change_in_force(node: str, in_force_after_stamp_ns: int, configuration: str,
     """
     where = f'configuration change of {node or "(no node)"} at log time {log_time_ns}'
     try:
-        section = json.loads(configuration)
-    except (ValueError, RecursionError) as err:
+        section = bounded_json.loads(configuration)
+    except ValueError as err:
         raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
     if not isinstance(section, dict) or not section:
         raise ConfigError(f'{where}: configuration must be a non-empty JSON object')
@@ -107,8 +108,8 @@ def configuration_from_records(
         where = (f'configuration record of {record.node or "(no node)"} at log time '
                  f'{record.log_time_ns}')
         try:
-            section = json.loads(record.configuration)
-        except (ValueError, RecursionError) as err:
+            section = bounded_json.loads(record.configuration)
+        except ValueError as err:
             raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
         if not isinstance(section, dict) or not section:
             raise ConfigError(f'{where}: configuration must be a non-empty JSON object')

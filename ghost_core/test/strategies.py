@@ -428,6 +428,8 @@ class GateRecordView:
     twist_linear: tuple[float, ...] = (0.0, 0.0, 0.0)
     twist_angular: tuple[float, ...] = (0.0, 0.0, 0.0)
     vehicle_command: int = 0
+    #: When the recorder logged it (None: not recorded; the judge then uses none).
+    log_time_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -447,7 +449,8 @@ def gate_runs(draw: st.DrawFn, max_actuations: int = 8, max_outputs: int = 24) -
     Actuations (any decision, any command) arrive in cycle order, each a little after its
     cycle; outputs happen at drawn times, from before the first actuation to long after the
     last (stale). Holds are zero velocity (NaN on some axes: not controlled) or a zero twist;
-    passed outputs carry any mission velocity.
+    passed outputs carry any mission velocity. The recorder logs every actuation and record
+    when the gate receives or sends it.
     """
     timeout_ns = draw(st.integers(10_000_000, 1_000_000_000))
     mode = draw(st.sampled_from(['px4', 'twist']))
@@ -457,8 +460,8 @@ def gate_runs(draw: st.DrawFn, max_actuations: int = 8, max_outputs: int = 24) -
         stamp = 1_000_000_000 + index * 100_000_000
         decision, command = draw(decision_kinds), draw(command_kinds)
         sha = f'{index + 1:064x}'
-        actuations[stamp] = (CitedActuationView(decision, command, sha),)
         arrival = stamp + draw(st.integers(0, 50_000_000))
+        actuations[stamp] = (CitedActuationView(decision, command, sha, arrival),)
         received.append((arrival, stamp, LatestActuation(decision, command, arrival), sha))
     end = 1_000_000_000 + (max_actuations + 1) * 100_000_000 + 2 * timeout_ns
     times = sorted(draw(st.lists(st.integers(900_000_000, end), max_size=max_outputs)))
@@ -476,7 +479,7 @@ def gate_runs(draw: st.DrawFn, max_actuations: int = 8, max_outputs: int = 24) -
         record = GateRecordView(
             gate='/ghost/gate', stamp_ns=now, action=verdict.action, reason=verdict.reason,
             mode=mode, timeout_s=timeout_ns / 1e9, velocity=velocity, twist_linear=twist,
-            vehicle_command=verdict.vehicle_command)
+            vehicle_command=verdict.vehicle_command, log_time_ns=now)
         if latest:
             _, stamp, actuation, sha = latest[-1]
             record = replace(record, has_actuation=True, actuation_stamp_ns=stamp,

@@ -11,15 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
+from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.gate import GateAction, GateReason, may_pass
 from ghost_core.gate_property import (
     CitedActuationFacts,
     CitedActuationView,
     CitedLookup,
+    DEFAULT_TIMEOUT_NS,
     GATE_V1,
-    GateRecordFacts,
     GateViolation,
     judge_gate,
+    NewerActuation,
     timeout_ns_of,
 )
 from ghost_core.gate_property import GateViolationKind as K
@@ -50,16 +52,34 @@ LANDING = replace(HELD, action=GateAction.VEHICLE_COMMAND, reason=GateReason.LAN
                   output_topic='/fmu/in/vehicle_command', decision_kind=D.ENGAGE_LAND,
                   command_kind=C.LAND, vehicle_command=21)
 
+def first_blocking_after(
+    stamp_ns: int, actuations: Mapping[int, Sequence[CitedActuationFacts]],
+) -> NewerActuation | None:
+    """The earliest logged actuation newer than `stamp_ns` that may not pass (None: none)."""
+    newer = [NewerActuation(stamp, item.log_time_ns, item.decision_kind, item.command_kind)
+             for stamp, items in actuations.items() if stamp > stamp_ns for item in items
+             if item.log_time_ns is not None
+             and not may_pass(item.decision_kind, item.command_kind)]
+    return min(newer, key=lambda item: item.log_time_ns, default=None)
+
+
 def judge_gate_records(
-    records: Iterable[GateRecordFacts],
+    records: Iterable[GateRecordView],
     actuations: Mapping[int, Sequence[CitedActuationFacts]],
+    timeout_ns: int = DEFAULT_TIMEOUT_NS,
 ) -> tuple[GateViolation, ...]:
-    """The reference: every record judged in the order its gate sent it, every cycle held."""
+    """The reference: every record judged in the order its gate sent it, every cycle held.
+
+    With the recorder's log times of the records and actuations, when they have them.
+    """
     latest: dict[str, int] = {}
     found: list[GateViolation] = []
     for record in records:
         found.extend(judge_gate(record, actuations.get(record.actuation_stamp_ns, ()),
-                                latest_cited_ns=latest.get(record.gate)))
+                                latest_cited_ns=latest.get(record.gate),
+                                timeout_ns=timeout_ns, record_log_time_ns=record.log_time_ns,
+                                newer=first_blocking_after(record.actuation_stamp_ns,
+                                                           actuations)))
         if record.has_actuation:
             latest[record.gate] = max(latest.get(record.gate, record.actuation_stamp_ns),
                                       record.actuation_stamp_ns)
@@ -167,8 +187,83 @@ def test_each_record_gets_exactly_the_violations_of_its_faults(
     assert all(violation.record_stamp_ns == record.stamp_ns for violation in found)
 
 
+#: The actuations as the recorder logged them: cited at CYCLE, a newer HOLD 100 ms later.
+PROCEED_LOGGED = replace(PROCEED, log_time_ns=RECEIVED)
+NEWER_HOLD = NewerActuation(CYCLE + 100_000_000, CYCLE + 110_000_000, D.HOLD, C.HOLD_POSITION)
+#: The latest a PASSED record may be logged after its actuation: the timeout and the bound.
+LOG_AGE_LIMIT = DEFAULT_TIMEOUT_NS + TRANSPORT_BOUND_NS
+
+# (name, record, cited, the judge's keyword arguments, the kinds expected): G3 by the
+# configured timeout and the recorder's clock, whatever the record says of itself.
+LOG_CASES = [
+    ('passes_when_logged_fresh', PASSED, (PROCEED_LOGGED,),
+     {'record_log_time_ns': SENT}, set()),
+    ('passes_logged_at_the_timeout_and_the_bound', PASSED, (PROCEED_LOGGED,),
+     {'record_log_time_ns': RECEIVED + LOG_AGE_LIMIT}, set()),
+    ('passed_logged_one_ns_past_the_timeout_and_the_bound', PASSED, (PROCEED_LOGGED,),
+     {'record_log_time_ns': RECEIVED + LOG_AGE_LIMIT + 1}, {K.STALE_IN_LOG_TIME}),
+    ('passed_claiming_a_fresh_receive_of_an_old_actuation',
+     replace(PASSED, stamp_ns=SENT + 900_000_000, actuation_received_ns=SENT + 890_000_000),
+     (PROCEED_LOGGED,), {'record_log_time_ns': SENT + 900_000_000}, {K.STALE_IN_LOG_TIME}),
+    ('passed_on_a_replayed_copy_of_an_old_actuation', PASSED,
+     (PROCEED_LOGGED, replace(PROCEED_LOGGED, log_time_ns=SENT + 900_000_000)),
+     {'record_log_time_ns': SENT + 900_000_000}, {K.STALE_IN_LOG_TIME}),
+    ('passed_claiming_a_timeout_of_a_million_seconds',
+     replace(PASSED, stamp_ns=RECEIVED + 600_000_000, timeout_s=1e6), (PROCEED,), {},
+     {K.TIMEOUT_MISMATCH, K.ACTUATION_STALE}),
+    ('passed_with_the_configured_timeout_not_the_default', replace(PASSED, timeout_s=2.0),
+     (PROCEED,), {'timeout_ns': 2_000_000_000}, set()),
+    ('passed_with_the_default_where_another_is_configured', PASSED, (PROCEED,),
+     {'timeout_ns': 2_000_000_000}, {K.TIMEOUT_MISMATCH}),
+    ('passed_through_a_newer_hold', PASSED, (PROCEED_LOGGED,),
+     {'record_log_time_ns': NEWER_HOLD.log_time_ns + TRANSPORT_BOUND_NS + 1,
+      'newer': NEWER_HOLD}, {K.SUPERSEDED_BY_CONSERVATIVE}),
+    ('passed_within_the_bound_of_a_newer_hold', PASSED, (PROCEED_LOGGED,),
+     {'record_log_time_ns': NEWER_HOLD.log_time_ns + TRANSPORT_BOUND_NS,
+      'newer': NEWER_HOLD}, set()),
+    ('passed_before_a_newer_hold', PASSED, (PROCEED_LOGGED,),
+     {'record_log_time_ns': SENT, 'newer': NEWER_HOLD}, set()),
+    ('passed_on_a_proceed_with_a_newer_proceed', PASSED, (PROCEED_LOGGED,),
+     {'record_log_time_ns': SENT + 200_000_000,
+      'newer': replace(NEWER_HOLD, decision_kind=D.PROCEED, command_kind=C.CONTINUE_MISSION)},
+     set()),
+    ('held_through_a_newer_hold', HELD, (), {'record_log_time_ns': SENT + 900_000_000,
+                                            'newer': NEWER_HOLD}, set()),
+]
+
+
+@pytest.mark.parametrize('name,record,cited,options,expected', LOG_CASES,
+                         ids=[case[0] for case in LOG_CASES])
+def test_freshness_is_judged_by_the_configured_timeout_and_the_recorders_clock(
+    name: str, record: GateRecordView, cited: tuple[CitedActuationView, ...],
+    options: dict[str, object], expected: set[K],
+) -> None:
+    found = judge_gate(record, cited, **options)  # type: ignore[arg-type]
+    assert {violation.kind for violation in found} == expected
+    assert all(violation.postcondition == 'G3' for violation in found)
+
+
+def test_a_replayed_or_superseded_pass_names_the_log_times() -> None:
+    (stale,) = judge_gate(PASSED, (PROCEED_LOGGED,),
+                          record_log_time_ns=RECEIVED + LOG_AGE_LIMIT + 1)
+    observed = dict(stale.observed)
+    assert (observed['actuation_log_time_ns'], observed['log_age_ns'],
+            observed['transport_bound_ns']) == (RECEIVED, LOG_AGE_LIMIT + 1, TRANSPORT_BOUND_NS)
+    (superseded,) = judge_gate(PASSED, (PROCEED_LOGGED,), newer=NEWER_HOLD,
+                               record_log_time_ns=SENT + 400_000_000)
+    observed = dict(superseded.observed)
+    assert (observed['newer_actuation_stamp_ns'], observed['newer_decision_kind'],
+            observed['newer_command_kind']) == (NEWER_HOLD.stamp_ns, 'HOLD', 'HOLD_POSITION')
+
+
+def test_the_configured_timeout_must_be_positive() -> None:
+    with pytest.raises(ValueError, match='must be positive'):
+        judge_gate(PASSED, (PROCEED,), timeout_ns=0)
+
+
 def test_the_cases_cover_every_violation_kind() -> None:
-    assert set().union(*(case[5] for case in CASES)) == set(K)
+    kinds = set().union(*(case[5] for case in CASES), *(case[4] for case in LOG_CASES))
+    assert kinds == set(K)
 
 
 def test_a_violation_reports_the_record_and_the_values_seen() -> None:
@@ -224,8 +319,12 @@ def test_gate_v1_is_a_record_property_with_this_judge() -> None:
 @settings(max_examples=300, deadline=None)
 @given(gate_runs())
 def test_a_gate_that_follows_its_rule_always_holds_gate_v1(run: GateRun) -> None:
-    """Whatever it received and whenever it sent, gate_verdict's outputs hold GATE-v1."""
-    assert judge_gate_records(run.records, run.actuations) == ()
+    """Whatever it received and whenever it sent, gate_verdict's outputs hold GATE-v1.
+
+    Judged by its configured timeout and the recorder's log times (the moments it received
+    and sent each message).
+    """
+    assert judge_gate_records(run.records, run.actuations, run.timeout_ns) == ()
 
 
 #: What GATE-v1 says of a record the rule held, had the gate passed the mission instead.
@@ -252,10 +351,18 @@ def test_a_gate_that_leaks_one_mission_output_fails_gate_v1(
     leaked = replace(run.records[index], action=GateAction.PASSED, reason=GateReason.PROCEED,
                      velocity=(3.0, 0.0, 0.0), vehicle_command=0)
     records = [*run.records[:index], leaked, *run.records[index + 1:]]
-    found = judge_gate_records(records, run.actuations)
+    found = judge_gate_records(records, run.actuations, run.timeout_ns)
     expected = {LEAK[run.records[index].reason]}
     if leaked.has_actuation and not may_pass(leaked.decision_kind, leaked.command_kind):
         expected.add(K.PASSED_NOT_PROCEED)  # a stale hold, passed: stale and not PROCEED
+    if leaked.has_actuation and leaked.log_time_ns is not None:
+        (cited,) = run.actuations[leaked.actuation_stamp_ns]
+        assert cited.log_time_ns is not None
+        if leaked.log_time_ns - cited.log_time_ns > run.timeout_ns + TRANSPORT_BOUND_NS:
+            expected.add(K.STALE_IN_LOG_TIME)  # by the recorder's clock too
+        newer = first_blocking_after(leaked.actuation_stamp_ns, run.actuations)
+        if newer is not None and leaked.log_time_ns - newer.log_time_ns > TRANSPORT_BOUND_NS:
+            expected.add(K.SUPERSEDED_BY_CONSERVATIVE)
     assert {violation.kind for violation in found} == expected
     assert {violation.record_stamp_ns for violation in found} == {leaked.stamp_ns}
 
@@ -273,6 +380,6 @@ def test_a_hold_that_moves_fails_gate_v1(run: GateRun, data: st.DataObject, spee
     changed = replace(run.records[index], **(
         {'velocity': moving} if data.draw(st.booleans()) else {'twist_angular': moving}))
     records = [*run.records[:index], changed, *run.records[index + 1:]]
-    found = judge_gate_records(records, run.actuations)
+    found = judge_gate_records(records, run.actuations, run.timeout_ns)
     assert [(v.record_stamp_ns, v.kind) for v in found] == [
         (changed.stamp_ns, K.HELD_OUTPUT_MOVES)]

@@ -34,15 +34,19 @@ what each exit code means here (the last line of verify_all says VERIFIED or NOT
      its start or end, and histories whose evidence starts before the bag, are listed as
      unverifiable, not failures (--strict: exit 1).
   1  a verdict does not hold: a property violated, a chain link broken or missing, a cycle
-     incomplete, a history or a policy not matching what was recorded, a gate record failing
-     GATE-v1, a recorded message differing from the one re-derived from the inputs, the
+     incomplete or logged out of order (replayed, flooded), a history or a policy not
+     matching what was recorded, a recorded configuration that cannot be used, a gate
+     record failing GATE-v1, a recorded message differing from the one re-derived from the
+     inputs, the
      signed manifest not verifying (--public-key), or part of the bag unreadable (the
      verdicts then cover what was read; a note says what was not).
   2  usage error: a bad option or value, an output that cannot be written, an unreadable
      --public-key.
   3  the input is not a Ghost bag it can read: not a bag (a PX4 ULog: run ghost_import
      first), no ghost message readable at all, no ghost topics, a ghost schema it does not
-     read, or a message after its cycle left the --cycle-window.
+     read or that is not the installed ghost_interfaces definition, a metadata.yaml too
+     large or nested too deeply, or a message after its cycle left the --cycle-window.
+  4  internal fault; with several bags, that bag's line says exit 4 and the others go on.
 """
 
 _BAG_HELP = ('a rosbag2 directory (metadata.yaml + .mcap files, read in the listed order) '

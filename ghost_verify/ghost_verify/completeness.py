@@ -1,4 +1,9 @@
-"""Cycle completeness: every cycle the bag shows a trace of carries its whole hash chain."""
+"""Cycle completeness: every cycle the bag shows a trace of carries its whole hash chain.
+
+The cycles check also reports what the reader found wrong with the order of a cycle's
+messages by the recorder's log times (``CycleEvent.order_violations``, cycles.py): causal
+order, replayed copies, actuations out of order, floods. One line, ``cycles:``.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import ClassVar
 from ghost_core.properties import JsonValue
 
 from .events import CycleEvent, GhostTopicKind
+from .log_order import OrderViolation, OrderViolationKind
 from .unverifiable import (
     absorb_cuts,
     CycleCuts,
@@ -18,6 +24,7 @@ from .unverifiable import (
 )
 
 __all__ = [
+    'ORDER_LISTED_LIMIT',
     'REQUIRED_KINDS',
     'CompletenessChecker',
     'CompletenessReport',
@@ -25,6 +32,9 @@ __all__ = [
 ]
 
 # REQUIRED_KINDS (the four links of the chain) lives in unverifiable.py, which shares it.
+
+#: At most this many order violations (the first found) are listed; all are counted.
+ORDER_LISTED_LIMIT = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +68,25 @@ class CompletenessReport:
     cycles_seen: int
     incomplete_cycles: tuple[IncompleteCycle, ...]
     unverifiable: tuple[UnverifiableCycle, ...] = ()
+    #: Per kind, how many order violations the reader found (cycles.py).
+    order_counts: tuple[tuple[OrderViolationKind, int], ...] = ()
+    #: The first ORDER_LISTED_LIMIT of them, as found.
+    order_violations: tuple[OrderViolation, ...] = ()
 
     @property
     def holds(self) -> bool:
-        """True when every cycle seen is complete."""
-        return not self.incomplete_cycles
+        """True when every cycle seen is complete and its messages logged in order."""
+        return not self.incomplete_cycles and not self.order_counts
 
     def to_json(self) -> list[JsonValue]:
         """Return the incomplete cycles as a JSON list (the combined report's field)."""
         return [cycle.to_json() for cycle in self.incomplete_cycles]
+
+    def order_to_json(self) -> dict[str, JsonValue]:
+        """Return the order violations as a JSON object (the combined report's field)."""
+        return {'violation_counts': {kind.value: count for kind, count in self.order_counts},
+                'violations': [violation.to_json() for violation in self.order_violations],
+                'violations_listed_limit': ORDER_LISTED_LIMIT}
 
     def summary(self) -> str:
         """Return the one-line human verdict, e.g. ``cycles: 10/10 complete``."""
@@ -74,11 +94,19 @@ class CompletenessReport:
         if self.holds:
             cut = f', {len(self.unverifiable)} unverifiable' if self.unverifiable else ''
             return f'cycles: {complete}/{self.cycles_seen} complete{cut}'
-        first = self.incomplete_cycles[0]
-        missing = ', '.join(kind.value for kind in first.missing)
-        count = len(self.incomplete_cycles)
-        return (f'cycles: VIOLATED ({complete}/{self.cycles_seen} complete; {count} incomplete, '
-                f'the first at {first.cycle_stamp_ns} ns lacks {missing})')
+        found = []
+        if self.incomplete_cycles:
+            first = self.incomplete_cycles[0]
+            missing = ', '.join(kind.value for kind in first.missing)
+            found.append(f'{len(self.incomplete_cycles)} incomplete, the first at '
+                         f'{first.cycle_stamp_ns} ns lacks {missing}')
+        if self.order_counts:
+            first_order = self.order_violations[0]
+            counts = ', '.join(f'{count} {kind.value}' for kind, count in self.order_counts)
+            found.append(f'{counts}, the first at {first_order.cycle_stamp_ns} ns: '
+                         f'{first_order.detail}')
+        return f'cycles: VIOLATED ({complete}/{self.cycles_seen} complete; {"; ".join(found)})'
+
 
 
 @dataclass(slots=True)
@@ -92,12 +120,14 @@ class CompletenessChecker:
     #: only checkers whose state is exactly this, so a field added without absorbing it
     #: makes the verifier fall back to one pass instead of losing it.
     ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
-        'strict', '_seen', '_incomplete', '_cuts'})
+        'strict', '_seen', '_incomplete', '_cuts', '_order_counts', '_order_listed'})
 
     strict: bool = False
     _seen: int = 0
     _incomplete: list[IncompleteCycle] = field(default_factory=list)
     _cuts: CycleCuts = field(default_factory=CycleCuts)
+    _order_counts: dict[OrderViolationKind, int] = field(default_factory=dict)
+    _order_listed: list[OrderViolation] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._cuts = CycleCuts(strict=self.strict)
@@ -111,9 +141,17 @@ class CompletenessChecker:
         absorb_cuts(self._cuts, later._cuts)
         self._seen += later._seen
         self._incomplete.extend(later._incomplete)
+        for kind, count in later._order_counts.items():
+            self._order_counts[kind] = self._order_counts.get(kind, 0) + count
+        room = ORDER_LISTED_LIMIT - len(self._order_listed)
+        self._order_listed.extend(later._order_listed[:max(room, 0)])
 
     def update(self, cycle: CycleEvent) -> None:
         """Check one cycle (every cycle the reader yields has at least one ghost message)."""
+        for violation in cycle.order_violations:
+            self._order_counts[violation.kind] = self._order_counts.get(violation.kind, 0) + 1
+            if len(self._order_listed) < ORDER_LISTED_LIMIT:
+                self._order_listed.append(violation)
         for ready in self._cuts.feed(cycle):
             self._check(ready)
 
@@ -140,4 +178,7 @@ class CompletenessChecker:
         for ready in self._cuts.finish():
             self._check(ready)
         cut = self._cuts.unverifiable
-        return CompletenessReport(self._seen + len(cut), tuple(self._incomplete), cut)
+        return CompletenessReport(
+            self._seen + len(cut), tuple(self._incomplete), cut,
+            tuple(sorted(self._order_counts.items(), key=lambda item: item[0].value)),
+            tuple(self._order_listed))

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ghost_bag.cdr import compile_decoder, compile_json_decoder, DictDecoder, JsonDecoder
 from ghost_bag.errors import BagFormatError
+from ghost_bag.installed import installed_definition_problems
 from ghost_bag.layout import one_line
 
 from .errors import SchemaMismatchError
@@ -55,7 +56,9 @@ def compile_ghost_channel(where: str, topic: str, kind: GhostTopicKind, schema_n
     """Check a ghost channel's schema text and compile its decoders (`where` names it).
 
     Raises SchemaMismatchError when the schema does not define the fields the verifier
-    reads, BagFormatError when it cannot be parsed.
+    reads, or differs in any field from the installed ghost_interfaces definition
+    (``ghost_bag.installed``: a decoy layout would be decoded as another message), and
+    BagFormatError when it cannot be parsed.
     """
     problems = schema_problems(kind, schema_name, text)
     if problems:
@@ -67,11 +70,21 @@ def compile_ghost_channel(where: str, topic: str, kind: GhostTopicKind, schema_n
         )
     try:
         with quiet_parser():
+            different = installed_definition_problems(schema_name, text)
+            if different:
+                raise SchemaMismatchError(
+                    f'{where}: the embedded schema is not the installed ghost_interfaces '
+                    f'definition: {"; ".join(different)}. Its messages would be decoded as '
+                    'another layout; the verifier decodes Ghost messages with the installed '
+                    'definitions only (verify a bag of another ghost_interfaces version with '
+                    'that version)')
             decoder = compile_decoder(schema_name, text)
             hashing = None
             if kind in HASHED_KINDS:
                 # The canonical JSON (what is hashed) rendered in the decoding pass.
                 hashing = compile_json_decoder(schema_name, text, _HASHED_PARTS.get(kind, ()))
+    except SchemaMismatchError:
+        raise
     except Exception as err:  # noqa: BLE001 - schema text comes from the bag
         raise BagFormatError(f'{where}: schema cannot be parsed: {one_line(err)}') from err
     return GhostChannel(topic, full_type_name(schema_name), kind, decoder, hashing,

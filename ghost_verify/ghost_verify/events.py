@@ -16,6 +16,8 @@ from ghost_bag.mcap_read import BagFileDigest, ReadError, ReadErrorKind
 from ghost_core.hashing import content_address
 from ghost_core.msg_fields import MESSAGE_FIELDS
 
+from .log_order import OrderViolation
+
 __all__ = [
     'COMPUTED',
     'GHOST_SCHEMAS',
@@ -246,8 +248,8 @@ class GateRecord(View):
 class CycleEvent:
     """Every ghost message that carries one cycle stamp, in stream order per stream.
 
-    On a well-formed bag each tuple holds at most one message; duplicates are kept so that
-    the judges can decide what to do with them (see docs/properties.md).
+    On a well-formed bag each tuple holds at most one message; duplicates are kept (at most
+    cycles.MESSAGES_PER_CYCLE per stream); `order_violations`: see ``log_order``.
     """
 
     stamp_ns: int
@@ -257,6 +259,7 @@ class CycleEvent:
     calibrated: tuple[Calibrated, ...] = ()
     rationales: tuple[Rationale, ...] = ()
     actuations: tuple[Actuation, ...] = ()
+    order_violations: tuple[OrderViolation, ...] = ()
 
 
 _PATHS: dict[str, tuple[str, ...]] = {}

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 import threading
 import time
+import traceback
 from typing import Any, TYPE_CHECKING, TypeVar
 
 from ghost_bag.errors import BagError
@@ -39,6 +40,7 @@ __all__ = [
     'SchedulerError',
     'VerifyOptions',
     'verify_bag',
+    'verify_bag_or_fault',
     'verify_fleet',
 ]
 
@@ -185,6 +187,26 @@ def verify_bag(bag: str, options: VerifyOptions) -> BagVerdict:
                       result.completeness.cycles_seen, line, time.perf_counter() - started)
 
 
+def verify_bag_or_fault(bag: str, options: VerifyOptions) -> BagVerdict:
+    """:func:`verify_bag`, with an internal fault turned into that bag's verdict (exit 4).
+
+    For a fleet: one bag that trips a fault gets its own line, and the others are verified
+    (the traceback goes to ``$GHOST_FAULT_LOG`` when set, as ``ghost_core.cli.guarded`` does).
+    """
+    started = time.perf_counter()
+    try:
+        return verify_bag(bag, options)
+    except Exception as err:  # noqa: BLE001 - one bag's fault must not cost the others theirs
+        where = os.environ.get('GHOST_FAULT_LOG')
+        if where:
+            with open(where, 'a', encoding='utf-8') as log:
+                traceback.print_exc(file=log)
+        fault = f'internal fault ({type(err).__name__}: {_one_line(err)})'
+        return BagVerdict(bag, ExitCode.FAULT, (), (f'{options.prog}: error: {fault}',), None,
+                          0, f'{bag}: exit {int(ExitCode.FAULT)}: {fault}',
+                          time.perf_counter() - started)
+
+
 def _verdict(bag: str, result: VerificationResult, manifest_ok: bool, require_coverage: bool,
              lines: list[str]) -> tuple[int, str]:
     """The exit code of a verified bag and its one line (a coverage failure adds to `lines`)."""
@@ -242,12 +264,12 @@ def verify_fleet(
 
         workers = min(jobs, len(names))
         with make_pool(workers) as executor:
-            for verdict in executor.map(verify_bag, names, [options] * len(names)):
+            for verdict in executor.map(verify_bag_or_fault, names, [options] * len(names)):
                 collect(verdict)
     else:
         workers = 1
         for name in names:
-            collect(verify_bag(name, options))
+            collect(verify_bag_or_fault(name, options))
     return FleetRun(tuple(verdicts), time.perf_counter() - started, workers)
 
 
@@ -258,7 +280,7 @@ def _on_dask(names: Sequence[str], options: VerifyOptions, scheduler: str,
     # this command runs from.
     absolute = [str(Path(name).absolute()) for name in names]
     given = iter(names)
-    return map_on_dask(verify_bag, absolute, scheduler,
+    return map_on_dask(verify_bag_or_fault, absolute, scheduler,
                        lambda verdict: collect(_renamed(verdict, next(given))), options=options)
 
 

@@ -12,23 +12,35 @@ bounded: the actuations of the last `reach` delivered cycles are kept (GATE_REAC
 ``--cycle-window`` if larger), plus each gate's latest cited one (a gate stuck on a stale
 actuation for an hour is still judged against the one it had). A record citing an older
 actuation than that is judged ``actuation_out_of_reach``: not checked is not passing.
+
+Freshness (G3) is judged with the configured timeout (``timeout_ns``: the command_gate's
+declared default ``ghost_core.gate.DEFAULT_TIMEOUT_S`` unless the caller has the run's),
+never the record's own, and by the recorder's clock: a PASSED record also waits until an
+actuation logged no earlier than itself is delivered, so that the first newer actuation it
+must not pass (a HOLD, a LAND, ...) is known. Per cycle that has one, the earliest logged
+of those is kept for the last ``reach`` (at least GATE_REACH) such cycles, about 100 bytes
+each; a record citing an older actuation is long stale by the recorder's clock.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 import os
 
-from ghost_core.gate import GateAction
+from ghost_core.evidence import TRANSPORT_BOUND_NS
+from ghost_core.gate import GateAction, may_pass
 from ghost_core.gate_property import (
     CitedActuationView,
     CitedLookup,
+    DEFAULT_TIMEOUT_NS,
     GATE_V1,
     GATE_VERSION,
     GateViolation,
     GateViolationKind,
+    NewerActuation,
 )
 from ghost_core.properties import JsonValue
 
@@ -165,14 +177,25 @@ class GateChecker:
     """GATE-v1 over a bag's events: ``record`` and ``update`` as the reader yields them.
 
     ``record(gate_record)`` per gate record, in bag order; ``update(cycle)`` per cycle; then
-    ``result(info)``. `reach` is how many delivered cycles' actuations are kept.
+    ``result(info)``. `reach` is how many delivered cycles' actuations are kept;
+    `timeout_ns` the configured gate timeout G3 is judged with.
     """
 
-    def __init__(self, *, strict: bool = False, reach: int = GATE_REACH) -> None:
+    def __init__(self, *, strict: bool = False, reach: int = GATE_REACH,
+                 timeout_ns: int = DEFAULT_TIMEOUT_NS) -> None:
         if reach < 1:
             raise ValueError(f'reach must be at least 1, got {reach}')
+        if timeout_ns < 1:
+            raise ValueError(f'timeout_ns must be at least 1, got {timeout_ns}')
         self._strict = strict
         self._reach = reach
+        self._timeout_ns = timeout_ns
+        # Per delivered cycle that has one, in stamp order: its earliest logged actuation
+        # that may not pass (stamps apart for bisect).
+        self._blocking: list[NewerActuation] = []
+        self._blocking_stamps: list[int] = []
+        # The greatest log time of the actuations delivered so far.
+        self._delivered_log_ns: int | None = None
         # The actuations of the last `reach` delivered cycles that have some, oldest first,
         # and those of older cycles some gate still cites as its latest.
         self._recent: OrderedDict[int, tuple[CitedActuationView, ...]] = OrderedDict()
@@ -208,12 +231,25 @@ class GateChecker:
         needs_chain = record.has_actuation and record.action in (
             GateAction.PASSED, GateAction.VEHICLE_COMMAND)
         if not needs_chain:
-            self._add(GATE_V1.judge(record, latest_cited_ns=latest_before))
-        elif (self._delivered_up_to is None
-              or record.actuation_stamp_ns > self._delivered_up_to):
-            self._pending.append((record, latest_before))
-        else:
+            self._add(GATE_V1.judge(record, latest_cited_ns=latest_before,
+                                    timeout_ns=self._timeout_ns,
+                                    record_log_time_ns=record.message.log_time_ns))
+        elif self._ready(record):
             self._judge_chained(record, latest_before)
+        else:
+            self._pending.append((record, latest_before))
+
+    def _ready(self, record: GateRecord) -> bool:
+        """True once the cited cycle is delivered (and, for PASSED, every actuation before it)."""
+        if self._delivered_up_to is None or record.actuation_stamp_ns > self._delivered_up_to:
+            return False
+        if record.action != GateAction.PASSED:
+            return True
+        # The newer actuations logged before the record are delivered once one logged after
+        # it is (the actuations of one emitter are logged in stamp order: cycles.py).
+        return (self._delivered_up_to > record.actuation_stamp_ns
+                and self._delivered_log_ns is not None
+                and self._delivered_log_ns >= record.message.log_time_ns)
 
     def update(self, cycle: CycleEvent) -> None:
         """Take one delivered cycle's actuations; judge the records that waited for it."""
@@ -223,7 +259,12 @@ class GateChecker:
         if cycle.actuations:
             self._recent[cycle.stamp_ns] = tuple(
                 CitedActuationView(item.decision_kind, item.command_kind,
-                                   item.rationale_sha256) for item in cycle.actuations)
+                                   item.rationale_sha256, item.message.log_time_ns)
+                for item in cycle.actuations)
+            latest_log = max(item.message.log_time_ns for item in cycle.actuations)
+            if self._delivered_log_ns is None or latest_log > self._delivered_log_ns:
+                self._delivered_log_ns = latest_log
+            self._keep_blocking(cycle)
             while len(self._recent) > self._reach:
                 stamp_ns, actuations = self._recent.popitem(last=False)
                 if stamp_ns in self._latest.values():
@@ -233,11 +274,42 @@ class GateChecker:
         if self._pending:
             waiting = []
             for record, latest_before in self._pending:
-                if record.actuation_stamp_ns <= cycle.stamp_ns:
+                if self._ready(record):
                     self._judge_chained(record, latest_before)
                 else:
                     waiting.append((record, latest_before))
             self._pending = waiting
+
+    def _keep_blocking(self, cycle: CycleEvent) -> None:
+        """Keep the cycle's earliest logged actuation that may not pass, if it has one."""
+        blocking = [item for item in cycle.actuations
+                    if not may_pass(item.decision_kind, item.command_kind)]
+        if not blocking:
+            return
+        first = min(blocking, key=lambda item: item.message.log_time_ns)
+        self._blocking.append(NewerActuation(cycle.stamp_ns, first.message.log_time_ns,
+                                             first.decision_kind, first.command_kind))
+        self._blocking_stamps.append(cycle.stamp_ns)
+        keep = max(self._reach, GATE_REACH)
+        if len(self._blocking) > 2 * keep:
+            del self._blocking[:keep]
+            del self._blocking_stamps[:keep]
+
+    def _newer_blocking(self, record: GateRecord) -> NewerActuation | None:
+        """Return the first newer actuation than the cited one that may not pass.
+
+        The first logged before the record beyond the transport bound, else the first by
+        stamp (None: there is none).
+        """
+        index = bisect_right(self._blocking_stamps, record.actuation_stamp_ns)
+        first = self._blocking[index] if index < len(self._blocking) else None
+        for position in range(index, len(self._blocking)):
+            item = self._blocking[position]
+            if record.message.log_time_ns - item.log_time_ns > TRANSPORT_BOUND_NS:
+                return item
+            if item.log_time_ns >= record.message.log_time_ns:
+                break
+        return first
 
     def result(self, info: BagInfo) -> GateReport:
         """Return the frozen report for everything seen so far (this ends the stream)."""
@@ -292,7 +364,10 @@ class GateChecker:
             if len(self._unverifiable) < LISTED_LIMIT:
                 self._unverifiable.append(
                     UnverifiableRecord(record.stamp_ns, record.gate, stamp_ns))
-        self._add(GATE_V1.judge(record, cited, lookup=lookup, latest_cited_ns=latest_before))
+        newer = self._newer_blocking(record) if record.action == GateAction.PASSED else None
+        self._add(GATE_V1.judge(record, cited, lookup=lookup, latest_cited_ns=latest_before,
+                                timeout_ns=self._timeout_ns,
+                                record_log_time_ns=record.message.log_time_ns, newer=newer))
 
     def _add(self, violations: Sequence[GateViolation]) -> None:
         for violation in violations:
@@ -311,9 +386,11 @@ def verify_gate(
     *,
     cycle_window: int = DEFAULT_CYCLE_WINDOW,
     strict: bool = False,
+    timeout_ns: int = DEFAULT_TIMEOUT_NS,
 ) -> GateReport:
-    """Read the bag once and return its GATE-v1 report."""
-    checker = GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH))
+    """Read the bag once and return its GATE-v1 report (G3 judged with `timeout_ns`)."""
+    checker = GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH),
+                          timeout_ns=timeout_ns)
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     for event in ghost_bag.events():
         if isinstance(event, GateRecord):

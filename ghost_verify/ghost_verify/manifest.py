@@ -15,7 +15,6 @@ import base64
 import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
-import json
 import os
 from pathlib import Path
 from typing import cast
@@ -34,6 +33,7 @@ from ghost_bag.manifest import (
     SIGNATURE_ALGORITHM,
     signed_bytes,
 )
+from ghost_core import bounded_json
 from ghost_core.properties import JsonValue
 
 __all__ = ['ManifestCheck', 'chains_from_mcap', 'check_manifest', 'manifest_dir']
@@ -104,7 +104,7 @@ class ManifestCheck:
 def _parse(text: str) -> tuple[dict[str, JsonValue] | None, str]:
     """Return the manifest object and '' or None and what is wrong with it."""
     try:
-        document = json.loads(text)
+        document = bounded_json.loads(text)
     except ValueError as err:
         return None, f'{MANIFEST_NAME} is not JSON ({err})'
     if not isinstance(document, dict) or document.get('format') != MANIFEST_FORMAT:

@@ -229,6 +229,7 @@ class VerificationResult:
             'trace': self.trace.to_json(),
             'cycles_seen': self.completeness.cycles_seen,
             'incomplete_cycles': self.completeness.to_json(),
+            'cycle_order': self.completeness.order_to_json(),
             'history': self.history.to_json(),
             'conformance': self.conformance.to_json(),
             'gate': None if self.gate is None else self.gate.to_json(),

@@ -6,9 +6,11 @@ import os
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from ghost_bag.manifest import MANIFEST_NAME
+
 from .bag import DEFAULT_CYCLE_WINDOW
 from .manifest import check_manifest, ManifestCheck
-from .run_parameters import load_run_parameters
+from .run_parameters import load_run_parameters, RunParameters
 from .single_pass import VerificationResult, verify_single_pass
 
 __all__ = ['verify_all']
@@ -56,8 +58,22 @@ def verify_all(
     """
     if manifest is None:
         manifest = check_manifest(bag, public_key)
-    parameters = load_run_parameters(bag, min_outcomes=min_outcomes,
-                                     downgrade_threshold=downgrade_threshold,
-                                     window_size=window_size)
+    parameters = _run_parameters(bag, min_outcomes, downgrade_threshold, window_size)
     return verify_single_pass(bag, manifest, parameters, cycle_window=cycle_window,
                               strict=strict, replay=replay)
+
+
+def _run_parameters(bag: str | os.PathLike[str], min_outcomes: int | None,
+                    downgrade_threshold: int | None, window_size: int | None) -> RunParameters:
+    """Return ``load_run_parameters``; a manifest.json nested too deeply cannot be used.
+
+    That fails the parameters check; it is never an internal fault.
+    """
+    try:
+        return load_run_parameters(bag, min_outcomes=min_outcomes,
+                                   downgrade_threshold=downgrade_threshold,
+                                   window_size=window_size)
+    except RecursionError:  # json's, in run_parameters.load_run_config
+        return RunParameters(None, min_outcomes, downgrade_threshold, window_size,
+                             problem=f'{MANIFEST_NAME} cannot be read as JSON (nested too '
+                                     'deeply)')

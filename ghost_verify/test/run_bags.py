@@ -137,20 +137,24 @@ def run_messages(inputs: Sequence[RecordedInput], config: PipelineConfig,
                  topic_prefix: str = '') -> tuple[list[Written], list[CycleTrace]]:
     """The agent over `inputs`: every input and Ghost message, in the order recorded.
 
-    Each cycle's six messages follow the input that finished it, 1 µs apart.
+    Each cycle's six messages follow the input that finished it, 1 µs apart, and the
+    recorder's log times only increase (two inputs logged at one time finish their cycles
+    one after the other).
     """
     replay = Replay(config, idle_flush=True, pipeline=pipeline)
     written: list[Written] = []
     traces: list[CycleTrace] = []
+    next_free = [0]
 
     def emit(done: list[CycleTrace], log_ns: int) -> None:
-        offset = 1
+        logged = max(log_ns + 1000, next_free[0])
         for trace in done:
             traces.append(trace)
             for kind, msg in trace_messages(trace):
                 written.append(Written(topic_prefix + GHOST_TOPIC[kind], TYPE_NAMES[kind], msg,
-                                       log_ns + 1000 * offset, trace.stamp_ns))
-                offset += 1
+                                       logged, trace.stamp_ns))
+                logged += 1000
+        next_free[0] = max(next_free[0], logged)
 
     last = 0
     for item in inputs:

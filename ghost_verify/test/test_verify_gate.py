@@ -28,13 +28,16 @@ from hypothesis import strategies as st
 import pytest
 
 from ghost_core.cli import ExitCode
-from ghost_core.gate import GateAction, GateReason
+from ghost_core.evidence import TRANSPORT_BOUND_NS
+from ghost_core.gate import GateAction, GateReason, may_pass
 from ghost_core.gate_property import (
     CitedActuationFacts,
     CitedActuationView,
+    DEFAULT_TIMEOUT_NS,
     GateRecordFacts,
     GateViolation,
     judge_gate,
+    NewerActuation,
 )
 from ghost_core.gate_property import GateViolationKind as K
 from ghost_core.levels import DecisionKind
@@ -51,6 +54,8 @@ SMOKE = scenario_traces('smoke')  # cycles 1-4 PROCEED, 5-10 HOLD
 STAMPS = [trace.stamp_ns for trace in SMOKE]
 #: Not ghost topics: the gate's own outputs (a twist, here) and the vehicle state.
 CMD_VEL = ('/cmd_vel', 'geometry_msgs/msg/Twist')
+#: How long after its actuation's log time a PASSED record may be logged: timeout and bound.
+LOG_AGE_LIMIT = DEFAULT_TIMEOUT_NS + TRANSPORT_BOUND_NS
 
 #: Why a test bag has no configuration (no records in it, no manifest.json).
 _NONE = ('no start configuration is recorded in the bag, and no manifest.json: the run '
@@ -226,9 +231,13 @@ def test_each_fault_of_a_gate_record_is_its_violation_at_that_record(
 
 
 def test_an_actuation_no_longer_held_is_out_of_reach_not_a_pass(tmp_path: Path) -> None:
-    """A second gate whose first record cites a cycle long delivered: not checked, failed."""
-    late = STAMPS[-1] + 50_000_000
-    stray = replace(gate_records(SMOKE[:1])[0], gate='/uav2/ghost/gate', stamp_ns=late,
+    """A second gate whose first record cites a cycle long delivered: not checked, failed.
+
+    It passes cycle 2's PROCEED 450 ms after it, 150 ms after cycle 5's HOLD: fresh by the
+    recorder's clock (the timeout and the transport bound), so only the reach decides.
+    """
+    late = STAMPS[1] + 450_000_000
+    stray = replace(gate_records(SMOKE[1:2])[0], gate='/uav2/ghost/gate', stamp_ns=late,
                     actuation_received_ns=late - 1_000_000)
     bag = _bag(tmp_path / 'bag', [*gate_records(SMOKE), stray])
     assert verify_gate(bag).holds  # the default reach holds every cycle of this bag
@@ -245,9 +254,18 @@ def test_a_gate_stuck_on_its_last_actuation_is_still_judged_against_it(
     first = records[0]
     leaks = [replace(first, stamp_ns=stamp + 30_000_000) for stamp in STAMPS[1:]]
     report = _check(_bag(tmp_path / 'bag', [*records, *leaks]), reach=2, cycle_window=1)
-    # Received at 1.00001 s, timeout 0.5 s: fresh up to 1.43 s, stale from 1.53 s on.
-    assert _kinds(report) == {'actuation_stale': 5}
-    assert [v.record_stamp_ns for v in report.violations] == [r.stamp_ns for r in leaks[4:]]
+    # By its own account (received at 1.00001 s, timeout 0.5 s): fresh up to 1.43 s, stale
+    # from 1.53 s on. By the recorder's: logged more than the timeout and the transport
+    # bound after cycle 1's actuation, or more than the bound after cycle 5's HOLD.
+    logged = {trace.stamp_ns: entry.log_time_ns for trace in SMOKE
+              for entry in trace_entries([trace]) if entry.topic == '/actuations'}
+    stale = [r for r in leaks if r.stamp_ns - logged[STAMPS[0]] > LOG_AGE_LIMIT]
+    superseded = [r for r in leaks if r.stamp_ns - logged[STAMPS[4]] > TRANSPORT_BOUND_NS]
+    assert _kinds(report) == {'actuation_stale': 5, 'stale_in_log_time': len(stale),
+                              'superseded_by_conservative': len(superseded)}
+    assert len(stale) == 2 and len(superseded) == 3
+    assert [v.record_stamp_ns for v in report.violations
+            if v.kind is K.ACTUATION_STALE] == [r.stamp_ns for r in leaks[4:]]
 
 
 def test_records_logged_before_the_actuation_they_cite_are_judged_alike(
@@ -341,12 +359,25 @@ def judge_gate_records(
     records: Iterable[GateRecordFacts],
     actuations: Mapping[int, Sequence[CitedActuationFacts]],
 ) -> tuple[GateViolation, ...]:
-    """The reference: every record judged in the order its gate sent it, every cycle held."""
+    """The reference: every record judged in the order its gate sent it, every cycle held.
+
+    By the recorder's clock too: each record logged at its stamp (as ``gate_entry`` writes
+    it), each actuation when its bag entry is, the newer one that may not pass the earliest
+    logged.
+    """
     latest: dict[str, int] = {}
     found: list[GateViolation] = []
     for record in records:
+        blocking = [NewerActuation(stamp, item.log_time_ns, item.decision_kind,
+                                   item.command_kind)
+                    for stamp, items in actuations.items() if stamp > record.actuation_stamp_ns
+                    for item in items if item.log_time_ns is not None
+                    and not may_pass(item.decision_kind, item.command_kind)]
         found.extend(judge_gate(record, actuations.get(record.actuation_stamp_ns, ()),
-                                latest_cited_ns=latest.get(record.gate)))
+                                latest_cited_ns=latest.get(record.gate),
+                                record_log_time_ns=record.stamp_ns,
+                                newer=min(blocking, key=lambda item: item.log_time_ns,
+                                          default=None)))
         if record.has_actuation:
             latest[record.gate] = max(latest.get(record.gate, record.actuation_stamp_ns),
                                       record.actuation_stamp_ns)
@@ -354,9 +385,11 @@ def judge_gate_records(
 
 
 def _reference(records: Sequence[GateRecordView]) -> Counter[tuple[int, str, K]]:
+    logged = {entry.stamp_ns: entry.log_time_ns for entry in trace_entries(SMOKE)
+              if entry.topic == '/actuations'}
     actuations = {trace.stamp_ns: (CitedActuationView(
         trace.result.emission.decision.kind, trace.result.emission.command.kind,
-        trace.result.emission.rationale_sha256),) for trace in SMOKE}
+        trace.result.emission.rationale_sha256, logged[trace.stamp_ns]),) for trace in SMOKE}
     return Counter((v.record_stamp_ns, v.gate, v.kind)
                    for v in judge_gate_records(records, actuations))
 
