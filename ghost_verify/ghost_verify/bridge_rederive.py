@@ -195,7 +195,6 @@ class BridgeReport:
     inputs: tuple[tuple[str, int], ...] = ()
     streams: tuple[BridgeStream, ...] = ()
     config: Mapping[str, object] | None = None
-    dropped: tuple[tuple[str, int], ...] = field(default_factory=tuple)
 
     @property
     def possible(self) -> bool:
@@ -299,7 +298,6 @@ class BridgeReport:
             'unverifiable': self.unmatched,
             'first_difference': first,
             'streams': {stream.stream: stream.to_json() for stream in self.streams},
-            'dropped': dict(self.dropped),
         }
 
 
