@@ -9,11 +9,12 @@ With ``px4_bridge`` the recorder also records the bridge's PX4 inputs (/fmu/out/
 (SPEC 5 v1.3). One pass in log order judges each recorded output once, when the recorder's
 clock is ``TRANSPORT_BOUND_NS`` (ghost_core.evidence) past it:
 
-- its SourceSamples (same topic and stamp) must be in the bag and name the samples the bridge
-  reads for that output (``ghost_px4.bridge``: a belief its EKF2 sample and the sample of the
-  other kind held; a fix its GNSS sample and the local position of its frame; a status the
-  belief's sample and the status, land detector and mission result samples held), else
-  ``provenance_missing`` / a difference;
+- its SourceSamples (same topic and stamp; logged up to ``HELD_NS`` later, as the recorder
+  drains /source_samples, the busiest topic, behind the outputs) must be in the bag and name
+  the samples the bridge reads for that output (``ghost_px4.bridge``: a belief its EKF2
+  sample and the sample of the other kind held; a fix its GNSS sample and the local position
+  of its frame; a status the belief's sample and the status, land detector and mission result
+  samples held), else ``provenance_missing`` / a difference;
 - each named sample must be in the bag (``named_input_missing``) and logged no more than
   ``TRANSPORT_BOUND_NS`` after the output (``named_input_from_the_future``);
 - a held sample (everything but the output's own EKF2 or GNSS sample) must be at least as new
@@ -43,7 +44,8 @@ topics, and without it the check is reported not possible, with that reason.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 import importlib
 import os
@@ -84,6 +86,8 @@ VIOLATIONS = ('named_input_missing', 'named_input_from_the_future', 'input_claim
 #: How long a PX4 sample is kept for the outputs that may name it as their own (a GNSS fix the
 #: bridge took from its queue late): an output naming one the recorder logged longer before
 #: is ``named_input_missing``. The latest of each kind is kept as long as it is the latest.
+#: Also how long after an output its source_samples may be logged (the recorder drains its
+#: busiest topic last; the samples are judged by the output's own log time).
 HELD_NS = 10_000_000_000
 
 
@@ -435,14 +439,22 @@ class _Judge:
         # The judged outputs some named samples of which the bag did not hold yet, by sample.
         self.open: dict[tuple[str, int], list[_Open]] = {}
         self.opened: list[_Open] = []
-        self.no_sources: list[_Pending] = []
+        #: Judged outputs whose source_samples the recorder had not logged yet, by key and in
+        #: log order.
+        self.without_sources: dict[tuple[str, int], _Pending] = {}
+        self.waiting: deque[_Pending] = deque()
         self.now_ns = 0
 
     # --- reading ---
 
     def run(self, bag: str | os.PathLike[str]) -> None:
         wanted = (*self.method_of, *self.outputs, self.provenance_topic)
-        for topic, message, log_ns in _messages(bag, wanted):
+        # closing: an error here leaves no reader (and its quiet parser) open behind it
+        with closing(_messages(bag, wanted)) as messages:
+            self._read(messages)
+
+    def _read(self, messages: Iterator[tuple[str, Any, int]]) -> None:
+        for topic, message, log_ns in messages:
             self.now_ns = log_ns
             while self.pending and self.pending[0].log_ns + TRANSPORT_BOUND_NS < log_ns:
                 self._judge(self.pending.popleft())
@@ -476,8 +488,18 @@ class _Judge:
                 self._violation(waiting.out.stream, BridgeDifference(
                     waiting.out.stamp_ns, 'named_input_from_the_future', topic, timestamp,
                     log_ns - waiting.out.log_ns))
-        # Keep what an output still to be judged can be made of, and the latest.
-        oldest = self.pending[0].log_ns if self.pending else log_ns
+        # Keep what an output still to be judged can be made of, and the latest. An output
+        # waits HELD_NS at most for its source_samples.
+        while self.waiting:
+            first = self.waiting[0]
+            key = (self.stream_topic[first.stream], first.stamp_ns)
+            if key in self.without_sources and first.log_ns + HELD_NS >= log_ns:
+                break
+            self.waiting.popleft()
+            if self.without_sources.pop(key, None) is not None:
+                self._without_sources(first)
+        oldest = min([log_ns, *(queue[0].log_ns for queue in (self.pending, self.waiting)
+                                if queue)])
         cutoff = oldest - TRANSPORT_BOUND_NS - HELD_NS
         while len(heard.samples) > 1 and heard.samples[1].log_ns < cutoff:
             gone = heard.samples.popleft()
@@ -495,7 +517,11 @@ class _Judge:
         except (AttributeError, TypeError, ValueError) as err:
             raise _NotPossible(f'{self.provenance_topic} message at log time {log_ns} ns '
                                f'cannot be read: {type(err).__name__}: {err}') from err
-        self.sources[key] = message
+        waiting = self.without_sources.pop(key, None)
+        if waiting is None:
+            self.sources[key] = message
+        else:
+            self._judge_with(waiting, message)
 
     def _output(self, stream: str, message: Any, log_ns: int) -> None:
         form = hash_form(message)
@@ -518,10 +544,18 @@ class _Judge:
             self._differs(out.stream, BridgeDifference(out.stamp_ns, 'order', '', out.stamp_ns,
                                                        previous))
             return
-        message = self.sources.pop((self.stream_topic[out.stream], out.stamp_ns), None)
+        key = (self.stream_topic[out.stream], out.stamp_ns)
+        message = self.sources.pop(key, None)
         if message is None:
-            self.no_sources.append(out)  # judged at the end: the first and last are known
+            # Its source_samples may come later (the recorder drains a busier topic later):
+            # judged when it does (its samples are judged by the output's own log time), or at
+            # the end without.
+            self.without_sources[key] = out
+            self.waiting.append(out)
             return
+        self._judge_with(out, message)
+
+    def _judge_with(self, out: _Pending, message: Any) -> None:
         named = self._named(out, message)
         if isinstance(named, str):
             self._differs(out.stream, BridgeDifference(out.stamp_ns, 'provenance', named,
@@ -619,6 +653,12 @@ class _Judge:
                  samples: Mapping[str, _Sample | None]) -> None:
         own = samples[own_method]
         assert own is not None
+        for method, sample in samples.items():
+            if sample is not None and sample.log_ns > out.log_ns + TRANSPORT_BOUND_NS:
+                self._violation(out.stream, BridgeDifference(
+                    out.stamp_ns, 'named_input_from_the_future', self.topic_of[method],
+                    sample.timestamp, sample.log_ns - out.log_ns))
+                return
         held = {method: sample for method, sample in samples.items() if method != own_method}
         difference = self._difference(out, self._derive(out.stream, own, held))
         if difference is not None:
@@ -699,7 +739,7 @@ class _Judge:
         self._unverifiable(waiting.out.stream, reasons[0])
 
     def report(self, config: Mapping[str, object]) -> BridgeReport:
-        for out in self.no_sources:
+        for out in self.without_sources.values():
             self._without_sources(out)
         for waiting in self.opened:
             if not waiting.done:
@@ -714,7 +754,7 @@ class _Judge:
 
 
 def _messages(bag: str | os.PathLike[str],
-              topics: tuple[str, ...]) -> Iterator[tuple[str, Any, int]]:
+              topics: tuple[str, ...]) -> Generator[tuple[str, Any, int], None, None]:
     """The messages of `topics`, decoded, in log-time order (files in the bag's order)."""
     for path in resolve_bag(bag).files:
         try:

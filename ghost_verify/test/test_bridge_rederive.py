@@ -144,13 +144,15 @@ Alter = Callable[[str, int, dict[str, Any], dict[str, Any]], bool]
 
 
 def _run(tmp_path: Path, alter: Alter | None = None, relog: Relog | None = None,
-         bridge_config: object = None, agent: bool = True) -> tuple[Path, list[Written]]:
+         bridge_config: object = None, agent: bool = True,
+         sources_late_ns: int = 0) -> tuple[Path, list[Written]]:
     """The bridge over the PX4 stream, the agent over its outputs, recorded as the recorder does.
 
     `relog(method, index, log)` is when the recorder received a PX4 input (None: never; default
     `log`, when the bridge did). `alter(topic, index, message, sources)` changes the index-th
     output of `topic` and its source_samples before the agent saw them; False leaves its
     source_samples out of the bag. `agent`: also the agent's messages (verify_all's bag).
+    `sources_late_ns`: the recorder logs each source_samples that much after its output.
     """
     store = _typestore()
     px4 = bridge.Px4Bridge(CONFIG)
@@ -172,7 +174,7 @@ def _run(tmp_path: Path, alter: Alter | None = None, relog: Relog | None = None,
                 out_log = log + 1000 * k
                 if keep:
                     provenance.append(Written(SOURCE_SAMPLES_TOPIC, SOURCE_SAMPLES_TYPE,
-                                              sources, out_log - 500))
+                                              sources, out_log - 500 + sources_late_ns))
                 outputs.append(RecordedInput(out_log, f'/{item.topic}', OUT_TYPES[item.topic],
                                              message))
     config = PipelineConfig()
@@ -422,6 +424,24 @@ def test_an_output_without_its_sources_fails_unless_at_the_edges(tmp_path: Path)
     report = _bridge(_run(tmp_path / 'end', alter=drop(
         lambda t, i: (t, i) == ('state/nav', CYCLES - 1)), agent=False)[0])
     assert report.holds and report.unmatched == 1, report.summary()
+
+
+def test_sources_the_recorder_logged_late_still_name_the_inputs(tmp_path: Path) -> None:
+    """Source_samples the recorder logged 2 s after their outputs still name their inputs.
+
+    The recorder drains /source_samples (the busiest topic) behind the outputs; the samples
+    are judged by the output's own log time.
+    """
+    report = _bridge(_run(tmp_path, sources_late_ns=2_000_000_000, agent=False)[0])
+    assert report.holds and report.unmatched == 0, report.summary()
+
+    def late(method: str, index: int, log: int) -> int:
+        return log + TRANSPORT_BOUND_NS + 50_000_000 if (method, index) == ('odometry', 15) \
+            else log
+
+    report = _bridge(_run(tmp_path / 'future', relog=late, sources_late_ns=2_000_000_000,
+                          agent=False)[0])
+    assert _stream(report, 'state/nav').violations == {'named_input_from_the_future': 1}
 
 
 def test_a_forged_status_or_a_replayed_belief_differs(tmp_path: Path) -> None:
