@@ -17,10 +17,14 @@ clock is ``TRANSPORT_BOUND_NS`` (ghost_core.evidence) past it:
   samples held), else ``provenance_missing`` / a difference;
 - each named sample must be in the bag (``named_input_missing``) and logged no more than
   ``TRANSPORT_BOUND_NS`` after the output (``named_input_from_the_future``);
-- a held sample (everything but the output's own EKF2 or GNSS sample) must be at least as new
-  as the newest of its kind the recorder logged more than ``TRANSPORT_BOUND_NS`` before the
-  output (the bridge had that one, and holds the latest): an older one, or none, is
-  ``input_claimed_late``;
+- a held sample (everything but the output's own EKF2 or GNSS sample) older than the newest of
+  its kind the recorder logged more than ``TRANSPORT_BOUND_NS`` before the output's own sample
+  (or none named) is replaced by that one, which the bridge had: when that gives another
+  output, ``input_claimed_late``. (A bridge behind its queues may hold an older sample of a
+  topic it has not drained yet; what it says is then the same.) The validity flags pair a
+  belief with a local position within ``max_attitude_age_ns`` (100 ms), inside that bound: the
+  log times cannot prove which one the bridge had, so the flags are checked only as far as
+  the bound allows;
 - the output is converted again from the named samples by the bridge's own pure rules
   (``belief_of``, ``fix_of``, ``status_of``) with the recorded bridge configuration, and
   compared field by field, exactly (SPEC section 4); an output stamped not after the previous
@@ -120,7 +124,7 @@ class BridgeDifference:
         if self.kind == 'input_claimed_late':
             return (f'made from {self.field} timestamp {self.recorded}, though the recorder '
                     f'logged timestamp {self.recomputed} more than '
-                    f'{TRANSPORT_BOUND_NS / 1e6:g} ms before it')
+                    f'{TRANSPORT_BOUND_NS / 1e6:g} ms before its own sample')
         when = ('not in the bag' if self.kind == 'named_input_missing' else
                 f'logged {_ms(self.recomputed)} after it')
         return f'names {self.field} timestamp {self.recorded}, {when}'
@@ -664,12 +668,15 @@ class _Judge:
         if difference is not None:
             self._differs(out.stream, difference)
             return
-        # The bridge holds the latest sample of each kind: it had every one the recorder
-        # logged more than the bound before the output, so it cannot name an older one, or none.
-        before = out.log_ns - TRANSPORT_BOUND_NS
+        # The bridge holds the latest sample of each kind: it had the one the recorder logged
+        # more than the bound before the output's own sample. Naming an older one (or none) is
+        # claimed late when that one gives another output (a bridge behind its queues may hold
+        # an older sample of a topic it has not drained: what it says stays the same).
+        before = own.log_ns - TRANSPORT_BOUND_NS
         for method, sample in held.items():
             newer = self._newer_held(method, sample, before)
-            if newer is not None:
+            if newer is not None and self._difference(
+                    out, self._derive(out.stream, own, {**held, method: newer})):
                 self._violation(out.stream, BridgeDifference(
                     out.stamp_ns, 'input_claimed_late', self.topic_of[method],
                     None if sample is None else sample.timestamp, newer.timestamp))

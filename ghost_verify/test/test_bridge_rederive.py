@@ -308,35 +308,36 @@ def test_a_belief_altered_after_the_bridge_fails_when_re_signed(tmp_path: Path) 
     assert cli.verify_all_main([str(bag), '--no-replay']) == ExitCode.OK
 
 
-def test_a_belief_naming_an_old_valid_local_position_is_claimed_late(tmp_path: Path) -> None:
-    """The attack: cycle 22's belief (flagged invalid) published valid, with old flags.
+def test_a_status_naming_an_old_vehicle_status_is_claimed_late(tmp_path: Path) -> None:
+    """The attack: the statuses after cycle 12 say DISARMED, naming cycle 0's vehicle_status.
 
-    It names cycle 17's local position (valid), or none at all. Its own named samples
-    re-derive it; but the recorder logged cycle 19's more than the bound before it, so the
-    bridge had a newer one.
+    Their own named samples re-derive them; but the recorder logged the arming (cycle 10)
+    more than the bound before their beliefs' samples, and it gives another status. Naming
+    no vehicle_status at all (UNKNOWN) is claimed late too.
     """
-    def forge(keep: int) -> Alter:
+    def forge(keep: bool) -> Alter:
         def alter(topic: str, _: int, message: dict[str, Any], sources: dict[str, Any]) -> bool:
-            if topic == 'state/nav' and _stamp(message) == STAMPS[22]:
-                older = None if keep < 0 else _attributes(_local_position(keep))
-                valid = bridge.belief_of(CONFIG, _attributes(_odometry(22)), older)
-                assert not isinstance(valid, bridge.Dropped) and not valid.invalid
-                message.update(bridge.odometry_message(STAMPS[22], valid))
-                if keep < 0:
-                    for key in ('source_topics', 'stamp_fields', 'stamps'):
-                        del sources[key][1:]
+            if topic == 'vehicle_status' and _stamp(message) > STAMPS[12]:
+                message['flight_status'] = 1 if keep else 0  # DISARMED / UNKNOWN
+                message['mission_status'] = 1 if keep else 0  # NO_MISSION (POSCTL) / UNKNOWN
+                at = sources['source_topics'].index('/fmu/out/vehicle_status')
+                if keep:
+                    sources['stamps'][at] = 1_000_000
                 else:
-                    sources['stamps'][1] = 1_000_000 + 100_000 * keep
+                    for key in ('source_topics', 'stamp_fields', 'stamps'):
+                        del sources[key][at]
             return True
         return alter
 
-    for keep in (17, -1):
+    for keep in (True, False):
         report = _bridge(_run(tmp_path / str(keep), alter=forge(keep), agent=False)[0])
-        nav = _stream(report, 'state/nav')
-        assert nav.violations == {'input_claimed_late': 1}, report.summary()
-        assert nav.first is not None and nav.first.stamp_ns == STAMPS[22]
-        assert 'input_claimed_late' in report.summary()
-        assert 'though the recorder logged timestamp 2900000' in nav.first.describe()
+        status = _stream(report, 'vehicle_status')
+        assert status.violations.get('input_claimed_late', 0) >= 1, report.summary()
+        # the statuses up to cycle 12 are honest, every later one is claimed late
+        assert status.differing == 0 and status.exact + status.violations[
+            'input_claimed_late'] == status.recorded
+        assert status.first is not None and 'though the recorder logged timestamp 2000000' \
+            in status.first.describe()
         _consistent(report)
 
 
