@@ -33,11 +33,11 @@ from ghost_core.graph import (
     node_topic,
     normalise_namespace,
     PX4_IN_TOPICS,
-    PX4_OPTIONAL_OUT_TOPICS,
     PX4_OUT_TOPICS,
     RECORDED_TOPICS,
     relative_topic,
     SCENARIOS,
+    SOURCE_SAMPLES_TOPIC,
     SOURCES,
     topic_in_namespace,
     VEHICLE_STATUS_TOPIC,
@@ -210,7 +210,6 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
     if options.px4:
         # The bridge's own inputs, so that verify_all re-derives its conversion too.
         recorded.update(PX4_OUT_TOPICS)
-        recorded.update(_installed_px4_types(PX4_OPTIONAL_OUT_TOPICS))
     if options.gate_mode != 'none':
         specs.append(_gate(common, options.gate_mode, recorded))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
@@ -256,7 +255,7 @@ def _source_nodes(common: _Common, options: GraphOptions) -> list[NodeSpec]:
                                  parameters={'log': str(Path(options.px4_ulog).resolve())}))
     if options.px4:
         specs.append(common.spec('px4_bridge', subscribes=tuple(PX4_OUT_TOPICS),
-                                 publishes=with_status,
+                                 publishes=(*with_status, SOURCE_SAMPLES_TOPIC),
                                  remapped=frozenset(with_status)))
     return specs
 
@@ -303,24 +302,10 @@ def _recorder(common: _Common, bag_path: str, recorded: Mapping[str, str],
     # The source waits for the monitor -> recorder edge of /diagnostics only when the graph
     # has a monitor (it records other publishers of /diagnostics all the same).
     monitor = any(spec.name == 'monitor' for spec in specs)
-    # Nor for the PX4 topics not every px4_msgs has, which the log player does not publish.
     return common.spec('recorder', subscribes=tuple(
-                           topic for topic in recorded if (topic != DIAGNOSTICS_TOPIC or monitor)
-                           and topic not in PX4_OPTIONAL_OUT_TOPICS),
+                           topic for topic in recorded if (topic != DIAGNOSTICS_TOPIC or monitor)),
                        remapped=frozenset(RECORDED_TOPICS),
                        parameters=parameters)
-
-
-def _installed_px4_types(topics: Mapping[str, str]) -> dict[str, str]:
-    """The topics of ``topics`` whose px4_msgs type is installed (its .msg in the share)."""
-    from ament_index_python.packages import get_package_share_directory
-
-    try:
-        share = Path(get_package_share_directory('px4_msgs'))
-    except LookupError:
-        return {}
-    return {topic: type_name for topic, type_name in topics.items()
-            if (share / 'msg' / f'{type_name.rsplit("/", 1)[-1]}.msg').is_file()}
 
 
 def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, object]:
@@ -345,7 +330,7 @@ def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, obje
                                   for item in PX4_PARAMETERS['px4_bridge']}, spec.namespace)
     remaps = dict(common.remaps)
     topics = {topic: topic_in_namespace(topic, common.namespace)
-              for topic in (*PX4_OUT_TOPICS, *PX4_OPTIONAL_OUT_TOPICS)}
+              for topic in (*PX4_OUT_TOPICS, SOURCE_SAMPLES_TOPIC)}
     topics.update({topic: _resolved(topic, remaps, common.namespace)
                    for topic in (*INPUT_TOPICS, VEHICLE_STATUS_TOPIC)})
     return {BRIDGE_CONFIG_KEY: {'parameters': BridgeConfig.from_parameters(params).to_dict(),

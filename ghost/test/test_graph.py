@@ -204,9 +204,10 @@ def test_px4_replaces_the_scenario_with_the_bridge() -> None:
     names = [s.name for s in specs]
     assert 'scenario' not in names and names[0] == 'px4_bridge'
     bridge = specs[0]
-    # It publishes the inputs and the vehicle status, remapped like every other node's; no
-    # scenario file.
-    assert bridge.publishes == ('/state/nav', '/observations', '/vehicle_status')
+    # It publishes the inputs and the vehicle status, remapped like every other node's, and
+    # the PX4 samples each came from; no scenario file.
+    assert bridge.publishes == ('/state/nav', '/observations', '/vehicle_status',
+                                '/source_samples')
     assert bridge.remaps == (('/state/nav', '/ekf/odom'),)
     assert all(spec.param_files == (str(CONFIG / 'ghost.yaml'),) for spec in specs)
     with pytest.raises(ValueError, match="input_bag is the file of source 'input_bag'"):
@@ -228,6 +229,7 @@ def test_with_px4_the_recorder_records_the_bridges_inputs_and_configuration(tmp_
     assert recorded['parameters'] == {'source': 'vehicle_odometry', 'gps_delay_ns': 80_000_000,
                                       'ekf2_hgt_ref': 1, 'max_attitude_age_ns': 100_000_000}
     assert recorded['topics']['/fmu/out/vehicle_odometry'] == '/uav1/fmu/out/vehicle_odometry'
+    assert recorded['topics']['/source_samples'] == '/uav1/source_samples'
     assert recorded['topics']['/state/nav'] == '/ekf/odom'
     assert recorded['topics']['/vehicle_status'] == '/uav1/vehicle_status'
     scenario = closed_loop_graph(CONFIG, GraphOptions(scenario='smoke'))

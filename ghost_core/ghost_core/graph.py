@@ -24,9 +24,10 @@ __all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC'
            'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS', 'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES',
            'INPUT_QOS_CHOICES', 'INPUT_READERS', 'INPUT_TOPICS', 'MISSION_SETPOINT_TOPIC',
            'NODE_PACKAGES', 'node_topic', 'normalise_namespace', 'OPTIONAL_INPUTS',
-           'PX4_IN_TOPICS', 'PX4_OPTIONAL_OUT_TOPICS', 'PX4_OUT_TOPICS', 'QosClass',
-           'RECORDED_TOPICS', 'relative_topic', 'SCENARIOS', 'SOURCES', 'topic_in_namespace',
-           'TOPIC_QOS', 'VEHICLE_STATUS_TOPIC', 'VEHICLE_STATUS_TYPE', 'WIRING']
+           'PX4_IN_TOPICS', 'PX4_OUT_TOPICS', 'QosClass', 'RECORDED_TOPICS', 'relative_topic',
+           'SCENARIOS', 'SOURCE_SAMPLES_TOPIC', 'SOURCE_SAMPLES_TYPE', 'SOURCES',
+           'topic_in_namespace', 'TOPIC_QOS', 'VEHICLE_STATUS_TOPIC', 'VEHICLE_STATUS_TYPE',
+           'WIRING']
 
 #: The agent's two inputs: the estimator's belief and the independent position fix.
 INPUT_TOPICS: Mapping[str, str] = {
@@ -47,6 +48,11 @@ GHOST_TOPICS: Mapping[str, str] = {
 #: scenario), recorded as an input so that a re-derivation reproduces the context.
 VEHICLE_STATUS_TOPIC = '/vehicle_status'
 VEHICLE_STATUS_TYPE = 'ghost_interfaces/msg/VehicleStatus'
+#: The autopilot samples each input an adapter (px4_bridge) publishes was made from (SPEC 5,
+#: v1.3): one SourceSamples beside each belief, fix and vehicle status, so that the verifier
+#: re-derives each from exactly the samples it names (ghost_verify.bridge_rederive).
+SOURCE_SAMPLES_TOPIC = '/source_samples'
+SOURCE_SAMPLES_TYPE = 'ghost_interfaces/msg/SourceSamples'
 #: Each change a node applies to its configuration while it runs (``ros2 param set``): the
 #: recorder records it beside the start configuration, and the verifier judges every cycle
 #: with the configuration in force (ghost_core.run_configuration).
@@ -57,10 +63,11 @@ CONFIGURATION_TYPE = 'ghost_interfaces/msg/ConfigurationChange'
 #: different namespaces share it; their status names differ.
 DIAGNOSTICS_TOPIC = '/diagnostics'
 DIAGNOSTICS_TYPE = 'diagnostic_msgs/msg/DiagnosticArray'
-#: What the recorder records by default: the inputs, the agent's outputs, its configuration
-#: changes and /diagnostics, so that a diagnostics panel (Foxglove) also works after the
-#: flight (the bringup adds the gate's topics when it runs one).
+#: What the recorder records by default: the inputs and where an adapter took them from, the
+#: agent's outputs, its configuration changes and /diagnostics, so that a diagnostics panel
+#: (Foxglove) also works after the flight (the bringup adds the gate's topics when it runs one).
 RECORDED_TOPICS: Mapping[str, str] = {**INPUT_TOPICS, VEHICLE_STATUS_TOPIC: VEHICLE_STATUS_TYPE,
+                                      SOURCE_SAMPLES_TOPIC: SOURCE_SAMPLES_TYPE,
                                       **GHOST_TOPICS,
                                       CONFIGURATION_TOPIC: CONFIGURATION_TYPE,
                                       DIAGNOSTICS_TOPIC: DIAGNOSTICS_TYPE}
@@ -73,17 +80,15 @@ CMD_VEL_IN_TOPIC = '/cmd_vel_in'
 CMD_VEL_TOPIC = '/cmd_vel'
 #: Each node's readiness report (ghost_nodes.readiness), which a source waits for.
 GRAPH_STATUS_TOPIC = '/ghost/graph_status'
-#: PX4's uXRCE-DDS topics (px4_msgs): what px4_bridge reads, and what the gate writes.
+#: PX4's uXRCE-DDS topics (px4_msgs): what px4_bridge reads (the land detector and the
+#: mission result for the flight and mission status), and what the gate writes.
 PX4_OUT_TOPICS: Mapping[str, str] = {
     '/fmu/out/vehicle_odometry': 'px4_msgs/msg/VehicleOdometry',
     '/fmu/out/vehicle_local_position': 'px4_msgs/msg/VehicleLocalPosition',
     '/fmu/out/vehicle_gps_position': 'px4_msgs/msg/SensorGps',
     '/fmu/out/vehicle_status': 'px4_msgs/msg/VehicleStatus',
-}
-#: What px4_bridge also reads when the installed px4_msgs defines the type (not every subset
-#: does): the land detector, for the flight status.
-PX4_OPTIONAL_OUT_TOPICS: Mapping[str, str] = {
     '/fmu/out/vehicle_land_detected': 'px4_msgs/msg/VehicleLandDetected',
+    '/fmu/out/mission_result': 'px4_msgs/msg/MissionResult',
 }
 PX4_IN_TOPICS: Mapping[str, str] = {
     '/fmu/in/trajectory_setpoint': 'px4_msgs/msg/TrajectorySetpoint',
@@ -116,6 +121,7 @@ TOPIC_QOS: Mapping[str, str] = {
     **{topic: QosClass.INPUT for topic in INPUT_TOPICS},
     **{topic: QosClass.GHOST for topic in GHOST_TOPICS},
     VEHICLE_STATUS_TOPIC: QosClass.GHOST,
+    SOURCE_SAMPLES_TOPIC: QosClass.GHOST,
     GATE_TOPIC: QosClass.GHOST,
     GRAPH_STATUS_TOPIC: QosClass.GHOST,
     MISSION_SETPOINT_TOPIC: QosClass.COMMAND,

@@ -141,6 +141,14 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('position_normalised_distance', 'float64'),
         ('schema_version', 'uint32'),
     ),
+    'SourceSamples': (
+        ('header', 'std_msgs/Header'),
+        ('output_topic', 'string'),
+        ('source_topics', 'string[]'),
+        ('stamp_fields', 'string[]'),
+        ('stamps', 'uint64[]'),
+        ('schema_version', 'uint32'),
+    ),
     'VehicleStatus': (
         ('header', 'std_msgs/Header'),
         ('flight_status', 'uint8'),

@@ -10,18 +10,23 @@
 - ``mavros_status``: the flight and mission status of MAVROS's ``/mavros/state``
   (``mavros_msgs/State``: ``connected``, ``armed``, ``mode``), refined by
   ``/mavros/extended_state``'s ``landed_state`` when given. The PX4 rules are ghost_px4's.
+- ``mission_in_progress``: a mission mode's status refined by what the autopilot says of its
+  plan (PX4's ``mission_result``): flying a plan only while the plan is valid, not finished and
+  not failed; otherwise the autopilot holds in its mission mode.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from ghost_core.contracts import VehicleStatus
 from ghost_core.levels import FlightStatus, MissionStatus
 
-__all__ = ['MAVROS_LANDED_STATES', 'MAVROS_MODES', 'VehicleStatusTracker', 'mavros_status']
+__all__ = ['MAVROS_LANDED_STATES', 'MAVROS_MODES', 'MissionPlan', 'VehicleStatusTracker',
+           'mavros_status', 'mission_in_progress']
 
 #: MAVROS mode strings (PX4 custom modes as MAVROS names them, and ArduPilot's) -> status.
 MAVROS_MODES: Mapping[str, MissionStatus] = MappingProxyType({
@@ -61,6 +66,35 @@ def mavros_status(connected: bool, armed: bool, mode: str,
     if airborne is None:
         return FlightStatus.ARMED, mission
     return (FlightStatus.IN_AIR if airborne else FlightStatus.ARMED_ON_GROUND), mission
+
+
+@dataclass(frozen=True, slots=True)
+class MissionPlan:
+    """What the autopilot says of its mission plan (PX4: ``mission_result``).
+
+    ``valid``: the plan can be flown; ``finished``: its last item is done; ``failure``: it
+    cannot continue (PX4: an item it cannot reach, a heading it cannot take in time).
+    """
+
+    valid: bool
+    finished: bool
+    failure: bool
+
+
+def mission_in_progress(mission: MissionStatus, plan: MissionPlan | None) -> MissionStatus:
+    """``mission`` (a mode's status), told apart from the rest by the autopilot's ``plan``.
+
+    Only ON_MISSION is refined: with a plan that is finished, not valid or failed, the vehicle
+    is not flying a plan but holding in the mission mode (PX4 keeps AUTO_MISSION and loiters at
+    the end of a mission, and flies no invalid or failed plan): HOLDING. Without a plan report
+    (None) the mode alone says it, as before. Whether it holds in the air or on the ground
+    (a plan ending in a landing) is the flight status's to say.
+    """
+    if mission is not MissionStatus.ON_MISSION or plan is None:
+        return mission
+    if plan.finished or not plan.valid or plan.failure:
+        return MissionStatus.HOLDING
+    return mission
 
 
 class VehicleStatusTracker:

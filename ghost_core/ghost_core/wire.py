@@ -44,6 +44,7 @@ from ghost_core.hashing import content_address, IdentityMemo
 from ghost_core.msg_fields import MESSAGE_FIELDS
 
 __all__ = [
+    'ADAPTER_RECORDS',
     'CONTRACTS',
     'MESSAGE_TYPES',
     'MsgDict',
@@ -71,10 +72,15 @@ _NS_PER_S = 10**9
 EnumT = TypeVar('EnumT', bound=IntEnum)
 StrEnumT = TypeVar('StrEnumT', bound=StrEnum)
 
+#: Ghost messages the agent neither reads nor writes, so with no contract here: an adapter's
+#: record of the autopilot samples each of its outputs came from (SourceSamples: written by
+#: px4_bridge, read by ghost_verify.bridge_rederive).
+ADAPTER_RECORDS = frozenset({'SourceSamples'})
 #: Every ghost message's contract, by .msg name: the contract class of that name, for every
 #: message of the field table (ghost_core.msg_fields) that is not another package's.
 CONTRACTS: Mapping[str, type] = MappingProxyType({
-    name: getattr(contracts, name) for name in MESSAGE_FIELDS if '/' not in name
+    name: getattr(contracts, name) for name in MESSAGE_FIELDS
+    if '/' not in name and name not in ADAPTER_RECORDS
 })
 
 #: (message, Time field) -> the bool field saying whether the stamp is present.

@@ -1,24 +1,30 @@
-"""The PX4 bridge's rules, stateful and pure: px4_msgs messages in, Ghost's input messages out.
+"""The PX4 bridge's rules: px4_msgs messages in, Ghost's input messages and their sources out.
 
 One home for what ``px4_bridge`` does with each message it receives, for the node (which
-publishes what this returns) and for the auditor (``ghost_verify.bridge_rederive``, which runs
-it again over the /fmu/out messages a bag recorded and compares its outputs with the recorded
-/state/nav, /observations and /vehicle_status). A message is read by attribute, so an rclpy
+publishes what this returns) and for the auditor (``ghost_verify.bridge_rederive``, which
+converts each recorded /state/nav, /observations and /vehicle_status again from exactly the
+PX4 samples its /source_samples message names). A message is read by attribute, so an rclpy
 px4_msgs message and one decoded from a bag (mcap_ros2) are read alike.
 
-Per message, in the order received:
+Each output is a function of a few PX4 samples (``belief_of``, ``fix_of``, ``status_of``), and
+names them (``Output.sources``: the input method and the sample's ``timestamp``, SPEC 5
+v1.3). ``Px4Bridge`` holds the latest sample of each kind it received and calls them:
 
-- ``vehicle_odometry``: with source 'vehicle_odometry', a belief (``live.vehicle_odometry_sample``;
-  its blocks marked by the flags of the vehicle_local_position of the same EKF2 cycle); with
-  source 'vehicle_local_position', the attitude the next local-position belief takes.
-- ``vehicle_local_position``: the EKF origin (for the fixes); with source
-  'vehicle_local_position', a belief (``live.local_position_odometry``), else the validity
-  flags for the odometry beliefs.
-- ``vehicle_gps_position``: a fix (``live.fix_observation``), stamped at its sample time minus
-  the GNSS delay; dropped unless its stamp is after the previous fix's.
-- ``vehicle_status`` / ``vehicle_land_detected``: the vehicle's flight and mission status
-  (``ghost_px4.status``), published before a belief, stamped with its stamp, when
-  ``StatusReporter`` says so (the first, a change, or once a second of belief time).
+- ``vehicle_odometry``: with source 'vehicle_odometry', a belief (``live.vehicle_odometry_sample``)
+  from it and the latest vehicle_local_position (its validity flags, when within
+  ``max_attitude_age_ns`` of the belief: the same EKF2 cycle); with source
+  'vehicle_local_position', held as the attitude the next local-position belief takes (when its
+  quaternion is one).
+- ``vehicle_local_position``: held (the EKF origin for the fixes, the flags for the odometry
+  beliefs); with source 'vehicle_local_position', a belief (``live.local_position_odometry``)
+  from it and the attitude held.
+- ``vehicle_gps_position``: a fix (``live.fix_observation``) in the frame of the latest
+  vehicle_local_position, stamped at its sample time minus the GNSS delay; dropped unless its
+  stamp is after the previous fix's.
+- ``vehicle_status`` / ``vehicle_land_detected`` / ``mission_result``: held; the vehicle's
+  flight and mission status (``ghost_px4.status``) is published before a belief, stamped with
+  its stamp, when ``StatusReporter`` says so (the first, a change, or once a second of belief
+  time), naming the belief's sample and the status samples held.
 
 A belief whose stamp is not after the previous belief's is dropped. A sample the rules reject
 is a ``Dropped`` output (the node counts and logs them). No rclpy or px4_msgs here.
@@ -32,15 +38,18 @@ import math
 from typing import Any
 
 from ghost_core.contracts import VehicleStatus
-from ghost_core.graph import PX4_OPTIONAL_OUT_TOPICS, PX4_OUT_TOPICS, relative_topic
+from ghost_core.graph import PX4_OUT_TOPICS, relative_topic
+from ghost_core.vehicle import MissionPlan
 from ghost_core.wire import to_msg_dict
 from ghost_px4 import convert as px4
 from ghost_px4 import live
 from ghost_px4.errors import Px4SampleRejected
 from ghost_px4.status import Px4Status, StatusReporter
 
-__all__ = ['BRIDGE_CONFIG_KEY', 'BridgeConfig', 'Dropped', 'FixFrame', 'IN_TOPICS', 'Output',
-           'Px4Bridge', 'Result', 'fix_message', 'odometry_message']
+__all__ = ['BRIDGE_CONFIG_KEY', 'BridgeConfig', 'Dropped', 'IN_TOPICS', 'Output', 'Px4Bridge',
+           'Result', 'SOURCE_STAMP_FIELD', 'Source', 'STATUS_METHODS', 'attitude_of',
+           'belief_of', 'fix_message', 'fix_of', 'height_of', 'odometry_message',
+           'source_samples_message', 'status_of']
 
 #: Where the recorder's run configuration (manifest.json's ``config``) holds the bridge's.
 BRIDGE_CONFIG_KEY = 'px4_bridge'
@@ -50,9 +59,12 @@ IN_TOPICS: Mapping[str, str] = {
     method: relative_topic(f'/fmu/out/{name}') for method, name in (
         ('odometry', 'vehicle_odometry'), ('local_position', 'vehicle_local_position'),
         ('gps', 'vehicle_gps_position'), ('status', 'vehicle_status'),
-        ('land_detected', 'vehicle_land_detected'))}
-assert {f'/{topic}' for topic in IN_TOPICS.values()} == {*PX4_OUT_TOPICS,
-                                                          *PX4_OPTIONAL_OUT_TOPICS}
+        ('land_detected', 'vehicle_land_detected'), ('mission_result', 'mission_result'))}
+assert {f'/{topic}' for topic in IN_TOPICS.values()} == set(PX4_OUT_TOPICS)
+#: The inputs a vehicle status is made of (besides the belief whose stamp it takes).
+STATUS_METHODS = ('status', 'land_detected', 'mission_result')
+#: The px4_msgs field that names a PX4 sample on its topic (SourceSamples.stamp_fields).
+SOURCE_STAMP_FIELD = 'timestamp'
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +126,16 @@ class Dropped:
     reason: str
 
 
+#: One PX4 sample an output was made from: the input method (IN_TOPICS) and its ``timestamp``.
+Source = tuple[str, int]
+
+
 @dataclass(frozen=True, slots=True)
 class Output:
     """A message the bridge publishes: its topic, stamp and message dict (SPEC section 4).
 
-    ``topic`` is relative: 'state/nav', 'observations' or 'vehicle_status'.
+    ``topic`` is relative: 'state/nav', 'observations' or 'vehicle_status'. ``sources`` the
+    PX4 samples it was made from, in the order the rules read them (``source_samples_message``).
 
     ``belief`` is the belief a 'state/nav' message carries (the node counts what it says);
     ``status`` the contract a 'vehicle_status' message is the wire form of.
@@ -127,6 +144,7 @@ class Output:
     topic: str
     stamp_ns: int
     message: dict[str, Any]
+    sources: tuple[Source, ...] = ()
     belief: live.Belief | None = None
     status: VehicleStatus | None = None
 
@@ -166,89 +184,64 @@ def fix_message(fix: live.Fix) -> dict[str, Any]:
     }
 
 
-#: What one received message gives: messages to publish, in order, or a drop.
-Result = tuple[Output | Dropped, ...]
-#: The frame a fix is stated in: the EKF's geodetic origin (and whether PX4 flags it valid;
-#: None before PX4 gives one) and the height reference.
-FixFrame = tuple[tuple[px4.GeoOrigin, bool] | None, px4.HeightReference]
+def source_samples_message(output: Output, output_topic: str,
+                           topics: Mapping[str, str]) -> dict[str, Any]:
+    """The ghost_interfaces/SourceSamples of ``output``, as a message dict.
+
+    ``output_topic`` is the output's fully qualified topic, ``topics`` each input method's
+    fully qualified topic (as the node resolved its subscriptions).
+    """
+    return {
+        'header': {'stamp': _stamp(output.stamp_ns), 'frame_id': live.FRAME_ID},
+        'output_topic': output_topic,
+        'source_topics': [topics[method] for method, _ in output.sources],
+        'stamp_fields': [SOURCE_STAMP_FIELD] * len(output.sources),
+        'stamps': [int(stamp) for _, stamp in output.sources],
+        'schema_version': 1,
+    }
 
 
-class Px4Bridge:
-    """The bridge's state, and its rule for each message it receives (see the module)."""
+def height_of(config: BridgeConfig) -> px4.HeightReference:
+    """The height reference the fixes are stated with (``ekf2_hgt_ref``; -1: unknown)."""
+    return px4.height_reference(
+        {} if config.ekf2_hgt_ref < 0 else {'EKF2_HGT_REF': float(config.ekf2_hgt_ref)})
 
-    def __init__(self, config: BridgeConfig) -> None:
-        self.config = config
-        self._height = px4.height_reference(
-            {} if config.ekf2_hgt_ref < 0 else {'EKF2_HGT_REF': float(config.ekf2_hgt_ref)})
-        self._origin: tuple[px4.GeoOrigin, bool] | None = None
-        self._attitude: live.Attitude | None = None
-        self._validity: live.Validity | None = None
-        self._last_belief_ns: int | None = None
-        self._last_fix_ns: int | None = None
-        self._vehicle = Px4Status()
-        self._reporter = StatusReporter()
 
-    @property
-    def height(self) -> px4.HeightReference:
-        """The height reference the fixes are stated with."""
-        return self._height
+def attitude_of(msg: Any) -> live.Attitude | None:
+    """The attitude a vehicle_odometry gives a local-position belief; None without one."""
+    q = tuple(float(v) for v in msg.q)
+    try:
+        px4.px4_quaternion_to_ros(q)
+    except ValueError:
+        return None  # not an attitude: a local-position sample finds none and says so
+    rates = tuple(float(v) for v in msg.angular_velocity)
+    variance = tuple(float(v) for v in msg.orientation_variance)
+    return live.Attitude(
+        live.belief_time_ns(msg.timestamp, msg.timestamp_sample), (q[0], q[1], q[2], q[3]),
+        (rates[0], rates[1], rates[2]) if all(map(math.isfinite, rates)) else (0.0, 0.0, 0.0),
+        (variance[0], variance[1], variance[2]))
 
-    @property
-    def validity(self) -> live.Validity | None:
-        """The last validity flags vehicle_local_position gave (None before any)."""
-        return self._validity
 
-    def odometry(self, msg: Any) -> Result:
-        """A vehicle_odometry: a belief (source vehicle_odometry) or the attitude."""
-        stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
-        if self.config.source == 'vehicle_odometry':
-            belief = self.odometry_belief(msg, self._validity)
-            if isinstance(belief, Dropped):
-                return (belief,)
-            return self._belief(stamp, belief)
-        q = tuple(float(v) for v in msg.q)
-        rates = tuple(float(v) for v in msg.angular_velocity)
-        variance = tuple(float(v) for v in msg.orientation_variance)
-        try:
-            px4.px4_quaternion_to_ros(q)
-        except ValueError:
-            return ()  # not an attitude: the next local-position sample finds none and says so
-        self._attitude = live.Attitude(
-            stamp, (q[0], q[1], q[2], q[3]),
-            (rates[0], rates[1], rates[2]) if all(map(math.isfinite, rates)) else (0.0, 0.0, 0.0),
-            (variance[0], variance[1], variance[2]))
-        return ()
+def _validity_of(msg: Any) -> live.Validity:
+    return live.Validity(live.belief_time_ns(msg.timestamp, msg.timestamp_sample),
+                         bool(msg.xy_valid and msg.z_valid),
+                         bool(msg.v_xy_valid and msg.v_z_valid))
 
-    def local_position(self, msg: Any) -> Result:
-        """A vehicle_local_position: the origin, and a belief or the validity flags."""
-        self._origin = live.origin_of(msg.xy_global, msg.z_global, msg.ref_lat, msg.ref_lon,
-                                      msg.ref_alt)
-        stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
-        if self.config.source != 'vehicle_local_position':
-            self._validity = live.Validity(stamp, bool(msg.xy_valid and msg.z_valid),
-                                           bool(msg.v_xy_valid and msg.v_z_valid))
-            return ()
-        try:
-            belief = live.local_position_odometry(
-                x=msg.x, y=msg.y, z=msg.z, vx=msg.vx, vy=msg.vy, vz=msg.vz, eph=msg.eph,
-                epv=msg.epv, evh=msg.evh, evv=msg.evv, xy_valid=msg.xy_valid,
-                z_valid=msg.z_valid, v_xy_valid=msg.v_xy_valid, v_z_valid=msg.v_z_valid,
-                stamp_ns=stamp, attitude=self._attitude,
-                max_attitude_age_ns=self.config.max_attitude_age_ns,
-                tilt_var=getattr(msg, 'tilt_var', None),
-                heading_var=getattr(msg, 'heading_var', None))
-        except Px4SampleRejected as err:
-            return (Dropped('belief', str(err)),)
-        return self._belief(stamp, belief)
 
-    def odometry_belief(self, msg: Any,
-                        validity: live.Validity | None) -> live.Belief | Dropped:
-        """A vehicle_odometry as a belief with `validity`'s flags, or why not; no state."""
-        stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
-        position_valid, velocity_valid = (
-            (True, True) if validity is None
-            else validity.at(stamp, self.config.max_attitude_age_ns))
-        try:
+def belief_of(config: BridgeConfig, msg: Any, other: Any | None) -> live.Belief | Dropped:
+    """The belief of one sample of ``config.source`` and the sample of the other kind held.
+
+    Source vehicle_odometry: ``msg`` a vehicle_odometry, ``other`` the vehicle_local_position
+    whose validity flags apply (within ``max_attitude_age_ns`` of the belief; None or farther:
+    no flags). Source vehicle_local_position: ``msg`` a vehicle_local_position, ``other`` the
+    vehicle_odometry whose attitude it takes (None: none). No state.
+    """
+    stamp = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
+    try:
+        if config.source == 'vehicle_odometry':
+            position_valid, velocity_valid = (
+                (True, True) if other is None
+                else _validity_of(other).at(stamp, config.max_attitude_age_ns))
             return live.vehicle_odometry_sample(
                 position=msg.position, q=msg.q, velocity=msg.velocity,
                 angular_velocity=msg.angular_velocity, position_variance=msg.position_variance,
@@ -256,56 +249,130 @@ class Px4Bridge:
                 velocity_variance=msg.velocity_variance, pose_frame=msg.pose_frame,
                 velocity_frame=msg.velocity_frame, position_valid=position_valid,
                 velocity_valid=velocity_valid)
-        except Px4SampleRejected as err:
-            return Dropped('belief', str(err))
+        return live.local_position_odometry(
+            x=msg.x, y=msg.y, z=msg.z, vx=msg.vx, vy=msg.vy, vz=msg.vz, eph=msg.eph,
+            epv=msg.epv, evh=msg.evh, evv=msg.evv, xy_valid=msg.xy_valid, z_valid=msg.z_valid,
+            v_xy_valid=msg.v_xy_valid, v_z_valid=msg.v_z_valid, stamp_ns=stamp,
+            attitude=None if other is None else attitude_of(other),
+            max_attitude_age_ns=config.max_attitude_age_ns,
+            tilt_var=getattr(msg, 'tilt_var', None), heading_var=getattr(msg, 'heading_var', None))
+    except Px4SampleRejected as err:
+        return Dropped('belief', str(err))
+
+
+def fix_of(config: BridgeConfig, msg: Any, local_position: Any | None) -> live.Fix | Dropped:
+    """A SensorGps as a fix in the EKF frame of ``local_position`` (None: none yet); no state."""
+    origin = None if local_position is None else live.origin_of(
+        local_position.xy_global, local_position.z_global, local_position.ref_lat,
+        local_position.ref_lon, local_position.ref_alt)
+    try:
+        return live.fix_observation(
+            fix_type=msg.fix_type, lat_deg=msg.latitude_deg, lon_deg=msg.longitude_deg,
+            alt_m=msg.altitude_msl_m, eph=msg.eph, epv=msg.epv,
+            sample_ns=live.fix_sample_time_ns(msg.timestamp, msg.timestamp_sample),
+            delay_ns=config.gps_delay_ns, origin=origin, height=height_of(config))
+    except Px4SampleRejected as err:
+        return Dropped('fix', str(err))
+
+
+def status_of(stamp_ns: int, status: Any | None, land_detected: Any | None,
+              mission_result: Any | None) -> VehicleStatus:
+    """The vehicle status of the samples held (None: none received), stamped ``stamp_ns``."""
+    values = Px4Status()
+    if status is not None:
+        values.arming_state = int(status.arming_state)
+        values.nav_state = int(status.nav_state)
+    if land_detected is not None:
+        values.landed = bool(land_detected.landed)
+    if mission_result is not None:
+        values.plan = MissionPlan(bool(mission_result.valid), bool(mission_result.finished),
+                                  bool(mission_result.failure))
+    return values.at(stamp_ns, live.FRAME_ID)
+
+
+#: What one received message gives: messages to publish, in order, or a drop.
+Result = tuple[Output | Dropped, ...]
+
+
+class Px4Bridge:
+    """The latest PX4 sample of each kind, and the rule for each message received (the module)."""
+
+    def __init__(self, config: BridgeConfig) -> None:
+        self.config = config
+        self._height = height_of(config)
+        #: The latest sample received per input method ('odometry': the latest with an
+        #: attitude).
+        self._held: dict[str, Any] = {}
+        self._last_belief_ns: int | None = None
+        self._last_fix_ns: int | None = None
+        self._reporter = StatusReporter()
 
     @property
-    def fix_frame(self) -> FixFrame:
-        """What a fix is stated in: the EKF's origin (None before PX4 gives one), the height."""
-        return (self._origin, self._height)
+    def height(self) -> px4.HeightReference:
+        """The height reference the fixes are stated with."""
+        return self._height
+
+    def _source(self, method: str) -> tuple[Source, ...]:
+        held = self._held.get(method)
+        return () if held is None else ((method, int(held.timestamp)),)
+
+    def odometry(self, msg: Any) -> Result:
+        """A vehicle_odometry: a belief (source vehicle_odometry) or the attitude held."""
+        if self.config.source == 'vehicle_odometry':
+            return self._belief('odometry', msg, 'local_position')
+        if attitude_of(msg) is not None:
+            self._held['odometry'] = msg
+        return ()
+
+    def local_position(self, msg: Any) -> Result:
+        """A vehicle_local_position: held; a belief with source vehicle_local_position."""
+        self._held['local_position'] = msg
+        if self.config.source != 'vehicle_local_position':
+            return ()
+        return self._belief('local_position', msg, 'odometry')
 
     def gps(self, msg: Any) -> Result:
         """A SensorGps: a fix in the EKF's local frame, or a drop."""
-        out = self.fix_of(msg)
-        if isinstance(out, Dropped):
-            return (out,)
-        if self._last_fix_ns is not None and out.stamp_ns <= self._last_fix_ns:
+        fix = fix_of(self.config, msg, self._held.get('local_position'))
+        if isinstance(fix, Dropped):
+            return (fix,)
+        if self._last_fix_ns is not None and fix.stamp_ns <= self._last_fix_ns:
             return (Dropped('fix', 'timestamp not strictly increasing'),)
-        self._last_fix_ns = out.stamp_ns
-        return (out,)
-
-    def fix_of(self, msg: Any, frame: FixFrame | None = None) -> Output | Dropped:
-        """A SensorGps as a fix in `frame` (default the one in force), or why not; no state."""
-        origin, height = self.fix_frame if frame is None else frame
-        try:
-            fix = live.fix_observation(
-                fix_type=msg.fix_type, lat_deg=msg.latitude_deg, lon_deg=msg.longitude_deg,
-                alt_m=msg.altitude_msl_m, eph=msg.eph, epv=msg.epv,
-                sample_ns=live.fix_sample_time_ns(msg.timestamp, msg.timestamp_sample),
-                delay_ns=self.config.gps_delay_ns, origin=origin, height=height)
-        except Px4SampleRejected as err:
-            return Dropped('fix', str(err))
-        return Output('observations', fix.stamp_ns, fix_message(fix))
+        self._last_fix_ns = fix.stamp_ns
+        return (Output('observations', fix.stamp_ns, fix_message(fix),
+                       (('gps', int(msg.timestamp)), *self._source('local_position'))),)
 
     def status(self, msg: Any) -> Result:
-        """A vehicle_status: the arming and navigation state in force (nothing published)."""
-        self._vehicle.arming_state = int(msg.arming_state)
-        self._vehicle.nav_state = int(msg.nav_state)
+        """A vehicle_status: the arming and navigation state held (nothing published)."""
+        self._held['status'] = msg
         return ()
 
     def land_detected(self, msg: Any) -> Result:
         """A vehicle_land_detected: whether the vehicle is landed (nothing published)."""
-        self._vehicle.landed = bool(msg.landed)
+        self._held['land_detected'] = msg
         return ()
 
-    def _belief(self, stamp_ns: int, belief: live.Belief) -> Result:
+    def mission_result(self, msg: Any) -> Result:
+        """A mission_result: the mission plan's state (nothing published)."""
+        self._held['mission_result'] = msg
+        return ()
+
+    def _belief(self, method: str, msg: Any, other: str) -> Result:
+        belief = belief_of(self.config, msg, self._held.get(other))
+        if isinstance(belief, Dropped):
+            return (belief,)
+        stamp_ns = live.belief_time_ns(msg.timestamp, msg.timestamp_sample)
         if self._last_belief_ns is not None and stamp_ns <= self._last_belief_ns:
             return (Dropped('belief', 'timestamp not strictly increasing'),)
         self._last_belief_ns = stamp_ns
+        primary: Source = (method, int(msg.timestamp))
         # The status first: in force from this belief's cycle on.
-        status: VehicleStatus = self._vehicle.at(stamp_ns, live.FRAME_ID)
+        status = status_of(stamp_ns, *(self._held.get(name) for name in STATUS_METHODS))
         out: list[Output | Dropped] = []
         if self._reporter.due(status):
-            out.append(Output('vehicle_status', stamp_ns, to_msg_dict(status), status=status))
-        out.append(Output('state/nav', stamp_ns, odometry_message(stamp_ns, belief), belief))
+            out.append(Output('vehicle_status', stamp_ns, to_msg_dict(status),
+                              (primary, *(source for name in STATUS_METHODS
+                                          for source in self._source(name))), status=status))
+        out.append(Output('state/nav', stamp_ns, odometry_message(stamp_ns, belief),
+                          (primary, *self._source(other)), belief))
         return tuple(out)

@@ -1,4 +1,4 @@
-"""The vehicle status of PX4's vehicle_status and vehicle_land_detected (ADR-0021 §2).
+"""The vehicle status of PX4's vehicle_status, land detector and mission result (ADR-0021 §2).
 
 One home for the rules the live bridge (px4_bridge, over uXRCE-DDS) and the ULog importer
 (``ghost_import``) both apply, on plain numbers:
@@ -12,6 +12,10 @@ One home for the rules the live bridge (px4_bridge, over uXRCE-DDS) and the ULog
 - mission status from ``vehicle_status.nav_state``. The codes 6-9, 11 and 16 meant different
   modes in different PX4 generations (v1.9 AUTO_RCRECOVER, AUTO_RTGS, AUTO_LANDENGFAIL...;
   v1.17 POSITION_SLOW, ALTITUDE_CRUISE, free slots) and are UNKNOWN: never guessed.
+  In AUTO_MISSION, ``mission_result`` tells the mission from the rest
+  (``ghost_core.vehicle.mission_in_progress``): a finished, invalid or failed plan is HOLDING
+  (PX4 loiters in mission mode), a valid plan in progress ON_MISSION; without a mission_result
+  sample the mode alone says it (ON_MISSION).
 - ``StatusReporter``: when a status is worth publishing, before a belief (on a change, the
   first time, and at least once per ``HEARTBEAT_NS`` of belief time, so that a decision policy
   that starts late still gets one).
@@ -27,6 +31,7 @@ from types import MappingProxyType
 
 from ghost_core.contracts import VehicleStatus
 from ghost_core.levels import FlightStatus, MissionStatus
+from ghost_core.vehicle import mission_in_progress, MissionPlan
 
 __all__ = ['ARMED', 'DISARMED_STATES', 'HEARTBEAT_NS', 'NAV_STATES', 'PX4_SOURCE',
            'Px4Status', 'StatusReporter', 'flight_status', 'mission_status']
@@ -78,25 +83,30 @@ def flight_status(arming_state: int | None, landed: bool | None) -> FlightStatus
     return FlightStatus.ARMED_ON_GROUND if landed else FlightStatus.IN_AIR
 
 
-def mission_status(nav_state: int | None) -> MissionStatus:
-    """The mission status of PX4's nav_state (None, or a code not in NAV_STATES: UNKNOWN)."""
+def mission_status(nav_state: int | None, plan: MissionPlan | None = None) -> MissionStatus:
+    """The mission status of PX4's nav_state (None, or a code not in NAV_STATES: UNKNOWN).
+
+    ``plan``: the latest mission_result's (valid, finished, failure), None when none was
+    received; it refines AUTO_MISSION only (``ghost_core.vehicle.mission_in_progress``).
+    """
     if nav_state is None:
         return MissionStatus.UNKNOWN
-    return NAV_STATES.get(nav_state, MissionStatus.UNKNOWN)
+    return mission_in_progress(NAV_STATES.get(nav_state, MissionStatus.UNKNOWN), plan)
 
 
 @dataclass
 class Px4Status:
-    """The latest vehicle_status and vehicle_land_detected values received (None: none yet)."""
+    """The latest vehicle_status, vehicle_land_detected and mission_result values (None: none)."""
 
     arming_state: int | None = None
     nav_state: int | None = None
     landed: bool | None = None
+    plan: MissionPlan | None = None
 
     def at(self, stamp_ns: int, frame_id: str) -> VehicleStatus:
         """The status these values give, stamped ``stamp_ns`` (a belief's stamp)."""
         return VehicleStatus(stamp_ns, frame_id, flight_status(self.arming_state, self.landed),
-                             mission_status(self.nav_state), PX4_SOURCE)
+                             mission_status(self.nav_state, self.plan), PX4_SOURCE)
 
 
 class StatusReporter:

@@ -95,7 +95,7 @@ def bridge_parameters(log: Path | str) -> dict[str, int | float]:
 
 #: What the player publishes, each on fmu/out/<topic>, as PX4's uXRCE-DDS bridge names them.
 PLAYED_TOPICS = ('vehicle_odometry', 'vehicle_local_position', 'vehicle_gps_position',
-                 'vehicle_status')
+                 'vehicle_status', 'vehicle_land_detected', 'mission_result')
 #: Where each played topic is read in the log, in order of preference: vehicle_gps_position is
 #: the (blended) receiver EKF2 fuses; sensor_gps the per-receiver topic of PX4 1.14+.
 LOG_SOURCES: Mapping[str, tuple[str, ...]] = {
@@ -103,10 +103,13 @@ LOG_SOURCES: Mapping[str, tuple[str, ...]] = {
     'vehicle_local_position': ('vehicle_local_position',),
     'vehicle_gps_position': ('vehicle_gps_position', 'sensor_gps'),
     'vehicle_status': ('vehicle_status',),
+    'vehicle_land_detected': ('vehicle_land_detected',),
+    'mission_result': ('mission_result',),
 }
 #: The log topics the player loads (the played ones, and what a derived odometry needs).
 PLAYER_LOADED_TOPICS = ('vehicle_odometry', 'vehicle_local_position', 'vehicle_gps_position',
-                        'sensor_gps', 'vehicle_status', *ORIENTATION_TOPICS)
+                        'sensor_gps', 'vehicle_status', 'vehicle_land_detected',
+                        'mission_result', *ORIENTATION_TOPICS)
 #: The source of a vehicle_odometry the player composes (``playback(derive_odometry=True)``).
 DERIVED_ODOMETRY = 'vehicle_local_position + vehicle_attitude + estimator_status (derived)'
 

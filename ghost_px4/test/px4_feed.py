@@ -3,7 +3,8 @@
     python px4_feed.py STEPS.json [--namespace NS]
 
 STEPS.json is a list of ``{"topic": "vehicle_odometry" | "vehicle_local_position" |
-"vehicle_gps_position" | "vehicle_status", "fields": {...}}``, published in order, 0.1 s apart,
+"vehicle_gps_position" | "vehicle_status" | "vehicle_land_detected" | "mission_result",
+"fields": {...}}``, published in order, 0.1 s apart,
 on ``fmu/out/<topic>`` with px4_msgs types and PX4's QoS (best-effort, transient-local,
 keep-last), once the bridge's subscriptions and publishers have matched at both ends (its
 reports on ghost/graph_status: it runs with ``graph_status:=true``). Then it listens 1 s more
@@ -19,12 +20,20 @@ import time
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
-from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
+from px4_msgs.msg import (
+    MissionResult,
+    SensorGps,
+    VehicleLandDetected,
+    VehicleLocalPosition,
+    VehicleOdometry,
+    VehicleStatus,
+)
 import rclpy
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
 TYPES = {'vehicle_odometry': VehicleOdometry, 'vehicle_local_position': VehicleLocalPosition,
-         'vehicle_gps_position': SensorGps, 'vehicle_status': VehicleStatus}
+         'vehicle_gps_position': SensorGps, 'vehicle_status': VehicleStatus,
+         'vehicle_land_detected': VehicleLandDetected, 'mission_result': MissionResult}
 PX4_QOS = QoSProfile(reliability=QoSReliabilityPolicy.BEST_EFFORT,
                      durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
                      history=QoSHistoryPolicy.KEEP_LAST, depth=5)

@@ -2,9 +2,10 @@
 
     python px4_listen.py [--ghost] [--idle-s S] [--timeout S]
 
-Subscribes to fmu/out/vehicle_odometry, vehicle_local_position, vehicle_gps_position and
-vehicle_status with PX4's QoS (best-effort, transient-local, keep-last; depth 1000 rather than
-PX4's 5, so that a fast playback is counted, not thinned by this reader's queue), and with
+Subscribes to fmu/out/vehicle_odometry, vehicle_local_position, vehicle_gps_position,
+vehicle_status, vehicle_land_detected and mission_result with PX4's QoS (best-effort,
+transient-local, keep-last; depth 1000 rather than PX4's 5, so that a fast playback is counted,
+not thinned by this reader's queue), and with
 ``--ghost`` to px4_bridge's state/nav and observations too. It reports its matched endpoints on
 /ghost/graph_status (ghost_nodes.readiness), so a source waiting for its expected subscribers
 waits for it. After the first message, once nothing has arrived for ``--idle-s`` seconds (or
@@ -19,14 +20,22 @@ import time
 
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
-from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
+from px4_msgs.msg import (
+    MissionResult,
+    SensorGps,
+    VehicleLandDetected,
+    VehicleLocalPosition,
+    VehicleOdometry,
+    VehicleStatus,
+)
 import rclpy
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
 
 from ghost_nodes.readiness import GraphStatusReporter
 
 TYPES = {'vehicle_odometry': VehicleOdometry, 'vehicle_local_position': VehicleLocalPosition,
-         'vehicle_gps_position': SensorGps, 'vehicle_status': VehicleStatus}
+         'vehicle_gps_position': SensorGps, 'vehicle_status': VehicleStatus,
+         'vehicle_land_detected': VehicleLandDetected, 'mission_result': MissionResult}
 PX4_QOS = QoSProfile(reliability=QoSReliabilityPolicy.BEST_EFFORT,
                      durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
                      history=QoSHistoryPolicy.KEEP_LAST, depth=1000)

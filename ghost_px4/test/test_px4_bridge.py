@@ -479,13 +479,27 @@ def test_bridge_from_vehicle_local_position_over_dds(tmp_path, processes, px4_en
 
 
 def test_ghost_run_px4_records_and_verifies_a_px4_stream(tmp_path, processes, px4_env) -> None:
-    """``ghost_run --px4``: px4_bridge in place of the scenario, until --timeout; it verifies."""
-    steps = [_local_msg(0.95)]
+    """``ghost_run --px4``: px4_bridge in place of the scenario, until --timeout; it verifies.
+
+    Every recorded output is re-derived exactly from the PX4 samples its source_samples names,
+    and the statuses tell the ground, the air and the end of the mission apart.
+    """
+    steps = [_local_msg(0.95),
+             {'topic': 'vehicle_status', 'fields': {'timestamp': _us(0.96), 'arming_state': 2,
+                                                    'nav_state': 3}},
+             {'topic': 'vehicle_land_detected', 'fields': {'timestamp': _us(0.97),
+                                                           'landed': True}}]
     for i in range(30):
         t = 1.0 + 0.1 * i
         steps.append(_odom_msg(t))
         if i % 2 == 0:
             steps.append(_gps_msg(t + 0.05))
+        if i == 5:
+            steps.append({'topic': 'vehicle_land_detected',
+                          'fields': {'timestamp': _us(t + 0.06), 'landed': False}})
+        if i == 20:
+            steps.append({'topic': 'mission_result', 'fields': {
+                'timestamp': _us(t + 0.06), 'valid': True, 'finished': True, 'seq_total': 3}})
     (tmp_path / 'steps.json').write_text(json.dumps(steps))
     run_dir = tmp_path / 'run'
     run = processes.start([*GHOST_RUN, '--px4', '--timeout', '25', '--run-dir', str(run_dir)],
@@ -510,3 +524,30 @@ def test_ghost_run_px4_records_and_verifies_a_px4_stream(tmp_path, processes, px
     published = len(json.loads(feed_out.strip().splitlines()[-1])['nav'])
     assert published == 30
     assert f'ghost: {published}/{published} cycles actuated' in out
+    from ghost_verify.verify import verify_all
+
+    report = verify_all(run_dir / 'bag').replay.bridge  # type: ignore[union-attr]
+    assert report is not None and report.holds and report.unmatched == 0, report.summary()
+    counts = {stream.stream: stream.exact for stream in report.streams}
+    assert counts['state/nav'] == 30 and counts['observations'] == 15, report.summary()
+    assert report.summary().startswith(f'px4_bridge: {sum(counts.values())}/'
+                                       f'{sum(counts.values())} outputs re-derived exactly')
+    statuses = [(item['flight_status'], item['mission_status'])
+                for item in _recorded(run_dir / 'bag', '/vehicle_status')]
+    changes = [s for k, s in enumerate(statuses) if k == 0 or statuses[k - 1] != s]
+    assert changes == [(2, 2), (3, 2), (3, 5)], statuses  # on the ground, in the air, holding
+
+
+def _recorded(bag, topic):
+    """The messages of `topic` in a recorded bag, as dicts of their fields."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    out = []
+    for path in sorted(bag.glob('*.mcap')):
+        with path.open('rb') as stream:
+            reader = make_reader(stream, decoder_factories=[DecoderFactory()])
+            for _, _, _, msg in reader.iter_decoded_messages(topics=[topic]):
+                out.append({'flight_status': msg.flight_status,
+                            'mission_status': msg.mission_status})
+    return out

@@ -53,12 +53,13 @@ NAN = float('nan')
 @pytest.fixture(scope='module')
 def message_fields(px4_msgs_env: dict[str, str]) -> dict[str, dict[str, str]]:
     """The px4_msgs types' fields and rosidl types, as the node passes them to playback."""
-    script = ('import json; from px4_msgs.msg import SensorGps, VehicleLocalPosition, '
-              'VehicleOdometry, VehicleStatus as S; print(json.dumps({'
-              "'vehicle_odometry': VehicleOdometry.get_fields_and_field_types(), "
-              "'vehicle_local_position': VehicleLocalPosition.get_fields_and_field_types(), "
-              "'vehicle_gps_position': SensorGps.get_fields_and_field_types(), "
-              "'vehicle_status': S.get_fields_and_field_types()}))")
+    script = ('import json; import px4_msgs.msg as m; print(json.dumps({'
+              "'vehicle_odometry': m.VehicleOdometry, "
+              "'vehicle_local_position': m.VehicleLocalPosition, "
+              "'vehicle_gps_position': m.SensorGps, 'vehicle_status': m.VehicleStatus, "
+              "'vehicle_land_detected': m.VehicleLandDetected, "
+              "'mission_result': m.MissionResult}, "
+              'default=lambda kind: kind.get_fields_and_field_types()))')
     out = subprocess.run([sys.executable, '-c', script], env=px4_msgs_env, check=True,
                          capture_output=True, text=True, timeout=60)
     fields: dict[str, dict[str, str]] = json.loads(out.stdout)
@@ -135,7 +136,8 @@ def test_duration_of_the_real_logs(message_fields) -> None:
     for log in (ESC_LOG, SITL_LOG):
         span = _playback(log, message_fields).span_s
         assert ulog_topics.ulog_duration_s(log) == pytest.approx(span, abs=1e-6)
-    assert ulog_topics.ulog_duration_s(ESC_LOG) == pytest.approx(39.56, abs=0.01)
+    # its land detector runs 0.4 s past its other played topics
+    assert ulog_topics.ulog_duration_s(ESC_LOG) == pytest.approx(39.95, abs=0.01)
     assert ulog_topics.ulog_duration_s(SITL_LOG) == pytest.approx(57.56, abs=0.01)
 
 
@@ -148,15 +150,18 @@ def test_playback_is_every_sample_in_log_order(log: Path, message_fields) -> Non
     local = _pyulog(log, 'vehicle_local_position')['timestamp']
     gps = _pyulog(log, 'vehicle_gps_position')['timestamp']
     status = _pyulog(log, 'vehicle_status')['timestamp']
+    land = _pyulog(log, 'vehicle_land_detected')['timestamp']
     assert playback.counts() == {'vehicle_odometry': len(local),  # derived, one per sample
                                  'vehicle_local_position': len(local),
                                  'vehicle_gps_position': len(gps),
-                                 'vehicle_status': len(status)}
+                                 'vehicle_status': len(status),
+                                 'vehicle_land_detected': len(land)}
+    assert playback.absent == ('mission_result',)  # neither log has one
     assert playback.topics['vehicle_odometry'].source == ulog_topics.DERIVED_ODOMETRY
     times = [t for t, _, _ in playback.order]
     assert times == sorted(times)
     for topic, logged in (('vehicle_local_position', local), ('vehicle_gps_position', gps),
-                          ('vehicle_status', status)):
+                          ('vehicle_status', status), ('vehicle_land_detected', land)):
         rows = [row for _, name, row in playback.order if name == topic]
         assert rows == list(range(len(logged)))
     # A derived odometry goes just before the local position it comes from.
@@ -319,6 +324,11 @@ def test_player_publishes_the_whole_log_as_px4_would(processes, px4_env) -> None
     assert stamps['vehicle_odometry'] == local['timestamp'].tolist()
     assert stamps['vehicle_gps_position'] == gps['timestamp'].tolist()
     assert stamps['vehicle_status'] == status['timestamp'].tolist()
+    land = _pyulog(SITL_LOG, 'vehicle_land_detected')
+    assert stamps['vehicle_land_detected'] == land['timestamp'].tolist()
+    assert [m['landed'] for m in seen['vehicle_land_detected']] == [
+        bool(v) for v in land['landed']]
+    assert stamps['mission_result'] == []  # not in the log: the topic stays silent
     for k in (0, len(local['x']) // 2, len(local['x']) - 1):
         got = seen['vehicle_local_position'][k]
         for name in ('x', 'y', 'z', 'vx', 'eph', 'epv', 'ref_lat', 'ref_lon', 'ref_alt'):
@@ -339,7 +349,9 @@ def test_player_publishes_the_whole_log_as_px4_would(processes, px4_env) -> None
     span_s = (int(local['timestamp'][-1]) - int(gps['timestamp'][0])) / 1e6
     received = [m['_received_s'] for topic in PLAYED for m in seen[topic]]
     assert span_s / 20 * 0.5 < max(received) - min(received) < span_s / 2
-    assert 'px4 log complete: 1754 messages published' in log
+    # every sample: odometry (derived) and local position, GNSS, status, land detector
+    total = 2 * len(local['x']) + len(gps['lat']) + len(status['nav_state']) + len(land['landed'])
+    assert total == 1813 and f'px4 log complete: {total} messages published' in log
     assert 'not in the log (left at defaults): timestamp_sample, device_id' in log
     assert 'px4_bridge parameters of this vehicle: ekf2_hgt_ref=0, gps_delay_ms=110.0' in log
 

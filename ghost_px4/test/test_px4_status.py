@@ -95,3 +95,64 @@ def test_real_logs_give_statuses_on_the_ground_and_in_the_air(tmp_path: Path, lo
     stamps = [s.stamp_ns for s in statuses]
     assert stamps == sorted(stamps)
     assert all(b - a <= HEARTBEAT_NS + 10**9 for a, b in zip(stamps, stamps[1:], strict=False))
+
+
+@pytest.mark.parametrize(('plan', 'expected'), [
+    (None, MissionStatus.ON_MISSION),  # no mission_result: the mode alone says it
+    ((True, False, False), MissionStatus.ON_MISSION),
+    ((True, True, False), MissionStatus.HOLDING),  # finished: PX4 loiters in mission mode
+    ((False, False, False), MissionStatus.HOLDING),  # no valid plan to fly
+    ((True, False, True), MissionStatus.HOLDING),  # the plan cannot continue
+])
+def test_mission_result_tells_the_mission_from_the_rest(
+        plan: tuple[bool, bool, bool] | None, expected: MissionStatus) -> None:
+    from ghost_core.vehicle import MissionPlan
+
+    found = None if plan is None else MissionPlan(*plan)
+    assert mission_status(3, found) is expected
+    # only AUTO_MISSION is refined
+    assert mission_status(5, found) is MissionStatus.RETURNING
+    assert mission_status(2, found) is MissionStatus.NO_MISSION
+
+
+def test_the_bridge_status_names_the_samples_it_was_made_of() -> None:
+    """status_of over the samples held, and the sources a status and a belief name."""
+    from types import SimpleNamespace
+
+    from ghost_px4 import bridge
+
+    config = bridge.BridgeConfig('vehicle_local_position', 0, -1, 100_000_000)
+    px4 = bridge.Px4Bridge(config)
+    odometry = SimpleNamespace(timestamp=990, timestamp_sample=990, q=[1.0, 0.0, 0.0, 0.0],
+                               angular_velocity=[0.0] * 3,
+                               orientation_variance=[1e-4] * 3)
+    local = SimpleNamespace(
+        timestamp=1000, timestamp_sample=1000, x=1.0, y=2.0, z=-3.0, vx=0.0, vy=0.0, vz=0.0,
+        eph=0.5, epv=0.8, evh=0.1, evv=0.1, xy_valid=True, z_valid=True, v_xy_valid=True,
+        v_z_valid=True, xy_global=True, z_global=True, ref_lat=47.0, ref_lon=8.0, ref_alt=400.0)
+    assert px4.odometry(odometry) == ()
+    assert px4.status(SimpleNamespace(timestamp=500, arming_state=2, nav_state=3)) == ()
+    assert px4.land_detected(SimpleNamespace(timestamp=600, landed=False)) == ()
+    assert px4.mission_result(SimpleNamespace(timestamp=700, valid=True, finished=True,
+                                              failure=False, seq_current=3, seq_total=4)) == ()
+    status, belief = px4.local_position(local)
+    assert isinstance(status, bridge.Output) and isinstance(belief, bridge.Output)
+    assert status.status is not None
+    assert (status.status.flight_status, status.status.mission_status) == (
+        FlightStatus.IN_AIR, MissionStatus.HOLDING)
+    assert status.sources == (('local_position', 1000), ('status', 500),
+                              ('land_detected', 600), ('mission_result', 700))
+    assert belief.sources == (('local_position', 1000), ('odometry', 990))
+    topics = {method: f'/uav1/{topic}' for method, topic in bridge.IN_TOPICS.items()}
+    record = bridge.source_samples_message(belief, '/uav1/state/nav', topics)
+    assert record == {
+        'header': {'stamp': {'sec': 0, 'nanosec': 1_000_000}, 'frame_id': 'odom'},
+        'output_topic': '/uav1/state/nav',
+        'source_topics': ['/uav1/fmu/out/vehicle_local_position',
+                          '/uav1/fmu/out/vehicle_odometry'],
+        'stamp_fields': ['timestamp', 'timestamp'], 'stamps': [1000, 990], 'schema_version': 1}
+    # the pure rule gives what the bridge published, from exactly those samples
+    again = bridge.belief_of(config, local, odometry)
+    assert not isinstance(again, bridge.Dropped)
+    assert bridge.odometry_message(1_000_000, again) == belief.message
+    assert isinstance(bridge.belief_of(config, local, None), bridge.Dropped)

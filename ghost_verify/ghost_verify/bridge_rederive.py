@@ -1,31 +1,55 @@
-"""Re-derivation of px4_bridge's conversion: the recorded fmu/out messages converted again.
+"""Re-derivation of px4_bridge's outputs from exactly the PX4 samples each one names.
 
-One cohesive job (the bridge's re-derivation: read, re-run, match, classify, report), so one
-module past 400 lines.
+One cohesive job (the bridge's re-derivation: read, find the named samples, judge them by the
+recorder's log times, convert again, compare, report), so one module past 400 lines.
 
-With ``px4_bridge`` the recorder also records the bridge's PX4 inputs (/fmu/out/...). This
-check runs the bridge's own rules (``ghost_px4.bridge.Px4Bridge``, what the node runs) over
-them, in the order the recorder received them (log time), with the bridge configuration the
-run recorded (manifest.json's ``config.px4_bridge``), and compares every recorded /state/nav,
-/observations and /vehicle_status message with the re-derived one of the same stamp, field by
-field, exactly (the canonical JSON of SPEC section 4). So a belief altered after the bridge (a
-shrunk covariance) is caught even when the agent's own re-derivation holds on it.
+With ``px4_bridge`` the recorder also records the bridge's PX4 inputs (/fmu/out/...) and, on
+/source_samples (ghost_interfaces/SourceSamples), the PX4 samples each /state/nav,
+/observations and /vehicle_status message was made from, named by topic and ``timestamp``
+(SPEC 5 v1.3). One pass in log order judges each recorded output once, when the recorder's
+clock is ``TRANSPORT_BOUND_NS`` (ghost_core.evidence) past it:
+
+- its SourceSamples (same topic and stamp; logged up to ``HELD_NS`` later, as the recorder
+  drains /source_samples, the busiest topic, behind the outputs) must be in the bag and name
+  the samples the bridge reads for that output (``ghost_px4.bridge``: a belief its EKF2
+  sample and the sample of the other kind held; a fix its GNSS sample and the local position
+  of its frame; a status the belief's sample and the status, land detector and mission result
+  samples held), else ``provenance_missing`` / a difference;
+- each named sample must be in the bag (``named_input_missing``) and logged no more than
+  ``TRANSPORT_BOUND_NS`` after the output (``named_input_from_the_future``);
+- a held sample (everything but the output's own EKF2 or GNSS sample) older than the newest of
+  its kind the recorder logged more than ``TRANSPORT_BOUND_NS`` before the output's own sample
+  (or none named) is replaced by that one, which the bridge had: when that gives another
+  output, ``input_claimed_late``. (A bridge behind its queues may hold an older sample of a
+  topic it has not drained yet; what it says is then the same.) The validity flags pair a
+  belief with a local position within ``max_attitude_age_ns`` (100 ms), inside that bound: the
+  log times cannot prove which one the bridge had, so the flags are checked only as far as
+  the bound allows;
+- the output is converted again from the named samples by the bridge's own pure rules
+  (``belief_of``, ``fix_of``, ``status_of``) with the recorded bridge configuration, and
+  compared field by field, exactly (SPEC section 4); an output stamped not after the previous
+  one of its topic is a difference (the bridge drops those).
+
+Unverifiable, not a difference, and counted (``--strict`` fails on them): a named sample the
+bag lacks from before the recorder first heard its topic or after it last did (the recorder
+matched later or stopped sooner: a transient-local sample only the bridge received, a sample
+lost at shutdown), and an output without SourceSamples logged less than ``TRANSPORT_BOUND_NS``
+before the first SourceSamples of the bag or after its last (the recorder's subscriptions
+matched or closed at other moments). For a sample the output is made of (its EKF2 or GNSS
+sample) the output itself must be logged within that bound of the recorder's first or last
+sample of the topic, so that naming samples from before the recording cannot excuse a run.
+PX4 samples no output names (rejected by the bridge's rules, or a best-effort sample the
+bridge missed) are counted, not differences.
 
 ``ghost_px4`` is optional for the auditor: it is imported only when the bag holds /fmu/out
 topics, and without it the check is reported not possible, with that reason.
-
-Over DDS the recorder and the bridge are two readers of best-effort topics, so either may
-miss a sample the other got. A recorded output whose PX4 input the bag does not hold is
-``input_not_recorded``, and a re-derived output the bag does not hold is ``not_recorded``:
-counted, not differences (``--strict`` makes them failures). A recorded output that the
-recorded inputs convert to another message, or do not produce at all, is a difference.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass, field
 import importlib
 import os
@@ -34,19 +58,20 @@ from typing import Any
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 
-from ghost_core.graph import INPUT_TOPICS, VEHICLE_STATUS_TOPIC
+from ghost_core.evidence import TRANSPORT_BOUND_NS
+from ghost_core.graph import INPUT_TOPICS, SOURCE_SAMPLES_TOPIC, VEHICLE_STATUS_TOPIC
 from ghost_core.hashing import hash_form
 from ghost_core.properties import JsonValue
-from ghost_core.rederive import first_difference, RACE_WINDOW_NS
+from ghost_core.rederive import first_difference
 
 from .bag import resolve_bag
 from .run_parameters import BRIDGE_CONFIG_KEY
 from .schema import quiet_parser
 
 __all__ = ['BRIDGE_STREAMS', 'BridgeDifference', 'BridgeReport', 'BridgeStream',
-           'rederive_bridge']
+           'HELD_NS', 'VIOLATIONS', 'bag_px4_topics', 'rederive_bridge']
 
-#: The bridge's outputs compared, by their default topic.
+#: The bridge's outputs, by their default topic.
 BRIDGE_STREAMS = (*INPUT_TOPICS, VEHICLE_STATUS_TOPIC)
 #: The fmu/out topics the bridge reads, by the ``ghost_px4.bridge.Px4Bridge`` method.
 _METHODS = {
@@ -55,15 +80,28 @@ _METHODS = {
     '/fmu/out/vehicle_gps_position': 'gps',
     '/fmu/out/vehicle_status': 'status',
     '/fmu/out/vehicle_land_detected': 'land_detected',
+    '/fmu/out/mission_result': 'mission_result',
 }
+_STREAM_OF = {'/state/nav': 'state/nav', '/observations': 'observations',
+              VEHICLE_STATUS_TOPIC: 'vehicle_status'}
+#: The violations of the evidence rules an output can carry (besides a field difference).
+VIOLATIONS = ('named_input_missing', 'named_input_from_the_future', 'input_claimed_late',
+              'provenance_missing')
+#: How long a PX4 sample is kept for the outputs that may name it as their own (a GNSS fix the
+#: bridge took from its queue late): an output naming one the recorder logged longer before
+#: is ``named_input_missing``. The latest of each kind is kept as long as it is the latest.
+#: Also how long after an output its source_samples may be logged (the recorder drains its
+#: busiest topic last; the samples are judged by the output's own log time).
+HELD_NS = 10_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
 class BridgeDifference:
-    """The first difference on one output stream: where, which field, the two values.
+    """The first difference on one output stream: where, what kind, the two values.
 
-    `kind`: ``field`` (both exist and `field` differs) or ``recorded_only`` (the bag holds
-    a message the recorded inputs do not produce; `field` is '').
+    `kind`: ``field`` (the named samples give another message: `field` differs), ``order``
+    (stamped not after the previous output), ``provenance`` (its SourceSamples do not name
+    what the bridge reads), or one of ``VIOLATIONS`` (`field` then names the sample).
     """
 
     stamp_ns: int
@@ -73,16 +111,32 @@ class BridgeDifference:
     recomputed: object
 
     def describe(self) -> str:
-        """``<field> recorded X, recomputed Y``, or which side lacks the message."""
-        if self.kind == 'recorded_only':
-            return 'the bag holds a message its recorded inputs do not produce'
-        return (f'{self.field or "(message)"} recorded {_short(self.recorded)}, recomputed '
-                f'{_short(self.recomputed)}')
+        """What differs, in words."""
+        if self.kind == 'field':
+            return (f'{self.field or "(message)"} recorded {_short(self.recorded)}, '
+                    f'recomputed from the PX4 samples it names {_short(self.recomputed)}')
+        if self.kind == 'order':
+            return f'stamped {self.recorded}, not after the previous output {self.recomputed}'
+        if self.kind == 'provenance':
+            return f'its source_samples {self.field}'
+        if self.kind == 'provenance_missing':
+            return 'no source_samples names the PX4 samples it was made from'
+        if self.kind == 'input_claimed_late':
+            return (f'made from {self.field} timestamp {self.recorded}, though the recorder '
+                    f'logged timestamp {self.recomputed} more than '
+                    f'{TRANSPORT_BOUND_NS / 1e6:g} ms before its own sample')
+        when = ('not in the bag' if self.kind == 'named_input_missing' else
+                f'logged {_ms(self.recomputed)} after it')
+        return f'names {self.field} timestamp {self.recorded}, {when}'
 
     def to_json(self) -> dict[str, JsonValue]:
         """Return the difference as a JSON object."""
         return {'stamp_ns': self.stamp_ns, 'kind': self.kind, 'field': self.field,
                 'recorded': _plain(self.recorded), 'recomputed': _plain(self.recomputed)}
+
+
+def _ms(value: object) -> str:
+    return f'{value / 1e6:g} ms' if isinstance(value, int) else repr(value)
 
 
 def _plain(value: object) -> JsonValue:
@@ -96,24 +150,32 @@ def _short(value: object) -> str:
 
 @dataclass(slots=True)
 class BridgeStream:
-    """What was compared on one output topic of the bridge, and its first difference."""
+    """What was judged on one output topic of the bridge, and its first difference.
+
+    ``recorded`` = ``exact`` + ``differing`` + the violations + the unverifiable outputs.
+    """
 
     stream: str
     topic: str
-    compared: int = 0
+    recorded: int = 0
+    exact: int = 0
     differing: int = 0
-    recorded_only: int = 0
-    input_not_recorded: int = 0
-    not_recorded: int = 0
-    #: Outputs the bridge gives in another order of its inputs within RACE_WINDOW_NS: a
-    #: /vehicle_status equal to the status of a nearby belief, a fix stated in a nearby frame.
-    reordered: int = 0
+    violations: dict[str, int] = field(default_factory=dict)
+    #: Outputs that could not be judged, per reason (the module says when).
+    unverifiable: dict[str, int] = field(default_factory=dict)
+    #: PX4 samples of the stream's own topic that no output names (rejected or missed).
+    not_named: int = 0
     first: BridgeDifference | None = None
 
     @property
     def differences(self) -> int:
-        """Messages that differ, or that the recorded inputs do not produce."""
-        return self.differing + self.recorded_only
+        """Outputs that differ or break an evidence rule."""
+        return self.differing + sum(self.violations.values())
+
+    @property
+    def unverified(self) -> int:
+        """Outputs that could not be judged."""
+        return sum(self.unverifiable.values())
 
     def note(self, difference: BridgeDifference) -> None:
         """Keep `difference` when it is the earliest so far."""
@@ -122,57 +184,55 @@ class BridgeStream:
 
     def to_json(self) -> dict[str, JsonValue]:
         """Return the stream's counts and first difference as a JSON object."""
-        return {'topic': self.topic, 'compared': self.compared, 'differing': self.differing,
-                'recorded_only': self.recorded_only,
-                'input_not_recorded': self.input_not_recorded,
-                'not_recorded': self.not_recorded, 'reordered': self.reordered,
+        return {'topic': self.topic, 'recorded': self.recorded, 'exact': self.exact,
+                'differing': self.differing, 'violations': dict(sorted(self.violations.items())),
+                'unverifiable': dict(sorted(self.unverifiable.items())),
+                'not_named': self.not_named,
                 'first_difference': None if self.first is None else self.first.to_json()}
 
 
 @dataclass(frozen=True, slots=True)
 class BridgeReport:
-    """The verdict of the re-derivation of px4_bridge's outputs from its recorded inputs.
+    """The verdict of the re-derivation of px4_bridge's outputs from the samples they name.
 
-    `not_possible_reason` says why the conversion could not be re-derived (None when it was).
-    `holds` is True when it was and no recorded output differs from the re-derived one.
+    `not_possible_reason` says why the outputs could not be re-derived (None when they were).
+    `holds` is True when they were and none differs or breaks an evidence rule.
     """
 
     not_possible_reason: str | None
     inputs: tuple[tuple[str, int], ...] = ()
     streams: tuple[BridgeStream, ...] = ()
     config: Mapping[str, object] | None = None
-    dropped: tuple[tuple[str, int], ...] = field(default_factory=tuple)
 
     @property
     def possible(self) -> bool:
-        """True when the conversion was re-derived."""
+        """True when the outputs were re-derived."""
         return self.not_possible_reason is None
 
     @property
     def messages_compared(self) -> int:
-        """Recorded outputs compared with a re-derived one."""
-        return sum(stream.compared for stream in self.streams)
+        """Recorded outputs judged (every recorded output of the three topics)."""
+        return sum(stream.recorded for stream in self.streams)
 
     @property
     def messages_differing(self) -> int:
-        """Recorded outputs that differ, or that the recorded inputs do not produce."""
+        """Recorded outputs that differ or break an evidence rule."""
         return sum(stream.differences for stream in self.streams)
 
     @property
     def holds(self) -> bool:
-        """True when the conversion was re-derived and nothing differs."""
+        """True when the outputs were re-derived and nothing differs."""
         return self.possible and self.messages_differing == 0
 
     @property
     def violated(self) -> bool:
-        """True when a recorded output differs from what its recorded inputs give."""
+        """True when a recorded output differs from what its named samples give."""
         return self.messages_differing > 0
 
     @property
     def unmatched(self) -> int:
-        """Outputs on one side only because an input or output was not recorded."""
-        return sum(stream.input_not_recorded + stream.not_recorded + stream.reordered
-                   for stream in self.streams)
+        """Outputs that could not be judged (unverifiable: the module says when)."""
+        return sum(stream.unverified for stream in self.streams)
 
     def first_difference(self) -> tuple[BridgeStream, BridgeDifference] | None:
         """The earliest difference over the three streams."""
@@ -185,54 +245,47 @@ class BridgeReport:
         return stream, stream.first
 
     def summary(self) -> str:
-        """The one-line verdict, e.g. ``px4_bridge: 900/900 messages re-derived exactly (…)``."""
+        """The one-line verdict, e.g. ``px4_bridge: 900/900 outputs re-derived exactly (…)``."""
         if self.not_possible_reason is not None:
             return f'px4_bridge: not possible ({self.not_possible_reason})'
-        compared = self.messages_compared
-        exact = compared - sum(stream.differing for stream in self.streams)
-        counts = ', '.join(f'{stream.topic} {stream.compared}' for stream in self.streams)
+        total = self.messages_compared
+        exact = sum(stream.exact for stream in self.streams)
+        unverified = self.unmatched
+        counts = ', '.join(f'{stream.topic} {stream.recorded}' for stream in self.streams)
         read = sum(count for _, count in self.inputs)
         if self.violated:
             found = self.first_difference()
             assert found is not None
             stream, difference = found
-            return (f'px4_bridge: DIFFERS ({exact}/{compared} messages re-derived exactly; '
-                    f'{self.messages_differing} differ; the first at {difference.stamp_ns} ns: '
-                    f'{stream.topic} {difference.describe()})')
-        return (f'px4_bridge: {exact}/{compared} messages re-derived exactly ({counts}; from '
-                f'{read} fmu/out messages)')
+            kinds: dict[str, int] = {'differ': sum(s.differing for s in self.streams)}
+            for s in self.streams:
+                for kind, count in s.violations.items():
+                    kinds[kind] = kinds.get(kind, 0) + count
+            wrong = ', '.join(f'{count} {kind}' for kind, count in kinds.items() if count)
+            also = f', {unverified} unverifiable' if unverified else ''
+            return (f'px4_bridge: DIFFERS ({exact} of {total} outputs re-derived exactly from '
+                    f'the PX4 samples they name; {wrong}{also}; the first at '
+                    f'{difference.stamp_ns} ns: {stream.topic} {difference.describe()})')
+        done = (f'{exact}/{total} outputs' if not unverified else
+                f'{exact} of {total} outputs ({unverified} unverifiable)')
+        return (f'px4_bridge: {done} re-derived exactly from the PX4 samples they name '
+                f'({counts}; from {read} fmu/out messages)')
 
     def notes(self) -> tuple[str, ...]:
-        """Per stream with a difference, its first one; outputs on one side only."""
+        """Per stream: its first difference, what was unverifiable, the samples not named."""
         lines = []
         for stream in self.streams:
             if stream.first is not None:
                 lines.append(f'px4_bridge: {stream.topic}: {stream.differences} of '
-                             f'{stream.compared + stream.recorded_only} differ, the first at '
-                             f'{stream.first.stamp_ns} ns: {stream.first.describe()}')
-            if stream.input_not_recorded or stream.not_recorded:
-                lines.append(f'px4_bridge: {stream.topic}: {stream.input_not_recorded} '
-                             'recorded messages whose PX4 input the bag lacks, '
-                             f'{stream.not_recorded} re-derived messages the bag lacks (a '
-                             'best-effort sample one reader missed; not compared)')
-            if stream.reordered and stream.stream == 'state/nav':
-                lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} beliefs carry the '
-                             'validity flags of a local position received within '
-                             f'{RACE_WINDOW_NS / 1e9:g} s of them: the bridge received the '
-                             'odometry and the local position in another order than the '
-                             'recorder (not a difference; --strict makes it one)')
-            elif stream.reordered and stream.stream == 'observations':
-                lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} fixes are stated '
-                             'in an EKF frame (local position origin) in force within '
-                             f'{RACE_WINDOW_NS / 1e9:g} s of them: the bridge received the '
-                             'GNSS fix and the local position in another order than the '
-                             'recorder (not a difference; --strict makes it one)')
-            elif stream.reordered:
-                lines.append(f'px4_bridge: {stream.topic}: {stream.reordered} statuses equal '
-                             'the re-derived status of a belief received within '
-                             f'{RACE_WINDOW_NS / 1e9:g} s of their own: the bridge received PX4 '
-                             'statuses and beliefs in another order than the recorder (not a '
-                             'difference; --strict makes it one)')
+                             f'{stream.recorded} differ, the first at {stream.first.stamp_ns} '
+                             f'ns: {stream.first.describe()}')
+            for reason, count in sorted(stream.unverifiable.items()):
+                lines.append(f'px4_bridge: {stream.topic}: {count} unverifiable: {reason} '
+                             '(--strict fails)')
+            if stream.not_named:
+                lines.append(f'px4_bridge: {stream.topic}: {stream.not_named} PX4 samples of '
+                             'its own topic are named by no output (the bridge rejects them, '
+                             'or a best-effort sample it did not receive; not a difference)')
         return tuple(lines)
 
     def to_json(self) -> dict[str, JsonValue]:
@@ -250,14 +303,13 @@ class BridgeReport:
             'inputs': dict(self.inputs),
             'messages_compared': self.messages_compared,
             'messages_differing': self.messages_differing,
+            'unverifiable': self.unmatched,
             'first_difference': first,
             'streams': {stream.stream: stream.to_json() for stream in self.streams},
-            'dropped': dict(self.dropped),
         }
 
 
-def bag_px4_topics(bag: str | os.PathLike[str]) -> tuple[str, ...]:
-    """The bag's topics that are one of px4_bridge's fmu/out inputs (in any namespace)."""
+def _topics_of(bag: str | os.PathLike[str]) -> tuple[str, ...]:
     found: list[str] = []
     for path in resolve_bag(bag).files:
         try:
@@ -265,16 +317,20 @@ def bag_px4_topics(bag: str | os.PathLike[str]) -> tuple[str, ...]:
                 summary = make_reader(stream).get_summary()
         except Exception:  # noqa: BLE001 - a damaged file: the bag's read errors say so
             continue
-        if summary is None:
-            continue
-        found.extend(channel.topic for channel in summary.channels.values()
-                     if any(channel.topic.endswith(name) for name in _METHODS))
+        if summary is not None:
+            found.extend(channel.topic for channel in summary.channels.values())
     return tuple(sorted(set(found)))
+
+
+def bag_px4_topics(bag: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The bag's topics that are one of px4_bridge's fmu/out inputs (in any namespace)."""
+    return tuple(topic for topic in _topics_of(bag)
+                 if any(topic.endswith(name) for name in _METHODS))
 
 
 def rederive_bridge(bag: str | os.PathLike[str], recorded_config: object,
                     px4_topics: tuple[str, ...]) -> BridgeReport:
-    """Re-run px4_bridge over the bag's recorded fmu/out messages and compare its outputs.
+    """Re-derive px4_bridge's recorded outputs from the PX4 samples each one names.
 
     `recorded_config` is the run configuration's ``px4_bridge`` object (None when the run
     did not record one); `px4_topics` the bag's fmu/out topics (``bag_px4_topics``).
@@ -298,285 +354,414 @@ def rederive_bridge(bag: str | os.PathLike[str], recorded_config: object,
                              'and output topic')
     except ValueError as err:
         return BridgeReport(f'the recorded px4_bridge configuration cannot be used: {err}')
-    comparison = _Comparison(bridge_module, config, {str(k): str(v) for k, v in topics.items()})
+    named = {str(k): str(v) for k, v in topics.items()}
+    provenance = named.get(SOURCE_SAMPLES_TOPIC) or named[VEHICLE_STATUS_TOPIC].removesuffix(
+        VEHICLE_STATUS_TOPIC) + SOURCE_SAMPLES_TOPIC
+    judge = _Judge(bridge_module, config, named, provenance)
     try:
-        comparison.run(bag)
+        judge.run(bag)
     except _NotPossible as err:
         return BridgeReport(str(err), config=config.to_dict())
-    return comparison.report(config.to_dict())
+    return judge.report(config.to_dict())
 
 
 class _NotPossible(Exception):
-    """The bridge's conversion cannot be re-derived; the message says why."""
+    """The bridge's outputs cannot be re-derived; the message says why."""
 
 
 @dataclass(slots=True)
-class _Race:
-    """An input whose conversion depends on a state another input sets, within the window.
+class _Sample:
+    """One recorded PX4 sample: its ``timestamp``, log time and message."""
 
-    `method` is the input (gps, odometry), `state` the part of the bridge's state its
-    conversion reads (a key: equal keys convert alike), `convert(message, state)` its output
-    (stamp, message dict) or None. ``take`` is called after each input the bridge took, and
-    gives the outputs another order would have: the input converted with every other state in
-    force within RACE_WINDOW_NS before it, and the recent inputs with a state that changes.
+    timestamp: int
+    log_ns: int
+    message: Any
+
+
+@dataclass(slots=True)
+class _Heard:
+    """One PX4 topic as the recorder heard it: the samples kept, the first and last heard."""
+
+    samples: deque[_Sample] = field(default_factory=deque)
+    by_stamp: dict[int, _Sample] = field(default_factory=dict)
+    first: _Sample | None = None
+    last: _Sample | None = None
+    count: int = 0
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A recorded output waiting for the recorder's clock to pass it by the bound."""
+
+    stream: str
+    stamp_ns: int
+    log_ns: int
+    form: dict[str, Any]
+
+
+@dataclass(slots=True)
+class _Open:
+    """A judged output whose named samples (topic, timestamp, its own?) the bag lacked then.
+
+    ``done`` once a verdict is given.
     """
 
-    method: str
-    state: Callable[[], Any]
-    convert: Callable[[Any, Any], tuple[int, dict[str, Any]] | None]
-    states: deque[tuple[int, Any]] = field(default_factory=deque)
-    recent: deque[tuple[int, Any]] = field(default_factory=deque)
-
-    def take(self, method: str, message: Any,
-             log_time: int) -> list[tuple[int, dict[str, Any]]]:
-        while self.recent and log_time - self.recent[0][0] > RACE_WINDOW_NS:
-            self.recent.popleft()
-        while len(self.states) > 1 and log_time - self.states[1][0] > RACE_WINDOW_NS:
-            self.states.popleft()  # the first one stays: in force at the window's start
-        now = self.state()
-        found = []
-        if method == self.method:
-            self.recent.append((log_time, message))
-            found = [self.convert(message, other) for _, other in self.states if other != now]
-        elif not self.states or self.states[-1][1] != now:
-            self.states.append((log_time, now))
-            found = [self.convert(earlier, now) for _, earlier in self.recent]
-        return [item for item in found if item is not None]
+    out: _Pending
+    absent: list[tuple[str, int, bool]]
+    done: bool = False
 
 
-class _Comparison:
-    """The bridge re-run over the recorded inputs, matched by stamp with the recorded outputs."""
+class _Judge:
+    """One pass over the bag in log order: each recorded output judged once (the module)."""
 
-    def __init__(self, bridge_module: Any, config: Any, topics: Mapping[str, str]) -> None:
-        self.module = bridge_module
-        self.bridge = bridge_module.Px4Bridge(config)
+    def __init__(self, module: Any, config: Any, topics: Mapping[str, str],
+                 provenance_topic: str) -> None:
+        self.module = module
         self.config = config
-        self.methods: dict[str, Callable[[Any], Any]] = {
-            topics[name]: getattr(self.bridge, method) for name, method in _METHODS.items()}
-        relative = {'/state/nav': 'state/nav', '/observations': 'observations',
-                    VEHICLE_STATUS_TOPIC: 'vehicle_status'}
-        self.outputs = {topics[name]: relative[name] for name in BRIDGE_STREAMS}
-        self.streams = {relative[name]: BridgeStream(relative[name], topics[name])
-                        for name in BRIDGE_STREAMS}
+        self.method_of = {topics[name]: method for name, method in _METHODS.items()}
+        self.topic_of = {method: topic for topic, method in self.method_of.items()}
+        self.outputs = {topics[name]: _STREAM_OF[name] for name in BRIDGE_STREAMS}
+        self.stream_topic = {stream: topic for topic, stream in self.outputs.items()}
+        self.provenance_topic = provenance_topic
+        self.streams = {stream: BridgeStream(stream, topic)
+                        for topic, stream in self.outputs.items()}
+        source = 'odometry' if config.source == 'vehicle_odometry' else 'local_position'
+        other = 'local_position' if source == 'odometry' else 'odometry'
+        #: Per stream: the method of the sample it is made of, and those held.
+        self.roles: dict[str, tuple[str, tuple[str, ...]]] = {
+            'state/nav': (source, (other,)), 'observations': ('gps', ('local_position',)),
+            'vehicle_status': (source, tuple(module.STATUS_METHODS))}
+        self.heard = {topic: _Heard() for topic in self.method_of}
         self.inputs: dict[str, int] = {}
-        self.dropped: dict[str, int] = {}
-        # Per output stream, by stamp: messages seen on one side, waiting for the other.
-        self.recorded: dict[str, dict[int, dict[str, Any]]] = {s: {} for s in self.streams}
-        self.derived: dict[str, dict[int, dict[str, Any]]] = {s: {} for s in self.streams}
-        # The stamps the recorded inputs can give a belief or a fix (produced or not).
-        self.input_stamps: dict[str, set[int]] = {s: set() for s in self.streams}
-        # Every re-derived status by stamp, and the recorded statuses that differ from the
-        # re-derived one of their stamp (judged at the end, against the neighbouring beliefs).
-        self.statuses: dict[int, dict[str, Any]] = {}
-        # When the recorder received the PX4 message each belief comes from, by belief stamp.
-        self.belief_log_ns: dict[int, int] = {}
-        # The outputs another order of the inputs gives (_Race), by stream and stamp, and the
-        # recorded outputs of those streams that differ from the re-derived one of their stamp.
-        self._races = {'observations': _Race('gps', lambda: self.bridge.fix_frame,
-                                             self._fix_in)}
-        if config.source == 'vehicle_odometry':
-            self._races['state/nav'] = _Race('odometry', self._validity_flags,
-                                             self._belief_with)
-        self.alternatives: dict[str, dict[int, list[dict[str, Any]]]] = {
-            stream: {} for stream in self._races}
-        self.deferred: dict[str, list[tuple[int, dict[str, Any], BridgeDifference]]] = {
-            stream: [] for stream in self._races}
-        self.status_differences: list[tuple[int, dict[str, Any], BridgeDifference]] = []
+        self.pending: deque[_Pending] = deque()
+        self.sources: dict[tuple[str, int], Any] = {}
+        self.first_sources_ns: int | None = None
+        self.last_sources_ns: int | None = None
+        self.last_stamp: dict[str, int] = {}
+        #: Per stream, how many of its own samples its outputs named.
+        self.own_named: dict[str, int] = {}
+        # The judged outputs some named samples of which the bag did not hold yet, by sample.
+        self.open: dict[tuple[str, int], list[_Open]] = {}
+        self.opened: list[_Open] = []
+        #: Judged outputs whose source_samples the recorder had not logged yet, by key and in
+        #: log order.
+        self.without_sources: dict[tuple[str, int], _Pending] = {}
+        self.waiting: deque[_Pending] = deque()
+        self.now_ns = 0
+
+    # --- reading ---
 
     def run(self, bag: str | os.PathLike[str]) -> None:
-        for topic, message, log_time in _messages(bag, (*self.methods, *self.outputs)):
-            if topic in self.methods:
-                self.inputs[topic] = self.inputs.get(topic, 0) + 1
-                self._candidate(topic, message, log_time)
-                try:
-                    result = self.methods[topic](message)
-                except (AttributeError, TypeError, ValueError) as err:
-                    raise _NotPossible(f'{topic} message at log time {log_time} ns cannot be '
-                                       f'converted: {type(err).__name__}: {err}') from err
-                self._other_orders(topic, message, log_time)
-                for item in result:
-                    if isinstance(item, self.module.Dropped):
-                        key = f'{item.what}: {item.reason}'
-                        self.dropped[key] = self.dropped.get(key, 0) + 1
-                        continue
-                    self._meet(item.topic, item.stamp_ns, dict(item.message), derived=True)
+        wanted = (*self.method_of, *self.outputs, self.provenance_topic)
+        # closing: an error here leaves no reader (and its quiet parser) open behind it
+        with closing(_messages(bag, wanted)) as messages:
+            self._read(messages)
+
+    def _read(self, messages: Iterator[tuple[str, Any, int]]) -> None:
+        for topic, message, log_ns in messages:
+            self.now_ns = log_ns
+            while self.pending and self.pending[0].log_ns + TRANSPORT_BOUND_NS < log_ns:
+                self._judge(self.pending.popleft())
+            if topic in self.method_of:
+                self._sample(topic, message, log_ns)
+            elif topic == self.provenance_topic:
+                self._sources(message, log_ns)
             else:
-                stream = self.outputs[topic]
-                form = hash_form(message)
-                header = form.get('header', form)
-                stamp = header.get('stamp') if isinstance(header, Mapping) else None
-                if not isinstance(stamp, Mapping):
-                    raise _NotPossible(f'{topic} message at log time {log_time} ns has no '
-                                       'header stamp')
-                self._meet(stream, int(stamp['sec']) * 1_000_000_000 + int(stamp['nanosec']),
-                           form, derived=False)
+                self._output(self.outputs[topic], message, log_ns)
+        while self.pending:
+            self._judge(self.pending.popleft())
 
-    def _other_orders(self, topic: str, message: Any, log_time: int) -> None:
-        """The outputs the bridge gives in another order of its inputs (within the window).
+    def _sample(self, topic: str, message: Any, log_ns: int) -> None:
+        self.inputs[topic] = self.inputs.get(topic, 0) + 1
+        try:
+            timestamp = int(message.timestamp)
+        except (AttributeError, TypeError, ValueError) as err:
+            raise _NotPossible(f'{topic} message at log time {log_ns} ns has no timestamp: '
+                               f'{type(err).__name__}: {err}') from err
+        sample = _Sample(timestamp, log_ns, message)
+        heard = self.heard[topic]
+        heard.samples.append(sample)
+        heard.by_stamp[timestamp] = sample
+        heard.count += 1
+        if heard.first is None:
+            heard.first = sample
+        heard.last = sample
+        for waiting in self.open.pop((topic, timestamp), ()):
+            if not waiting.done:
+                waiting.done = True
+                self._violation(waiting.out.stream, BridgeDifference(
+                    waiting.out.stamp_ns, 'named_input_from_the_future', topic, timestamp,
+                    log_ns - waiting.out.log_ns))
+        # Keep what an output still to be judged can be made of, and the latest. An output
+        # waits HELD_NS at most for its source_samples.
+        while self.waiting:
+            first = self.waiting[0]
+            key = (self.stream_topic[first.stream], first.stamp_ns)
+            if key in self.without_sources and first.log_ns + HELD_NS >= log_ns:
+                break
+            self.waiting.popleft()
+            if self.without_sources.pop(key, None) is not None:
+                self._without_sources(first)
+        oldest = min([log_ns, *(queue[0].log_ns for queue in (self.pending, self.waiting)
+                                if queue)])
+        cutoff = oldest - TRANSPORT_BOUND_NS - HELD_NS
+        while len(heard.samples) > 1 and heard.samples[1].log_ns < cutoff:
+            gone = heard.samples.popleft()
+            if heard.by_stamp.get(gone.timestamp) is gone:
+                del heard.by_stamp[gone.timestamp]
 
-        A fix is stated in the EKF frame in force (vehicle_local_position's origin), and an
-        odometry belief carries the validity flags of the last local position: an input and
-        the local position that reach the bridge and the recorder in other orders give
-        another output, or one where the recorder's order drops it. Each such input is
-        converted with every state in force within RACE_WINDOW_NS of it (_Race).
-        """
-        method = self.methods[topic].__name__
-        for stream, race in self._races.items():
-            for stamp_ns, out in race.take(method, message, log_time):
-                self.alternatives[stream].setdefault(stamp_ns, []).append(out)
+    def _sources(self, message: Any, log_ns: int) -> None:
+        if self.first_sources_ns is None:
+            self.first_sources_ns = log_ns
+        self.last_sources_ns = log_ns
+        try:
+            stamp = message.header.stamp
+            key = (str(message.output_topic),
+                   int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec))
+        except (AttributeError, TypeError, ValueError) as err:
+            raise _NotPossible(f'{self.provenance_topic} message at log time {log_ns} ns '
+                               f'cannot be read: {type(err).__name__}: {err}') from err
+        waiting = self.without_sources.pop(key, None)
+        if waiting is None:
+            self.sources[key] = message
+        else:
+            self._judge_with(waiting, message)
 
-    def _fix_in(self, message: Any, frame: Any) -> tuple[int, dict[str, Any]] | None:
-        out = self.bridge.fix_of(message, frame)
-        if isinstance(out, self.module.Output):
-            return out.stamp_ns, dict(out.message)
+    def _output(self, stream: str, message: Any, log_ns: int) -> None:
+        form = hash_form(message)
+        header = form.get('header')
+        stamp = header.get('stamp') if isinstance(header, Mapping) else None
+        if not isinstance(stamp, Mapping):
+            raise _NotPossible(f'{self.stream_topic[stream]} message at log time {log_ns} ns '
+                               'has no header stamp')
+        self.pending.append(_Pending(stream, int(stamp['sec']) * 1_000_000_000
+                                     + int(stamp['nanosec']), log_ns, form))
+
+    # --- judging: each output gets one verdict (exact, a difference, a violation, or
+    # unverifiable) ---
+
+    def _judge(self, out: _Pending) -> None:
+        self.streams[out.stream].recorded += 1
+        previous = self.last_stamp.get(out.stream)
+        self.last_stamp[out.stream] = out.stamp_ns
+        if previous is not None and out.stamp_ns <= previous:
+            self._differs(out.stream, BridgeDifference(out.stamp_ns, 'order', '', out.stamp_ns,
+                                                       previous))
+            return
+        key = (self.stream_topic[out.stream], out.stamp_ns)
+        message = self.sources.pop(key, None)
+        if message is None:
+            # Its source_samples may come later (the recorder drains a busier topic later):
+            # judged when it does (its samples are judged by the output's own log time), or at
+            # the end without.
+            self.without_sources[key] = out
+            self.waiting.append(out)
+            return
+        self._judge_with(out, message)
+
+    def _judge_with(self, out: _Pending, message: Any) -> None:
+        named = self._named(out, message)
+        if isinstance(named, str):
+            self._differs(out.stream, BridgeDifference(out.stamp_ns, 'provenance', named,
+                                                       None, None))
+            return
+        own, held = named
+        self.own_named[out.stream] = self.own_named.get(out.stream, 0) + 1
+        samples: dict[str, _Sample | None] = {}
+        absent: list[tuple[str, int, bool]] = []
+        for method, timestamp in (own, *held.items()):
+            if timestamp is None:
+                samples[method] = None
+                continue
+            topic = self.topic_of[method]
+            samples[method] = self.heard[topic].by_stamp.get(timestamp)
+            if samples[method] is None:
+                absent.append((topic, timestamp, method == own[0]))
+        if absent:
+            waiting = _Open(out, absent)
+            self.opened.append(waiting)
+            for topic, timestamp, _ in absent:
+                self.open.setdefault((topic, timestamp), []).append(waiting)
+            return
+        self._compare(out, own[0], samples)
+
+    def _named(self, out: _Pending, message: Any
+               ) -> tuple[tuple[str, int], dict[str, int | None]] | str:
+        """The samples a SourceSamples names, by method, or what is wrong with it."""
+        try:
+            topics, fields, stamps = (list(message.source_topics), list(message.stamp_fields),
+                                      [int(v) for v in message.stamps])
+        except (AttributeError, TypeError, ValueError) as err:
+            return f'cannot be read ({type(err).__name__}: {err})'
+        if not len(topics) == len(fields) == len(stamps):
+            return 'has arrays of different lengths'
+        own_method, held_methods = self.roles[out.stream]
+        own: tuple[str, int] | None = None
+        held: dict[str, int | None] = dict.fromkeys(held_methods)
+        for topic, name, stamp in zip(topics, fields, stamps, strict=True):
+            method = self.method_of.get(topic)
+            if name != self.module.SOURCE_STAMP_FIELD:
+                return f'names {topic} by {name!r}, not {self.module.SOURCE_STAMP_FIELD!r}'
+            if method == own_method and own is None:
+                own = (method, stamp)
+            elif method in held and held[method] is None:
+                held[method] = stamp
+            else:
+                return (f'names {topic} (timestamp {stamp}), which the bridge does not read '
+                        'for this output, or twice')
+        if own is None:
+            return f'does not name its {self.topic_of[own_method]} sample'
+        return own, held
+
+    def _newer_held(self, method: str, sample: _Sample | None, before_ns: int
+                    ) -> _Sample | None:
+        """The newest `method` sample logged by `before_ns`, if newer than `sample` (kept)."""
+        for newer in reversed(self.heard[self.topic_of[method]].samples):
+            if newer.log_ns > before_ns:
+                continue
+            if method == 'odometry' and self.module.attitude_of(newer.message) is None:
+                continue  # the bridge keeps only an odometry with an attitude
+            if sample is None or newer.timestamp > sample.timestamp:
+                return newer
+            return None
         return None
 
-    def _validity_flags(self) -> tuple[bool, bool] | None:
-        validity = self.bridge.validity
-        return None if validity is None else (validity.position, validity.velocity)
+    def _derive(self, stream: str, own: _Sample, held: Mapping[str, _Sample | None]
+                ) -> dict[str, Any] | str:
+        """The message the bridge's rules give for these samples, or why none."""
+        module, message = self.module, own.message
 
-    def _belief_with(self, message: Any,
-                     flags: tuple[bool, bool] | None) -> tuple[int, dict[str, Any]] | None:
-        live = self.module.live
-        stamp = live.belief_time_ns(message.timestamp, message.timestamp_sample)
-        validity = None if flags is None else live.Validity(stamp, *flags)
-        belief = self.bridge.odometry_belief(message, validity)
-        if isinstance(belief, self.module.Dropped):
-            return None
-        return stamp, dict(self.module.odometry_message(stamp, belief))
+        def get(method: str) -> Any:
+            sample = held.get(method)
+            return None if sample is None else sample.message
 
-    def _candidate(self, topic: str, message: Any, log_time: int) -> None:
-        """Remember the stamp this input gives a belief or fix (whether produced or not)."""
-        live = self.module.live
-        method = self.methods[topic].__name__
         try:
-            if method == self.config.source.removeprefix('vehicle_'):
-                stamp = live.belief_time_ns(message.timestamp, message.timestamp_sample)
-                self.input_stamps['state/nav'].add(stamp)
-                self.input_stamps['vehicle_status'].add(stamp)
-                self.belief_log_ns.setdefault(stamp, log_time)
-            elif method == 'gps':
-                self.input_stamps['observations'].add(
-                    live.fix_sample_time_ns(message.timestamp, message.timestamp_sample)
-                    - self.config.gps_delay_ns)
-        except (AttributeError, TypeError, ValueError):
-            return
+            if stream == 'observations':
+                fix = module.fix_of(self.config, message, get('local_position'))
+                if isinstance(fix, module.Dropped):
+                    return str(fix.reason)
+                return dict(module.fix_message(fix))
+            stamp = module.live.belief_time_ns(message.timestamp, message.timestamp_sample)
+            if stream == 'vehicle_status':
+                status = module.status_of(stamp, *(get(name) for name in module.STATUS_METHODS))
+                return dict(module.to_msg_dict(status))
+            belief = module.belief_of(self.config, message, get(self.roles[stream][1][0]))
+            if isinstance(belief, module.Dropped):
+                return str(belief.reason)
+            return dict(module.odometry_message(stamp, belief))
+        except (AttributeError, TypeError, ValueError) as err:
+            raise _NotPossible(f'{self.topic_of[self.roles[stream][0]]} sample {own.timestamp} '
+                               f'cannot be converted: {type(err).__name__}: {err}') from err
 
-    def _meet(self, stream: str, stamp_ns: int, message: dict[str, Any], *,
-              derived: bool) -> None:
-        other = self.recorded[stream] if derived else self.derived[stream]
-        waiting = other.pop(stamp_ns, None)
-        if waiting is None:
-            (self.derived if derived else self.recorded)[stream][stamp_ns] = message
+    def _compare(self, out: _Pending, own_method: str,
+                 samples: Mapping[str, _Sample | None]) -> None:
+        own = samples[own_method]
+        assert own is not None
+        for method, sample in samples.items():
+            if sample is not None and sample.log_ns > out.log_ns + TRANSPORT_BOUND_NS:
+                self._violation(out.stream, BridgeDifference(
+                    out.stamp_ns, 'named_input_from_the_future', self.topic_of[method],
+                    sample.timestamp, sample.log_ns - out.log_ns))
+                return
+        held = {method: sample for method, sample in samples.items() if method != own_method}
+        difference = self._difference(out, self._derive(out.stream, own, held))
+        if difference is not None:
+            self._differs(out.stream, difference)
             return
-        recorded, recomputed = (waiting, message) if derived else (message, waiting)
-        stats = self.streams[stream]
-        stats.compared += 1
-        if stream == 'vehicle_status':
-            self.statuses[stamp_ns] = recomputed
-        found = first_difference(recorded, recomputed)
+        # The bridge holds the latest sample of each kind: it had the one the recorder logged
+        # more than the bound before the output's own sample. Naming an older one (or none) is
+        # claimed late when that one gives another output (a bridge behind its queues may hold
+        # an older sample of a topic it has not drained: what it says stays the same).
+        before = own.log_ns - TRANSPORT_BOUND_NS
+        for method, sample in held.items():
+            newer = self._newer_held(method, sample, before)
+            if newer is not None and self._difference(
+                    out, self._derive(out.stream, own, {**held, method: newer})):
+                self._violation(out.stream, BridgeDifference(
+                    out.stamp_ns, 'input_claimed_late', self.topic_of[method],
+                    None if sample is None else sample.timestamp, newer.timestamp))
+                return
+        self.streams[out.stream].exact += 1
+
+    def _difference(self, out: _Pending, expected: dict[str, Any] | str
+                    ) -> BridgeDifference | None:
+        if isinstance(expected, str):
+            return BridgeDifference(out.stamp_ns, 'field', '', 'a message',
+                                    f'none ({expected})')
+        found = first_difference(out.form, expected)
         if found is None:
-            return
-        difference = BridgeDifference(stamp_ns, 'field', found.field, found.recorded,
-                                      found.recomputed)
-        if stream == 'vehicle_status':
-            self.status_differences.append((stamp_ns, recorded, difference))
-            return
-        if stream in self.deferred:
-            self.deferred[stream].append((stamp_ns, recorded, difference))
-            return
+            return None
+        return BridgeDifference(out.stamp_ns, 'field', found.field, found.recorded,
+                                found.recomputed)
+
+    def _differs(self, stream: str, difference: BridgeDifference) -> None:
+        stats = self.streams[stream]
         stats.differing += 1
         stats.note(difference)
 
-    def _judge_statuses(self) -> None:
-        """A status the bridge had at a neighbouring belief is a reorder; else a difference.
+    def _violation(self, stream: str, difference: BridgeDifference) -> None:
+        stats = self.streams[stream]
+        stats.violations[difference.kind] = stats.violations.get(difference.kind, 0) + 1
+        stats.note(difference)
 
-        The bridge attaches the latest PX4 status it received to each belief (and publishes it
-        on a change, or a second after the last): a status sample and beliefs that reach the
-        bridge and the recorder in other orders move one status change by a few beliefs. Only
-        that is excused: the recorded status must equal, apart from its stamp, the re-derived
-        status in force at a belief the recorder received within RACE_WINDOW_NS
-        (ghost_core.rederive) of its own.
-        """
-        stats = self.streams['vehicle_status']
-        derived = {**self.derived['vehicle_status'], **self.statuses}
-        derived_stamps = sorted(derived)
-        beliefs = sorted(self.input_stamps['vehicle_status'])
+    def _unverifiable(self, stream: str, reason: str) -> None:
+        stats = self.streams[stream]
+        stats.unverifiable[reason] = stats.unverifiable.get(reason, 0) + 1
 
-        def in_force(stamp_ns: int) -> Mapping[str, Any] | None:
-            index = bisect_right(derived_stamps, stamp_ns) - 1
-            return derived[derived_stamps[index]] if index >= 0 else None
+    # --- at the end of the recording: what the bag never held ---
 
-        def near(index: int, step: int, received: int) -> Iterator[int]:
-            index += step
-            while 0 <= index < len(beliefs) and abs(
-                    self.belief_log_ns.get(beliefs[index], received) - received) <= RACE_WINDOW_NS:
-                yield beliefs[index]
-                index += step
+    def _without_sources(self, out: _Pending) -> None:
+        first, last = self.first_sources_ns, self.last_sources_ns
+        if first is not None and last is not None and (
+                out.log_ns < first + TRANSPORT_BOUND_NS
+                or out.log_ns > last - TRANSPORT_BOUND_NS):
+            self._unverifiable(out.stream, 'logged without its source_samples, as the '
+                               'recorder began or stopped receiving them')
+            return
+        self._violation(out.stream, BridgeDifference(out.stamp_ns, 'provenance_missing', '',
+                                                     None, None))
 
-        def shifted(stamp_ns: int, recorded: Mapping[str, Any]) -> bool:
-            index = bisect_left(beliefs, stamp_ns)
-            received = self.belief_log_ns.get(stamp_ns)
-            if received is None:
-                return False
-            for neighbour in (*near(index, -1, received), *near(index, 1, received)):
-                status = in_force(neighbour)
-                if status is not None and _same_status(recorded, status):
-                    return True
-            return False
+    def _outside(self, topic: str, timestamp: int, out: _Pending, own: bool) -> str | None:
+        """Why a sample the bag lacks is unverifiable, or None (heard then: it is missing)."""
+        heard = self.heard[topic]
+        if heard.first is None or heard.last is None:
+            return f'names a sample of {topic}, a topic the bag holds no sample of'
+        if timestamp < heard.first.timestamp and (
+                not own or out.log_ns <= heard.first.log_ns + TRANSPORT_BOUND_NS):
+            return f'names a sample of {topic} from before the recorder heard the topic'
+        if timestamp > heard.last.timestamp and (
+                not own or out.log_ns >= heard.last.log_ns - TRANSPORT_BOUND_NS):
+            return f'names a sample of {topic} from after the recorder last heard the topic'
+        return None
 
-        for stamp_ns, recorded, difference in self.status_differences:
-            if shifted(stamp_ns, recorded):
-                stats.reordered += 1
-            else:
-                stats.differing += 1
-                stats.note(difference)
-        for stamp_ns in sorted(self.recorded['vehicle_status']):
-            if (stamp_ns in self.input_stamps['vehicle_status']
-                    and shifted(stamp_ns, self.recorded['vehicle_status'][stamp_ns])):
-                stats.reordered += 1
-                del self.recorded['vehicle_status'][stamp_ns]
-
-    def _other_order(self, stream: str, stamp_ns: int, recorded: Mapping[str, Any]) -> bool:
-        """The recorded output is one the bridge gives in another order of its inputs."""
-        return any(first_difference(recorded, other) is None
-                   for other in self.alternatives[stream].get(stamp_ns, ()))
+    def _never_recorded(self, waiting: _Open) -> None:
+        reasons = []
+        for topic, timestamp, own in waiting.absent:
+            reason = self._outside(topic, timestamp, waiting.out, own)
+            if reason is None:
+                self._violation(waiting.out.stream, BridgeDifference(
+                    waiting.out.stamp_ns, 'named_input_missing', topic, timestamp, None))
+                return
+            reasons.append(reason)
+        self._unverifiable(waiting.out.stream, reasons[0])
 
     def report(self, config: Mapping[str, object]) -> BridgeReport:
-        self._judge_statuses()
-        for stream, deferred in self.deferred.items():
-            stats = self.streams[stream]
-            for stamp_ns, recorded, difference in deferred:
-                if self._other_order(stream, stamp_ns, recorded):
-                    stats.reordered += 1
-                else:
-                    stats.differing += 1
-                    stats.note(difference)
-            for stamp_ns in sorted(self.recorded[stream]):
-                if self._other_order(stream, stamp_ns, self.recorded[stream][stamp_ns]):
-                    stats.reordered += 1
-                    del self.recorded[stream][stamp_ns]
-        for name, stats in self.streams.items():
-            stats.not_recorded += len(self.derived[name])
-            for stamp in sorted(self.recorded[name]):
-                if stamp in self.input_stamps[name]:
-                    stats.recorded_only += 1
-                    stats.note(BridgeDifference(stamp, 'recorded_only', '', None, None))
-                else:
-                    stats.input_not_recorded += 1
+        for out in self.without_sources.values():
+            self._without_sources(out)
+        for waiting in self.opened:
+            if not waiting.done:
+                self._never_recorded(waiting)
+        for stream, stats in self.streams.items():
+            if stream != 'vehicle_status':
+                own_topic = self.topic_of[self.roles[stream][0]]
+                stats.not_named = max(0, self.heard[own_topic].count
+                                      - self.own_named.get(stream, 0))
         return BridgeReport(None, tuple(sorted(self.inputs.items())),
-                            tuple(self.streams.values()), config,
-                            tuple(sorted(self.dropped.items())))
-
-
-def _same_status(recorded: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
-    """Equal status messages apart from their header (the stamp of the belief they go with)."""
-    return first_difference({k: v for k, v in recorded.items() if k != 'header'},
-                            {k: v for k, v in other.items() if k != 'header'}) is None
+                            tuple(self.streams.values()), config)
 
 
 def _messages(bag: str | os.PathLike[str],
-              topics: tuple[str, ...]) -> Iterator[tuple[str, Any, int]]:
+              topics: tuple[str, ...]) -> Generator[tuple[str, Any, int], None, None]:
     """The messages of `topics`, decoded, in log-time order (files in the bag's order)."""
     for path in resolve_bag(bag).files:
         try:

@@ -1,8 +1,10 @@
 """PX4 bridge node: PX4's uXRCE-DDS topics (px4_msgs) in, Ghost's inputs out.
 
 Out: state/nav, observations and vehicle_status (the flight and mission status of PX4's
-vehicle_status and, when px4_msgs has the type, vehicle_land_detected: ghost_px4.status;
-published before a belief, stamped with its stamp, on a change and at least once a second).
+vehicle_status, vehicle_land_detected and mission_result: ghost_px4.status; published before a
+belief, stamped with its stamp, on a change and at least once a second), and before each of
+them on source_samples (ghost_interfaces/SourceSamples, reliable) the PX4 samples it was made
+from: their fully qualified topics and ``timestamp`` fields (SPEC 5 v1.3).
 
 A thin adapter: each px4_msgs message goes through ``ghost_px4.bridge`` (the rules, and
 the state they keep; the ULog importer's per-sample rules of ``ghost_px4.live`` over
@@ -29,6 +31,8 @@ from typing import Any
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
+from ghost_core.graph import relative_topic, SOURCE_SAMPLES_TOPIC
+from ghost_interfaces.msg import SourceSamples
 from ghost_interfaces.msg import VehicleStatus as GhostVehicleStatus
 from ghost_nodes.convert import from_msg_dict
 from ghost_nodes.node_base import (
@@ -52,13 +56,20 @@ class Px4BridgeNode(GhostNode):
 
     def __init__(self, **options: Any) -> None:
         super().__init__('px4_bridge', PARAMETERS['px4_bridge'], **options)
-        import px4_msgs.msg
-        from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
+        from px4_msgs.msg import (
+            MissionResult,
+            SensorGps,
+            VehicleLandDetected,
+            VehicleLocalPosition,
+            VehicleOdometry,
+            VehicleStatus,
+        )
 
         config = bridge.BridgeConfig.from_parameters(
             {spec.name: self.param(spec.name) for spec in PARAMETERS['px4_bridge']})
         self._bridge = bridge.Px4Bridge(config)
         self._status: tuple[int, int, bool] | None = None
+        self._plan: tuple[bool, bool, bool] | None = None
         self.dropped: Counter[str] = Counter()
         #: Beliefs published with a block marked invalid, per reason.
         self.invalid: Counter[str] = Counter()
@@ -71,19 +82,20 @@ class Px4BridgeNode(GhostNode):
             'vehicle_status': self.create_graph_publisher(GhostVehicleStatus, 'vehicle_status',
                                                           GHOST_QOS),
         }
+        self._sources = self.create_graph_publisher(
+            SourceSamples, relative_topic(SOURCE_SAMPLES_TOPIC), GHOST_QOS)
+        #: Fully qualified names, as SourceSamples names them.
+        self._resolved = {name: self.resolve_topic_name(name) for name in self._outputs}
         inputs = bridge.IN_TOPICS
-        self.create_subscription(VehicleOdometry, inputs['odometry'], self._on_odometry,
-                                 PX4_QOS)
-        self.create_subscription(VehicleLocalPosition, inputs['local_position'],
-                                 self._on_local_position, PX4_QOS)
-        self.create_subscription(SensorGps, inputs['gps'], self._on_gps, PX4_QOS)
-        self.create_subscription(VehicleStatus, inputs['status'], self._on_status, PX4_QOS)
-        # Not in every px4_msgs subset: without it the flight status says ARMED, not whether
-        # the vehicle flies (ghost_px4.status).
-        land_detected = getattr(px4_msgs.msg, 'VehicleLandDetected', None)
-        if land_detected is not None:
-            self.create_subscription(land_detected, inputs['land_detected'],
-                                     self._on_land_detected, PX4_QOS)
+        self._input_topics = {method: self.resolve_topic_name(topic)
+                              for method, topic in inputs.items()}
+        for method, kind, callback in (
+                ('odometry', VehicleOdometry, self._on_odometry),
+                ('local_position', VehicleLocalPosition, self._on_local_position),
+                ('gps', SensorGps, self._on_gps), ('status', VehicleStatus, self._on_status),
+                ('land_detected', VehicleLandDetected, self._on_land_detected),
+                ('mission_result', MissionResult, self._on_mission_result)):
+            self.create_subscription(kind, inputs[method], callback, PX4_QOS)
         # HeightReference.describe() speaks of a log's parameters; say what this node was told.
         height = (self._bridge.height.describe() if config.ekf2_hgt_ref >= 0 else
                   "ekf2_hgt_ref=-1 (unknown): the fix's vertical axis is marked not measured "
@@ -116,6 +128,15 @@ class Px4BridgeNode(GhostNode):
     def _on_land_detected(self, msg: Any) -> None:
         self._bridge.land_detected(msg)
 
+    def _on_mission_result(self, msg: Any) -> None:
+        self._bridge.mission_result(msg)
+        plan = (bool(msg.valid), bool(msg.finished), bool(msg.failure))
+        if plan != self._plan:
+            self._plan = plan
+            self.get_logger().info(f'mission_result: valid={plan[0]} finished={plan[1]} '
+                                   f'failure={plan[2]} (item {msg.seq_current} of '
+                                   f'{msg.seq_total})')
+
     # --- outputs ---
 
     def _publish(self, result: bridge.Result) -> None:
@@ -124,6 +145,10 @@ class Px4BridgeNode(GhostNode):
                 self._drop(item.what, item.reason)
                 continue
             publisher = self._outputs[item.topic]
+            # Its sources first, so that a reader has them when the output comes.
+            sources = bridge.source_samples_message(item, self._resolved[item.topic],
+                                                    self._input_topics)
+            self._sources.publish(from_msg_dict(SourceSamples, sources))
             if item.status is not None:
                 self.publish_contract(publisher, item.status)
                 continue

@@ -1,10 +1,11 @@
 """PX4 log player node: a PX4 flight log (ULog) played on fmu/out/... as PX4 would publish it.
 
 What a vehicle running PX4 publishes to ROS 2, from a real flight: the log's
-``vehicle_odometry``, ``vehicle_local_position``, ``vehicle_gps_position`` (else ``sensor_gps``)
-and ``vehicle_status`` as px4_msgs ``VehicleOdometry``, ``VehicleLocalPosition``, ``SensorGps``
-and ``VehicleStatus`` on ``fmu/out/vehicle_odometry``, ``fmu/out/vehicle_local_position``,
-``fmu/out/vehicle_gps_position`` and ``fmu/out/vehicle_status``, with PX4's QoS (best-effort,
+``vehicle_odometry``, ``vehicle_local_position``, ``vehicle_gps_position`` (else ``sensor_gps``),
+``vehicle_status``, ``vehicle_land_detected`` and ``mission_result`` as px4_msgs
+``VehicleOdometry``, ``VehicleLocalPosition``, ``SensorGps``, ``VehicleStatus``,
+``VehicleLandDetected`` and ``MissionResult`` on ``fmu/out/<the log topic>`` (the GNSS on
+``fmu/out/vehicle_gps_position``), with PX4's QoS (best-effort,
 transient-local, keep-last: ``ghost_nodes.qos.PX4_QOS``), in log order, at the log's pace (by
 ``timestamp``) divided by ``speed``. Every field the message and the log both have is copied
 (older names and units converted, ``ghost_px4.ulog_topics.RENAMED_FIELDS``); ``timestamp``
@@ -53,11 +54,19 @@ class Px4LogPlayerNode(SourceNode):
 
     def __init__(self, **options: Any) -> None:
         super().__init__('px4_log_player', PARAMETERS['px4_log_player'], **options)
-        from px4_msgs.msg import SensorGps, VehicleLocalPosition, VehicleOdometry, VehicleStatus
+        from px4_msgs.msg import (
+            MissionResult,
+            SensorGps,
+            VehicleLandDetected,
+            VehicleLocalPosition,
+            VehicleOdometry,
+            VehicleStatus,
+        )
 
         types: dict[str, Any] = {
             'vehicle_odometry': VehicleOdometry, 'vehicle_local_position': VehicleLocalPosition,
-            'vehicle_gps_position': SensorGps, 'vehicle_status': VehicleStatus}
+            'vehicle_gps_position': SensorGps, 'vehicle_status': VehicleStatus,
+            'vehicle_land_detected': VehicleLandDetected, 'mission_result': MissionResult}
         path = self.param('log')
         if not path:
             raise ValueError("parameter 'log' must name the PX4 flight log (ULog) to play")
@@ -93,7 +102,7 @@ class Px4LogPlayerNode(SourceNode):
         logger.info('px4_bridge parameters of this vehicle: ' + (', '.join(
             f'{name}={value}' for name, value in sorted(overrides.items())) or 'none in the log'))
         self._types = types
-        # Every topic has its writer, logged or not: the graph waits for all four edges.
+        # Every topic has its writer, logged or not: the graph waits for every edge.
         self._writers = {topic: self.create_publisher(types[topic], f'fmu/out/{topic}', PX4_QOS)
                          for topic in ulog_topics.PLAYED_TOPICS}
         # When each message is due (log us): the latest timestamp not after any later one's, so
