@@ -100,7 +100,7 @@ class SourceNode(GhostNode):
         """
         if not (self.EXITS_WHEN_ACTUATED and self.param('exit_when_done')):
             return
-        self._last_belief_ns = -1 if last_belief_ns is None else last_belief_ns
+        self._awaited_ns = -1 if last_belief_ns is None else last_belief_ns
         self._finished_at = time.monotonic()
         self._timer = self.create_timer(0.05, self._check_finished)
 
@@ -108,13 +108,13 @@ class SourceNode(GhostNode):
         self._actuated_ns = max(self._actuated_ns, time_ns(msg.header.stamp))
 
     def _check_finished(self) -> None:
-        if self._actuated_ns >= self._last_belief_ns:
+        if self._actuated_ns >= self._awaited_ns:
             self.get_logger().info('run complete: the last cycle is actuated; exiting')
         elif time.monotonic() - self._finished_at < FINISH_WAIT_S:
             return
         else:
             self.get_logger().warning(
-                f'no actuation of the last cycle (stamp {self._last_belief_ns} ns) within '
+                f'no actuation of the last cycle (stamp {self._awaited_ns} ns) within '
                 f'{FINISH_WAIT_S:g} s: exiting; the recording may lack it')
         self._timer.cancel()
         # Leave the executor; ``run`` destroys the node (exit code 0).
