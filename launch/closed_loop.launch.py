@@ -119,18 +119,18 @@ def _source(context) -> Source:
 
 def _source_overrides(context, source: Source) -> dict[str, dict[str, object]]:
     """The parameters of the graph's source node: a finite run's exits when it is complete."""
-    if source is Source.SCENARIO:
-        return {'scenario': {'exit_when_done': True}}
-    if source is not Source.INPUT_BAG:
-        return {}
     text = LaunchConfiguration('speed').perform(context).strip()
     try:
         speed = float(text)
     except ValueError:
         speed = 0.0
-    if not speed > 0:
+    if not 0 < speed < float('inf'):
         raise ValueError(f'launch argument speed:={text!r} must be a number > 0')
-    return {'input_player': {'exit_when_done': True, 'speed': speed}}
+    if source is Source.SCENARIO:
+        return {'scenario': {'exit_when_done': True}}
+    if source is Source.INPUT_BAG:
+        return {'input_player': {'exit_when_done': True, 'speed': speed}}
+    return {}
 
 
 def _end_of_run(action: Node, name: str) -> RegisterEventHandler:
