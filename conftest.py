@@ -108,6 +108,79 @@ _ROS2_TOOLS_FIXTURES = frozenset({'ros2_tools', 'ros2_env'})
 #: Packages whose tests are pure (no bag, no file, no process): the unit tier.
 _UNIT_PACKAGES = frozenset({'ghost_core', 'ghost_interfaces'})
 TIERS = ('unit', 'bag', 'dds', 'ros2_tools')
+#: Unit and bag tests too slow for the inner loop: ``make test`` runs them, ``make test-fast``
+#: leaves them out (marker ``slow``). A file, or a file's test (every parametrization), chosen
+#: from ``make test-fast ARGS='--durations=50'`` on the 2 shared cores: real-flight runs, the
+#: benchmark scripts, the headless browser, every tool as a process, fuzzers and long
+#: randomised sweeps of the verifier. The core's own unit tests stay in the fast tier.
+SLOW_TESTS = frozenset({
+    'bench/test/test_bench_codegen.py',
+    'bench/test/test_bench_judgement.py',
+    'bench/test/test_bench_review.py',
+    'bench/test/test_bench_run_all.py',
+    'bench/test/test_bench_verifier.py',
+    'ghost/test/test_every_tool.py',
+    'ghost/test/test_executors.py',
+    'ghost/test/test_recovery_real_flights.py',
+    'ghost/test/test_replay.py',
+    'ghost/test/test_replay_outputs.py',
+    'ghost/test/test_replay_report.py',
+    'ghost_bag/test/test_shims.py::test_no_module_but_a_shim_imports_a_private_name_of_the_bag_libraries',
+    'ghost_core/test/test_properties.py::test_the_live_verdict_is_the_offline_verdict',
+    'ghost_interfaces/test/test_code_size.py',
+    'ghost_interfaces/test/test_import_graph.py',
+    'ghost_interfaces/test/test_package_xml.py',
+    'ghost_px4/test/test_px4_events.py::test_log_123_has_no_failsafe_and_states_its_limits',
+    'ghost_px4/test/test_px4_events.py::test_quadrotor_battery_failsafe_is_a_warning_not_a_vehicle_status_failsafe',
+    'ghost_px4/test/test_px4_events.py::test_real_logs_events_are_sorted_known_and_within_the_log',
+    'ghost_px4/test/test_px4_events.py::test_validity_events_alternate_and_count_the_changes',
+    'ghost_px4/test/test_px4_generations.py::test_every_real_log_imports_with_its_own_orientation_source',
+    'ghost_px4/test/test_px4_generations.py::test_healthy_real_flights_proceed',
+    'ghost_px4/test/test_px4_generations.py::test_no_source_leaves_the_block_unknown_and_says_why',
+    'ghost_px4/test/test_px4_generations.py::test_the_flight_without_a_valid_position_imports_and_never_proceeds',
+    'ghost_px4/test/test_px4_status.py::test_real_logs_give_statuses_on_the_ground_and_in_the_air',
+    'ghost_px4/test/test_ulog_import.py::test_installed_command_on_a_hanging_input',
+    'ghost_px4/test/test_ulog_import.py::test_real_log_truncated_at_several_fractions',
+    'ghost_px4/test/test_ulog_import.py::test_real_logs_conventions',
+    'ghost_px4/test/test_ulog_import.py::test_real_logs_counts',
+    'ghost_px4/test/test_ulog_import.py::test_vehicle_odometry_is_preferred_in_both_layouts',
+    'ghost_review/test/test_report_browser.py',
+    'ghost_review/test/test_review_cli.py::test_an_input_bag_is_replayed_and_reviewed',
+    'ghost_review/test/test_review_fleet.py',
+    'ghost_review/test/test_review_usage.py::test_a_bad_input_or_usage_is_one_line_and_its_exit_code',
+    'ghost_review/test/test_review_usage.py::test_help_ends_with_the_exit_codes_and_version_names_the_tool',
+    'ghost_verify/test/test_bridge_rederive.py',
+    'ghost_verify/test/test_cdr.py::test_damaged_ghost_payloads_fail_or_decode_as_the_reference_does',
+    'ghost_verify/test/test_cdr.py::test_every_kind_of_field_cut_or_flipped',
+    'ghost_verify/test/test_cdr.py::test_every_kind_of_field_in_both_byte_orders',
+    'ghost_verify/test/test_cli.py::test_console_entry_points_end_to_end_without_traceback',
+    'ghost_verify/test/test_cli.py::test_python_dash_m_runs_the_combined_check',
+    'ghost_verify/test/test_conformance.py::test_scenario_runs_of_the_reference_agent_conform',
+    'ghost_verify/test/test_conformance.py::test_the_reference_loop_always_conforms_and_any_change_of_output_is_caught',
+    'ghost_verify/test/test_fleet.py',
+    'ghost_verify/test/test_fuzz.py',
+    'ghost_verify/test/test_history.py::test_memory_is_bounded_by_the_outcome_limit_not_the_bag_length',
+    'ghost_verify/test/test_jobs.py',
+    'ghost_verify/test/test_judge_every_cycle.py::test_an_honest_run_without_its_actuations_does_not_hold',
+    'ghost_verify/test/test_manifest.py::test_a_deleted_or_an_added_file_is_caught',
+    'ghost_verify/test/test_manifest.py::test_consistent_forgery_resigned_with_another_key_is_caught',
+    'ghost_verify/test/test_manifest.py::test_flipped_bytes_anywhere_never_verify',
+    'ghost_verify/test/test_manifest.py::test_one_changed_byte_of_any_topic_is_caught',
+    'ghost_verify/test/test_parameter_authority.py::test_a_recorded_change_makes_the_same_messages_hold',
+    'ghost_verify/test/test_parameter_authority.py::test_an_unusable_change_record_fails_the_check',
+    'ghost_verify/test/test_reading_needs_no_writer.py',
+    'ghost_verify/test/test_real_recordings.py::test_the_single_property_tools_spare_a_cut_tail_unless_strict',
+    'ghost_verify/test/test_recovery.py',
+    'ghost_verify/test/test_rederive.py',
+    'ghost_verify/test/test_rederive_order.py',
+    'ghost_verify/test/test_rederived_contracts.py',
+    'ghost_verify/test/test_verify.py::test_both_properties_hold_at_the_m_and_k_boundaries',
+    'ghost_verify/test/test_verify.py::test_recovery_as_old_outcomes_leave_the_window',
+    'ghost_verify/test/test_verify.py::test_the_reference_policy_pair_satisfies_both_properties_on_any_cycle',
+    'ghost_verify/test/test_verify_gate.py::test_a_gate_schema_without_a_field_the_verifier_reads_is_refused',
+    'ghost_verify/test/test_verify_gate.py::test_the_streaming_verifier_agrees_with_the_whole_recording_judge',
+    'ghost_verify/test/test_verify_gate.py::test_verify_all_prints_gate_v1_and_exits_1_on_a_violation',
+})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -133,6 +206,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 raise pytest.UsageError(f'{item.nodeid}: marked {other} but it is a {tier} test')
         if not item.get_closest_marker(tier):
             item.add_marker(getattr(pytest.mark, tier))
+        path, _, name = item.nodeid.partition('::')
+        if tier in ('unit', 'bag') and (
+                path in SLOW_TESTS or f'{path}::{name.partition("[")[0]}' in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -11,12 +11,19 @@
     ros2 launch ghost closed_loop.launch.py use_scenario:=false params_file:=my_ghost.yaml
     ros2 launch ghost closed_loop.launch.py record:=true signing_key:=keys/ghost
     ros2 launch ghost closed_loop.launch.py enclave_prefix:=/ghost   # SROS2: one enclave a node
+    ros2 launch ghost closed_loop.launch.py accuracy_profile:=rtk   # what KNOWN means
+    ros2 launch ghost closed_loop.launch.py input:=runs/flight_in record:=true bag:=/tmp/b
 
 The graph (nodes, parameter files, parameter overrides, remaps) comes from
 ghost.bringup.closed_loop_graph, the same function ghost_run uses, and each node gets the
 same parameter files in the same order (ghost.bringup.parameter_files): config/ghost.yaml,
 the scenario's file (only when the scenario runs), the overrides of the launch arguments (a
 file scoped /**/<node>, so they beat config/ghost.yaml's sections), then params_file.
+
+An argument the file does not declare is refused before any node starts, with the list of the
+known ones (ghost.bringup.unknown_launch_arguments). A finite run ends by itself: the scenario
+(or the input player, input:=) exits once its last cycle is actuated, and the launch then
+shuts down, the recorder last draining and closing the bag, so a verifier can follow it.
 """
 
 import os
@@ -25,8 +32,9 @@ import tempfile
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler
-from launch.event_handlers import OnShutdown
+from launch.actions import DeclareLaunchArgument, EmitEvent, OpaqueFunction, RegisterEventHandler
+from launch.event_handlers import OnProcessExit, OnShutdown
+from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -38,6 +46,7 @@ from ghost.bringup import (
     remap_rules,
     ros_arguments,
     Source,
+    unknown_launch_arguments,
 )
 from ghost.launcher import with_executor
 from ghost_core.graph import (
@@ -49,6 +58,7 @@ from ghost_core.graph import (
     IN_PROCESS_NODES,
     MISSION_SETPOINT_TOPIC,
     SCENARIOS,
+    SOURCES,
 )
 from ghost_nodes.agent_process import graph_document
 from ghost_nodes.node_parameters import AGENT_EXECUTOR, EXECUTORS
@@ -94,7 +104,50 @@ def _graph_status(context):
     return None if value == 'auto' else value == 'true'
 
 
-def _graph(context, *args, **kwargs):
+def _source(context) -> Source:
+    """What feeds the agent: px4:=true, input:=BAG, the scenario, or the vehicle's own stack."""
+    if LaunchConfiguration('input').perform(context):
+        if _flag(context, 'px4'):
+            raise ValueError('launch arguments input:= and px4:=true: give one (each is the '
+                             "agent's inputs)")
+        return Source.INPUT_BAG
+    if _flag(context, 'px4'):
+        return Source.PX4
+    return Source.SCENARIO if _flag(context, 'use_scenario') else Source.EXTERNAL
+
+
+def _source_overrides(context, source: Source) -> dict[str, dict[str, object]]:
+    """The parameters of the graph's source node: a finite run's exits when it is complete."""
+    text = LaunchConfiguration('speed').perform(context).strip()
+    try:
+        speed = float(text)
+    except ValueError:
+        speed = 0.0
+    if not 0 < speed < float('inf'):
+        raise ValueError(f'launch argument speed:={text!r} must be a number > 0')
+    if source is Source.SCENARIO:
+        return {'scenario': {'exit_when_done': True}}
+    if source is Source.INPUT_BAG:
+        return {'input_player': {'exit_when_done': True, 'speed': speed}}
+    return {}
+
+
+def _end_of_run(action: Node, name: str) -> RegisterEventHandler:
+    """When the source ``action`` exits: shut the launch down (an error if it failed)."""
+    def on_exit(event, context):
+        if context.is_shutdown:
+            return None  # Ctrl-C, or another way out: already shutting down
+        if event.returncode != 0:
+            raise RuntimeError(f'{name} exited with code {event.returncode}: the run did not '
+                               'complete')
+        return [EmitEvent(event=Shutdown(reason=f'the run is complete ({name} is done)'))]
+    return RegisterEventHandler(OnProcessExit(target_action=action, on_exit=on_exit))
+
+
+def _graph(context, *args, declared=(), **kwargs):
+    refused = unknown_launch_arguments(context.launch_configurations, declared)
+    if refused is not None:
+        raise ValueError(refused)
     config_dir = LaunchConfiguration('config_dir').perform(context) or os.path.join(
         get_package_share_directory('ghost'), 'config')
     remaps = {}
@@ -110,12 +163,17 @@ def _graph(context, *args, **kwargs):
         signing_key))}} if signing_key else {}
     bag = LaunchConfiguration('bag').perform(context)
     params_file = LaunchConfiguration('params_file').perform(context)
-    if _flag(context, 'px4'):
-        source = Source.PX4
-    else:
-        source = Source.SCENARIO if _flag(context, 'use_scenario') else Source.EXTERNAL
+    source = _source(context)
+    overrides.update(_source_overrides(context, source))
+    input_bag = LaunchConfiguration('input').perform(context)
+    if input_bag and not os.path.exists(os.path.expanduser(input_bag)):
+        raise ValueError(f'launch argument input:={input_bag!r}: no such bag')
     specs = closed_loop_graph(config_dir, GraphOptions(
         source=source,
+        input_bag=os.path.abspath(os.path.expanduser(input_bag)) if input_bag else '',
+        # The source follows /actuations to know when its last cycle is done.
+        extra_subscribers={'/actuations': 1} if source in (Source.SCENARIO,
+                                                           Source.INPUT_BAG) else {},
         scenario=LaunchConfiguration('scenario').perform(context),
         record=_flag(context, 'record'),
         bag_path=os.path.abspath(os.path.expanduser(bag)) if bag else '',
@@ -151,12 +209,15 @@ def _graph(context, *args, **kwargs):
             in_process.append((spec.name, spec.package, spec.executable,
                                ros_arguments(spec, overrides_file)))
             continue
-        nodes.append(Node(
+        node = Node(
             package=spec.package, executable=spec.executable, name=spec.name,
             namespace=spec.namespace or None,
             parameters=parameter_files(spec, overrides_file),
             remappings=remap_rules(spec), output='screen',
-            **({'ros_arguments': ['--enclave', f'{prefix}/{spec.name}']} if prefix else {})))
+            **({'ros_arguments': ['--enclave', f'{prefix}/{spec.name}']} if prefix else {}))
+        nodes.append(node)
+        if spec.name in SOURCES and source in (Source.SCENARIO, Source.INPUT_BAG):
+            nodes.append(_end_of_run(node, spec.name))
     if in_process:
         # One process, one executor (ghost_nodes.agent_process); each node keeps its own
         # name, namespace, parameter files and remaps. One process is one enclave.
@@ -172,7 +233,17 @@ def _graph(context, *args, **kwargs):
 
 def generate_launch_description() -> LaunchDescription:
     """Declare the arguments; the graph itself is built once they are known."""
+    arguments = _arguments()
     return LaunchDescription([
+        *arguments,
+        OpaqueFunction(function=_graph,
+                       kwargs={'declared': [argument.name for argument in arguments]}),
+    ])
+
+
+def _arguments() -> list[DeclareLaunchArgument]:
+    """Every launch argument (``--show-args``); any other name is refused."""
+    return [
         DeclareLaunchArgument('scenario', default_value='drift_then_recovery',
                               choices=list(SCENARIOS),
                               description='Scenario the simulator plays.'),
@@ -180,6 +251,14 @@ def generate_launch_description() -> LaunchDescription:
                               description='Start the simulator; false when a real estimator '
                                           'and position fix publish the inputs (no scenario '
                                           'file is loaded then).'),
+        DeclareLaunchArgument('input', default_value='',
+                              description='An input bag (rosbag2 MCAP directory or .mcap, e.g. '
+                                          "from ghost_import_ulog) the input player plays in "
+                                          "place of the simulator, as ros2 bag play would; the "
+                                          "launch ends when it is done ('' = none)."),
+        DeclareLaunchArgument('speed', default_value='1',
+                              description='With input:=, the playback speed (1 = the recorded '
+                                          'pace).'),
         DeclareLaunchArgument('record', default_value='false',
                               description='Start the recorder (rosbag2-layout MCAP bag).'),
         DeclareLaunchArgument('bag', default_value='',
@@ -254,5 +333,4 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('config_dir', default_value='',
                               description='Folder with ghost.yaml and scenarios/ '
                                           "('' = share/ghost/config)."),
-        OpaqueFunction(function=_graph),
-    ])
+    ]

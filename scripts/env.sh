@@ -1,6 +1,8 @@
 # Source this file to use the no-ROS Ghost workspace: the venv's ROS 2 Jazzy and the colcon
 # install space (verify_*, ghost nodes, ghost_interfaces) on PATH/PYTHONPATH.
 # `source scripts/env.sh --no-install` sets up only the venv (used by bootstrap before building).
+# `source scripts/env.sh --ros2` adds Jazzy's ros2 CLI (launch, run, pkg, topic) that `make ros2`
+# built from ../shared/vendor/ros2-jazzy (scripts/vendored.sh), for a machine without ROS.
 _ghost_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 _ghost_venv=${GHOST_VENV:-$_ghost_root/.venv}
 export VIRTUAL_ENV=$_ghost_venv
@@ -15,6 +17,16 @@ if [ "${1:-}" != "--no-install" ] && [ -f "$_ghost_root/install/local_setup.bash
   COLCON_CURRENT_PREFIX="$_ghost_root/install" source "$_ghost_root/install/local_setup.bash"
   [ -n "$_ghost_nounset" ] && set -u
   unset _ghost_nounset
+fi
+if [ "${1:-}" = "--ros2" ]; then
+  if [ -f "$_ghost_root/build/vendored/ros2-jazzy/install/local_setup.bash" ]; then
+    case $- in *u*) _ghost_nounset=1; set +u ;; *) _ghost_nounset= ;; esac
+    source "$_ghost_root/build/vendored/ros2-jazzy/install/local_setup.bash"
+    [ -n "$_ghost_nounset" ] && set -u
+    unset _ghost_nounset
+  else
+    echo "scripts/env.sh: no ros2 CLI built in this clone: run make ros2 first" >&2
+  fi
 fi
 mkdir -p "$_ghost_root/log"
 unset _ghost_root _ghost_venv

@@ -25,8 +25,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 name=${1:-}
 say() { printf '[vendored %s] %s\n' "$name" "$*" >&2; }
 case "$name" in
-  ros2-jazzy) what='the vendored ROS 2 tools'; expect=README.md; about='about 30 s' ;;
-  px4_msgs) what='the vendored px4_msgs'; expect=package.xml; about='about a minute' ;;
+  ros2-jazzy) what='the vendored ROS 2 tools'; expect=README.md; about='about 40 s of CPU' ;;
+  px4_msgs) what='the vendored px4_msgs'; expect=package.xml; about='once per clone' ;;
   *) echo "usage: $0 ros2-jazzy|px4_msgs [SOURCES]" >&2; exit 2 ;;
 esac
 vendor=${2:-$root/../shared/vendor/$name}

@@ -12,7 +12,7 @@ records of them), so one module past 400 lines.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 import enum
 import json
@@ -46,9 +46,10 @@ from ghost_core.graph import (
 from ghost_core.pipeline import PipelineConfig
 from ghost_nodes.agent_config import node_parameters, pipeline_config
 
-__all__ = ['closed_loop_graph', 'expected_subscribers', 'GraphOptions', 'NodeSpec', 'node_key',
-           'overrides_yaml', 'parameter_files', 'pipeline_config_from_graph', 'remap_rules',
-           'ros_arguments', 'Source']
+__all__ = ['closed_loop_graph', 'expected_subscribers', 'GraphOptions', 'LAUNCH_OWN_ARGUMENTS',
+           'NodeSpec', 'node_key', 'overrides_yaml', 'parameter_files',
+           'pipeline_config_from_graph', 'remap_rules', 'ros_arguments', 'Source',
+           'unknown_launch_arguments']
 
 
 class Source(enum.Enum):
@@ -441,3 +442,29 @@ def overrides_yaml(spec: NodeSpec) -> str:
     """
     return json.dumps({node_key(spec.name): {'ros__parameters': dict(spec.parameters)}},
                       indent=2) + '\n'
+
+
+#: Launch configurations that ``ros2 launch`` and launch_ros read themselves, so never an
+#: unknown argument of the launch file: ``--launch-prefix`` (and its filter), the shutdown
+#: timeouts and ``emulate_tty`` of every process, and what an including file's
+#: PushRosNamespace, SetRemap and SetParameter set.
+LAUNCH_OWN_ARGUMENTS = frozenset({
+    'launch-prefix', 'launch-prefix-filter', 'sigterm_timeout', 'sigkill_timeout',
+    'emulate_tty', 'ros_namespace', 'ros_remaps', 'global_params'})
+
+
+def unknown_launch_arguments(given: Mapping[str, str], declared: Sequence[str]) -> str | None:
+    """Why the launch file refuses ``given`` (its launch configurations), or None.
+
+    Every name must be one of ``declared`` (the launch file's arguments) or one of
+    ``LAUNCH_OWN_ARGUMENTS``; an unknown ``name:=value`` would otherwise be silently ignored.
+    """
+    unknown = sorted(set(given) - set(declared) - LAUNCH_OWN_ARGUMENTS)
+    if not unknown:
+        return None
+    names = ', '.join(f'{name}:={given[name]!r}' for name in unknown)
+    return (f'unknown launch argument{"s" if len(unknown) > 1 else ""} {names}; the known '
+            f'ones: {", ".join(sorted(declared))} (ros2 launch ghost closed_loop.launch.py '
+            '--show-args; included from your launch file, whose arguments reach this one too: '
+            'include it in a GroupAction(forwarding=False) that passes only these, as its '
+            'launch_configurations)')

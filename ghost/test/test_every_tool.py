@@ -167,12 +167,18 @@ def test_a_key_prefix_that_exists_is_refused(tmp_path: Path) -> None:
     assert done.stderr == f'ghost_keygen: error: {prefix} exists; refusing to overwrite it\n'
 
 
-@pytest.mark.parametrize('tool', ['verify_all', 'trace_decisions', 'ghost_replay'])
-def test_a_closed_stdout_stops_the_output_not_the_work(tool: str, tmp_path: Path) -> None:
-    """A reader that goes away (``| head``): no traceback, the work's exit code, its files.
+#: How the reader goes away: before the tool writes anything (its stdout alone, or both streams
+#: as with ``2>&1``: the pipe's read end is closed before the tool starts, so every write meets
+#: a closed pipe, whatever the timing), or after reading one line (``2>&1 | head -1``).
+_CLOSES = ('stdout before the first line', 'both before the first line',
+           'both after the first line')
 
-    The pipe is closed before the tool writes, so every write of it meets a closed pipe.
-    """
+
+@pytest.mark.parametrize('close', _CLOSES)
+@pytest.mark.parametrize('tool', ['verify_all', 'trace_decisions', 'ghost_replay'])
+def test_a_closed_output_stops_the_output_not_the_work(tool: str, close: str,
+                                                       tmp_path: Path) -> None:
+    """A reader that goes away (``| head``): no traceback, the work's exit code, its files."""
     from input_bags import write_input_bag
 
     from ghost_core.scenarios import generate_scenario
@@ -181,17 +187,25 @@ def test_a_closed_stdout_stops_the_output_not_the_work(tool: str, tmp_path: Path
     bag = tmp_path / 'ghost'
     assert _run([*TOOLS['ghost_replay'], str(source), '-o', str(bag), '--no-report']
                 ).returncode == 0
+    # trace_decisions with its JSON on stdout and its summary on stderr: both streams written.
     command = {'verify_all': [str(bag), '--json', str(tmp_path / 'r.json')],
-               'trace_decisions': [str(bag)],
+               'trace_decisions': [str(bag), '--json', '-'],
                'ghost_replay': [str(source), '-o', str(tmp_path / 'again'), '--no-report']}[tool]
     env = {**os.environ, 'ROS_DOMAIN_ID': '0'}
-    with subprocess.Popen([*TOOLS[tool], *command], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=env) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        proc.stdout.close()  # the reader goes away before the first line (`| head -0`)
-        err = proc.stderr.read().decode()
+    read_end, write_end = os.pipe()
+    if close.endswith('before the first line'):
+        os.close(read_end)
+    both = close.startswith('both')
+    with subprocess.Popen([*TOOLS[tool], *command], stdout=write_end,
+                          stderr=write_end if both else subprocess.PIPE, env=env) as proc:
+        os.close(write_end)
+        err = '' if both else proc.stderr.read().decode()  # type: ignore[union-attr]
+        if close.endswith('after the first line'):
+            with os.fdopen(read_end, 'rb') as reader:
+                first = reader.readline()
+            assert first, f'{tool} printed nothing'
         code = proc.wait(timeout=120)
-    assert code == ExitCode.OK and 'Traceback' not in err, err
+    assert code == ExitCode.OK and 'Traceback' not in err, f'{tool}, {close}: exit {code}\n{err}'
     written = {'verify_all': tmp_path / 'r.json', 'trace_decisions': None,
                'ghost_replay': tmp_path / 'again' / 'metadata.yaml'}[tool]
     assert written is None or written.is_file()

@@ -29,10 +29,27 @@ HERE = Path(__file__).resolve().parent
 INPUT_READERS = ('self_assessor', 'forward_predictor', 'outcome_evaluator', 'recorder')
 
 
+def _finite(graph: dict[str, Any]) -> dict[str, Any]:
+    """``graph`` as a launch starts it: a finite run's source exits once the run is complete.
+
+    The launch ends by itself (ghost_run stops the graph itself): the scenario or the input
+    player gets ``exit_when_done``, and its /actuations reader is one more the graph waits for.
+    """
+    node = {'scenario': 'scenario', 'input_bag': 'input_player'}.get(
+        graph.get('source', 'scenario'))
+    if node is None:
+        return graph
+    overrides = dict(graph.get('overrides', {}))
+    overrides[node] = {**overrides.get(node, {}), 'exit_when_done': True}
+    return {**graph, 'overrides': overrides, 'extra_subscribers': {'/actuations': 1}}
+
+
 def _evaluate(cases: list[dict[str, Any]], tmp_path: Path, env: dict[str, str],
               processes: Any) -> list[dict[str, Any]]:
     """Run launch_params.py over ``cases``; return its answer, one entry per case."""
     (tmp_path / 'tmp').mkdir(exist_ok=True)
+    cases = [{**case, 'graph': None if case['graph'] is None else _finite(case['graph'])}
+             for case in cases]
     (tmp_path / 'cases.json').write_text(json.dumps(cases))
     # The temporary parameter files of launch_ros, the launch file and the runner go here.
     env = {**env, 'TMPDIR': str(tmp_path / 'tmp')}
@@ -157,6 +174,38 @@ def test_agent_settings_reach_the_nodes_that_take_them(tmp_path, ros2_env, proce
     assert {name: _value(launched, f'/{name}', 'input_qos') for name in INPUT_READERS} == {
         name: 'reliable' for name in INPUT_READERS}
     _same_both_ways(result, tmp_path)
+
+
+def test_accuracy_profile_and_input_reach_the_nodes(tmp_path, ros2_env, processes) -> None:
+    """accuracy_profile:=rtk is the self-assessor's; input:=BAG speed:=2 plays BAG as --input.
+
+    The recorded run configuration then holds rtk's thresholds, which the assessor judges with.
+    """
+    from input_bags import write_input_bag
+
+    from ghost_core.profiles import accuracy_profile
+    from ghost_core.scenarios import generate_scenario
+
+    source = write_input_bag(tmp_path / 'in', generate_scenario('smoke'))
+    profiled, played = _evaluate([
+        {'arguments': {'scenario': 'smoke', 'record': 'true', 'accuracy_profile': 'rtk'},
+         'graph': {'scenario': 'smoke', 'record': True,
+                   'overrides': {'self_assessor': {'accuracy_profile': 'rtk'}}}},
+        {'arguments': {'input': str(source), 'speed': '2', 'record': 'true'},
+         'graph': {'source': 'input_bag', 'input_bag': str(source), 'record': True,
+                   'overrides': {'input_player': {'speed': 2.0}}}},
+    ], tmp_path, ros2_env, processes)
+    launched = _same_both_ways(profiled, tmp_path)
+    assert _value(launched, '/self_assessor', 'accuracy_profile') == 'rtk'
+    thresholds = json.loads(_value(launched, '/recorder', 'run_config'))['thresholds']
+    rtk = accuracy_profile('rtk')
+    assert [thresholds[block] for block in ('position', 'velocity', 'orientation')] == [
+        {'known_max_std': b.known_max_std, 'uncertain_max_std': b.uncertain_max_std}
+        for b in (rtk.position, rtk.velocity, rtk.orientation)]
+    launched = _same_both_ways(played, tmp_path)
+    assert '/scenario' not in launched
+    assert (_value(launched, '/input_player', 'input'),
+            _value(launched, '/input_player', 'speed')) == (str(source), 2.0)
 
 
 def test_gate_arguments_start_the_gate_with_its_remaps(tmp_path, ros2_env, processes) -> None:

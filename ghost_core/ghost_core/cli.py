@@ -95,13 +95,15 @@ def tool_error(prog: str, message: str, code: ExitCode) -> int:
 def guarded(prog: str, run: Callable[[], int]) -> int:
     """Run a tool's work; never let a traceback reach the user.
 
-    A closed stdout (``tool | head``) drops the rest of the output, not the work: the tool
-    goes on (its files are written) and exits with the work's code. Ctrl-C exits 130 with
-    one line. Any other exception is an internal fault: one line, exit 4, and the traceback
-    in the file ``$GHOST_FAULT_LOG`` when set (the line says how to get it otherwise).
+    A closed stdout or stderr (``tool | head``, ``tool 2>&1 | head -1``) drops the rest of
+    that output, not the work: the tool goes on (its files are written) and exits with the
+    work's code, whenever the reader went away. Ctrl-C exits 130 with one line. Any other
+    exception is an internal fault: one line, exit 4, and the traceback in the file
+    ``$GHOST_FAULT_LOG`` when set (the line says how to get it otherwise).
     """
-    stdout = sys.stdout
+    stdout, stderr = sys.stdout, sys.stderr
     sys.stdout = _ClosedPipeSafe(stdout)
+    sys.stderr = _ClosedPipeSafe(stderr)
     try:
         return run()
     except KeyboardInterrupt:
@@ -117,11 +119,15 @@ def guarded(prog: str, run: Callable[[], int]) -> int:
         return tool_error(prog, f'internal fault ({type(err).__name__}: {err}); {hint}',
                           ExitCode.FAULT)
     finally:
-        sys.stdout = stdout
+        # Whatever is still buffered goes now, while a closed pipe is still dropped quietly:
+        # the interpreter's own flush at exit would make a closed pipe exit 120.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = stdout, stderr
 
 
 class _ClosedPipeSafe:
-    """stdout that, once its reader has gone (EPIPE), drops what follows instead of raising."""
+    """A standard stream that, once its reader has gone (EPIPE), drops what follows quietly."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream

@@ -9,8 +9,10 @@ from ghost_core.levels import DecisionKind, SelfAssessmentLevel
 from ghost_core.pipeline import CycleTrace
 
 __all__ = ['CHATTER_WINDOW_NS', 'CycleJudgement', 'JudgementSummary', 'judgement_of',
-           'summarize_judgement']
+           'RATE_MIN_DURATION_NS', 'summarize_judgement']
 
+#: The shortest run whose summary gives changes per minute: a shorter one gives the counts.
+RATE_MIN_DURATION_NS = 60_000_000_000
 #: Two level changes closer than this are chattering (a failsafe that flips that fast is
 #: switched off by its users).
 CHATTER_WINDOW_NS = 5_000_000_000
@@ -61,6 +63,15 @@ class JudgementSummary:
         """Return `count` per minute of the run's duration (0.0 when it lasts no time)."""
         return count * 60e9 / self.duration_ns if self.duration_ns > 0 else 0.0
 
+    def _rate(self, count: int) -> str:
+        """`` (R/min)`` after a count, for a run of at least RATE_MIN_DURATION_NS; else ''.
+
+        Over a few seconds a rate per minute says nothing (one change in 3 s is "20/min").
+        """
+        if self.duration_ns < RATE_MIN_DURATION_NS:
+            return ''
+        return f' ({self.per_minute(count):.2f}/min)'
+
     def lines(self) -> tuple[str, ...]:
         """Return the human summary, one line per measure."""
         shares = ', '.join(f'{name} {100.0 * count / self.cycles:.1f} %'
@@ -69,10 +80,10 @@ class JudgementSummary:
                  else f'{self.first_non_proceed_ns / 1e9:.3f} s')
         return (
             f'judgement: {self.cycles} cycles over {self.duration_ns / 1e9:.1f} s: {shares}',
-            f'judgement: level changes: raw {self.raw_level_changes} '
-            f'({self.per_minute(self.raw_level_changes):.2f}/min), adjusted '
-            f'{self.adjusted_level_changes}, decision {self.decision_changes} '
-            f'({self.per_minute(self.decision_changes):.2f}/min)',
+            f'judgement: level changes: raw {self.raw_level_changes}'
+            f'{self._rate(self.raw_level_changes)}, adjusted '
+            f'{self.adjusted_level_changes}, decision {self.decision_changes}'
+            f'{self._rate(self.decision_changes)}',
             f'judgement: changes within {CHATTER_WINDOW_NS / 1e9:.0f} s of the previous one: '
             f'raw {self.raw_level_chatter}, decision {self.decision_chatter}',
             f'judgement: first non-PROCEED at stamp {first}',

@@ -87,3 +87,32 @@ def test_ctrl_c_and_faults_are_one_line(capsys: pytest.CaptureFixture[str],
     assert guarded('some_tool', broken) == ExitCode.FAULT
     assert f'the traceback is in {log}' in capsys.readouterr().err
     assert 'Traceback' in log.read_text(encoding='utf-8')
+
+
+@pytest.mark.parametrize('fault', [False, True])
+def test_a_closed_stderr_never_changes_the_exit_code(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path, fault: bool) -> None:
+    """``tool 2>&1 | head -1``: the reader gone, both streams raise; the code is the work's."""
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError
+
+        def flush(self) -> None:
+            raise BrokenPipeError
+
+        def fileno(self) -> int:
+            return stream.fileno()
+
+    stream = (tmp_path / 'out').open('w')
+    monkeypatch.setattr(sys, 'stdout', Closed())
+    monkeypatch.setattr(sys, 'stderr', Closed())
+
+    def work() -> int:
+        print('the report')
+        print('the summary', file=sys.stderr)
+        if fault:
+            raise ZeroDivisionError('division by zero')  # its one line meets the closed pipe
+        return ExitCode.OK
+
+    assert guarded('some_tool', work) == (ExitCode.FAULT if fault else ExitCode.OK)
+    stream.close()

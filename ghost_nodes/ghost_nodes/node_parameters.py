@@ -80,6 +80,13 @@ _DEFAULT_TOPICS = [f'{node_topic(topic)}={type_name}' for topic, type_name in
                    RECORDED_TOPICS.items()]
 _MAVLINK_ID = (at_least(0), at_most(255))
 
+#: The scenario's and the input player's: a finite run ends by itself (ghost_nodes.source).
+_EXIT_WHEN_DONE = ParamSpec(
+    'exit_when_done', False, 'After the last cycle, exit (code 0) once its actuation has come '
+    'back on actuations (at most 10 s later), so that a launch ends when its run is '
+    'complete (the launch file sets it); false: stay up, publishing nothing more, until '
+    'stopped (ghost_run stops the graph itself).', read_only=True)
+
 _SCENARIO = (
     ParamSpec('scenario', 'smoke', 'Scenario to play: ' + ', '.join(SCENARIOS) + '.',
               (one_of(SCENARIOS),), read_only=True),
@@ -96,6 +103,7 @@ _SCENARIO = (
     ParamSpec('settle_s', 0.0, 'Extra pause after the graph is ready (not needed: readiness '
               'is proven by matched endpoints, not guessed from discovery).', (non_negative,),
               read_only=True),
+    _EXIT_WHEN_DONE,
 )
 
 _INPUT_PLAYER = (
@@ -108,6 +116,7 @@ _INPUT_PLAYER = (
     ParamSpec('speed', 1.0, 'Playback speed: 1 = the recorded pace, 2 = twice as fast.',
               (positive,), read_only=True),
     *SOURCE_PARAMS,
+    _EXIT_WHEN_DONE,
 )
 
 _RECORDER = (

@@ -191,18 +191,19 @@ def verify_erur_main(argv: Sequence[str] | None = None) -> int:
 
 
 def trace_decisions_main(argv: Sequence[str] | None = None) -> int:
-    """Trace every decision's hash chain; print canonical JSON; return the exit code."""
+    """Trace every decision's hash chain; print the summary (JSON with --json); exit code."""
     prog = 'trace_decisions'
     parser = _parser(
         prog,
         'Trace every decision of a bag (ADR-0022) and check each SHA-256 link of the chain '
-        'assessment -> calibrated -> rationale -> actuation. Prints the canonical JSON '
-        'report to stdout, or writes it to --json PATH and prints a one-line summary.',
+        'assessment -> calibrated -> rationale -> actuation. Prints a one-line summary; '
+        "--json PATH writes the per-decision JSON report ('-': to stdout, the summary then "
+        'on stderr).',
     )
     parser.add_argument('bag', nargs='?', help=_BAG_HELP)
     parser.add_argument('--mcap', metavar='BAG', help='the bag, as ADR-0022 spells it')
     parser.add_argument('--json', metavar='PATH',
-                        help="write the JSON report to PATH instead of stdout ('-': stdout)")
+                        help="write the per-decision JSON report to PATH ('-': stdout)")
     args = parser.parse_args(argv)
     if (args.bag is None) == (args.mcap is None):
         parser.error('give the bag either as an argument or with --mcap, once')
@@ -210,11 +211,11 @@ def trace_decisions_main(argv: Sequence[str] | None = None) -> int:
 
     def run() -> int:
         report = trace_decisions(bag, cycle_window=args.cycle_window, strict=args.strict)
-        output = '-' if args.json is None else args.json
-        failed = _write_json(prog, output, report.to_json())
-        if failed is not None:
-            return failed
-        out = sys.stderr if output == '-' else sys.stdout
+        if args.json is not None:
+            failed = _write_json(prog, args.json, report.to_json())
+            if failed is not None:
+                return failed
+        out = sys.stderr if args.json == '-' else sys.stdout
         print(report.summary(), file=out)
         for note in read_error_notes(report.read_errors):
             print(f'note: {note}', file=out)

@@ -129,10 +129,12 @@ def test_json_reports_are_canonical_and_complete(
     assert err.splitlines()[1].startswith('note: self-reported parameters: ')
 
 
-def test_trace_decisions_prints_json_or_writes_output(
+def test_trace_decisions_prints_one_line_or_the_json_it_is_asked_for(
     bags: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path,
 ) -> None:
     code, out, err = run(cli.trace_decisions_main, [str(bags['smoke'])], capsys)
+    assert (code, out, err) == (0, 'chain: 10/10 verified\n', '')
+    code, out, err = run(cli.trace_decisions_main, [str(bags['smoke']), '--json', '-'], capsys)
     assert code == 0 and json.loads(out)['verified_count'] == 10
     assert err == 'chain: 10/10 verified\n'
     target = tmp_path / 'trace.json'

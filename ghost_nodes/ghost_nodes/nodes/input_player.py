@@ -31,6 +31,8 @@ _BATCH = 50
 class InputPlayerNode(SourceNode):
     """Publishes a bag's beliefs, fixes and statuses on the graph's input topics, as recorded."""
 
+    EXITS_WHEN_ACTUATED = True
+
     def __init__(self, **options: Any) -> None:
         super().__init__('input_player', PARAMETERS['input_player'], **options)
         path = self.param('input')
@@ -83,6 +85,10 @@ class InputPlayerNode(SourceNode):
     def _finish(self) -> None:
         self._timer.cancel()
         self.get_logger().info('input complete')
+        # The newest belief's stamp: the agent drops an older or repeated one.
+        stamps = [message.sample.stamp_ns for message in self._messages
+                  if message.topic == self._state_topic]
+        self.finish(max(stamps, default=None))
 
 
 def main(args: list[str] | None = None) -> None:

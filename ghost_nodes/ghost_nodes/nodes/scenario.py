@@ -6,6 +6,7 @@ from typing import Any
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 
+from ghost_core.ros_inputs import time_ns
 from ghost_core.scenarios import generate_scenario
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import VehicleStatus
@@ -22,6 +23,8 @@ __all__ = ['ScenarioNode', 'main']
 class ScenarioNode(SourceNode):
     """Plays one scenario: per cycle, its vehicle status, (maybe) an observation and a belief."""
 
+    EXITS_WHEN_ACTUATED = True
+
     def __init__(self, **options: Any) -> None:
         super().__init__('scenario', PARAMETERS['scenario'], **options)
         cycles = self.param('cycles')
@@ -33,6 +36,7 @@ class ScenarioNode(SourceNode):
                                               GHOST_QOS)
         self._status_pub = self.create_publisher(VehicleStatus, 'vehicle_status', GHOST_QOS)
         self._next = 0
+        self._last_belief_ns: int | None = None
         self.wait_for_graph(self.param('settle_s'))
 
     def start_playing(self) -> None:
@@ -58,6 +62,7 @@ class ScenarioNode(SourceNode):
         if self._next >= len(self._scenario.cycles):
             self._timer.cancel()
             self.get_logger().info('scenario complete')
+            self.finish(self._last_belief_ns)
             return
         cycle = self._scenario.cycles[self._next]
         self._next += 1
@@ -66,6 +71,7 @@ class ScenarioNode(SourceNode):
             # The observation goes first: it is usually needed as soon as the belief is.
             self._obs_pub.publish(obs)
         self._state_pub.publish(odom)
+        self._last_belief_ns = time_ns(odom.header.stamp)
         self._publish_status(self._next)  # the next cycle's, a period ahead
 
 
