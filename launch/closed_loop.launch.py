@@ -253,7 +253,7 @@ def _arguments() -> list[DeclareLaunchArgument]:
                                           'file is loaded then).'),
         DeclareLaunchArgument('input', default_value='',
                               description='An input bag (rosbag2 MCAP directory or .mcap, e.g. '
-                                          "from ghost_import_ulog) the input player plays in "
+                                          "from ghost_import) the input player plays in "
                                           "place of the simulator, as ros2 bag play would; the "
                                           "launch ends when it is done ('' = none)."),
         DeclareLaunchArgument('speed', default_value='1',
