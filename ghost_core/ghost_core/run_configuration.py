@@ -98,14 +98,14 @@ def configuration_from_records(
     Each agent node publishes its part of the start configuration as its first record
     (latched, so any recorder keeps it; SPEC 5, v1.3), and each change after it. A start part
     holds a section no node may change while it runs; a change only changeable sections. The
-    start parts merge (``policies`` by id) into the ``PipelineConfig.to_dict`` document, None
-    (and why) when they are not all there. ConfigError for a record that cannot be read, and
+    start parts merge (``policies`` by id) into the ``PipelineConfig.to_dict`` document (None
+    when there is none; with why, when they are not all there: a partial document). ConfigError for a record that cannot be read, and
     for a node that publishes a second start part (a read-only parameter changed).
     """
     parts: dict[str, dict[str, object]] = {}
     changes: list[ChangeInForce] = []
     for record in records:
-        where = (f'configuration record of {record.node or "(no node)"} at log time '
+        where = (f'configuration change of {record.node or "(no node)"} at log time '
                  f'{record.log_time_ns}')
         try:
             section = bounded_json.loads(record.configuration)
@@ -137,8 +137,8 @@ def configuration_from_records(
     missing = sorted({'evaluator', 'grace_cycles', 'idle_flush_ns', 'loop', 'period_ns',
                       'process_noise_q', 'thresholds'} - set(document))
     if missing:
-        return None, changes, (f'the start configuration recorded in the bag lacks '
-                               f'{", ".join(missing)} (a node did not record its part)')
+        return document, changes, (f'the start configuration recorded in the bag lacks '
+                                   f'{", ".join(missing)} (a node did not record its part)')
     return document, changes, ''
 
 

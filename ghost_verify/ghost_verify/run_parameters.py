@@ -179,7 +179,8 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
                    for record in read_configuration_changes(bag)]
         in_bag, changes, why = configuration_from_records(records)
     except (BagError, ConfigError) as err:
-        return replace(given, problem=f'the recorded configuration cannot be used: {err}')
+        return replace(given, problem=f'the recorded configuration changes cannot be used: '
+                                      f'{err}')
     document, missing = load_run_config(bag)
     if document is not None:
         given = replace(given, config_sha256=content_address(document))
@@ -188,6 +189,23 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         except ConfigError as err:
             return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
         given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY))
+    if in_bag is not None and why and document is not None:
+        # Only part of the start is in the bag: what is there must be manifest.json's.
+        recorded_part = {key: value for key, value in document.items()
+                         if key not in ('input_topics', BRIDGE_CONFIG_KEY)}
+        for key, value in sorted(in_bag.items()):
+            if key == 'policies' and isinstance(value, dict):
+                other = recorded_part.get('policies')
+                differs = not isinstance(other, dict) or any(
+                    other.get(name) != item for name, item in value.items())
+            else:
+                differs = recorded_part.get(key) != value
+            if differs:
+                return replace(given, problem=f'{key} cannot change while Ghost runs: the bag '
+                                              f'records another value than {MANIFEST_NAME}')
+        in_bag = None
+    if in_bag is not None and why:
+        return replace(given, missing=why)
     if in_bag is not None:
         try:
             recorded = PipelineConfig.from_dict(in_bag)

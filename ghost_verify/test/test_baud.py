@@ -144,7 +144,9 @@ def test_given_m_and_k_override_the_bag_and_the_mismatch_is_reported(tmp_path: P
     # The bag records no run configuration: K is the one its messages claim, and it says so.
     assert report.parameter_notes[0] == (
         'min_outcomes: used 5 (from the command line) but the bag recorded 4')
-    assert report.parameter_notes[1].startswith('self-reported parameters: no manifest.json')
+    assert report.parameter_notes[1].startswith(
+        'self-reported parameters: no start configuration is recorded in the bag, and no '
+        'manifest.json')
     assert '-k not given' in report.parameter_notes[1]
     same = verify_baud(bag, min_outcomes=4, downgrade_threshold=2)
     assert not same.parameters_mismatch and same.parameter_notes == ()

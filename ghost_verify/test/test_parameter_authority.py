@@ -128,7 +128,8 @@ def test_a_bag_without_a_configuration_says_so(tmp_path: Path,
     bag = _bag(tmp_path / 'bag', scenario_traces('smoke'), manifest=False)
     assert cli.verify_all_main([str(bag)]) == ExitCode.OK
     out = capsys.readouterr().out
-    assert 'warning: self-reported parameters: no manifest.json' in out
+    assert ('warning: self-reported parameters: no start configuration is recorded in the bag, '
+            'and no manifest.json') in out
     assert '-m, -k, -w not given' in out
     assert cli.verify_all_main([str(bag), '-m', '4', '-k', '2', '-w', '32']) == ExitCode.OK
     out = capsys.readouterr().out

@@ -97,7 +97,9 @@ def test_a_bag_without_configuration_or_inputs_is_not_applicable(tmp_path: Path)
     recovery = result.recovery
     assert recovery is not None and not recovery.applicable and not recovery.holds
     assert not recovery.violated and result.holds
-    assert recovery.summary().startswith('RECOVERY-v1: not applicable (no manifest.json')
+    assert recovery.summary().startswith(
+        'RECOVERY-v1: not applicable (no start configuration is recorded in the bag, and no '
+        'manifest.json')
     document = result.to_json()['recovery']
     assert isinstance(document, dict)
     assert (document['applicable'], document['holds'], document['vacuous']) == (
