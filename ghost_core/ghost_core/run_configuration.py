@@ -99,8 +99,9 @@ def configuration_from_records(
     (latched, so any recorder keeps it; SPEC 5, v1.3), and each change after it. A start part
     holds a section no node may change while it runs; a change only changeable sections. The
     start parts merge (``policies`` by id) into the ``PipelineConfig.to_dict`` document (None
-    when there is none; with why, when they are not all there: a partial document). ConfigError for a record that cannot be read, and
-    for a node that publishes a second start part (a read-only parameter changed).
+    when there is none; with why, when they are not all there: a partial document).
+    ConfigError for a record that cannot be read, and for a node that publishes a second start
+    part (a read-only parameter changed).
     """
     parts: dict[str, dict[str, object]] = {}
     changes: list[ChangeInForce] = []
