@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ghost_review.ardupilot import event_class
-from ghost_review.events import CREDITED, EventClass
 import pytest
 
-pytestmark = pytest.mark.unit
+from ghost_review.ardupilot import event_class
+from ghost_review.events import CREDITED, EventClass
+
+pytestmark = pytest.mark.bag
 
 
 @pytest.mark.parametrize(('kind', 'detail', 'safety', 'expected'), [
