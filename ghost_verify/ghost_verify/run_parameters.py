@@ -191,18 +191,10 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY))
     if in_bag is not None and why and document is not None:
         # Only part of the start is in the bag: what is there must be manifest.json's.
-        recorded_part = {key: value for key, value in document.items()
-                         if key not in ('input_topics', BRIDGE_CONFIG_KEY)}
-        for key, value in sorted(in_bag.items()):
-            if key == 'policies' and isinstance(value, dict):
-                other = recorded_part.get('policies')
-                differs = not isinstance(other, dict) or any(
-                    other.get(name) != item for name, item in value.items())
-            else:
-                differs = recorded_part.get(key) != value
-            if differs:
-                return replace(given, problem=f'{key} cannot change while Ghost runs: the bag '
-                                              f'records another value than {MANIFEST_NAME}')
+        differs = _differing_key(in_bag, document)
+        if differs is not None:
+            return replace(given, problem=f'{differs} cannot change while Ghost runs: the bag '
+                                          f'records another value than {MANIFEST_NAME}')
         in_bag = None
     if in_bag is not None and why:
         return replace(given, missing=why)
@@ -226,6 +218,19 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         return replace(given, problem=f'the recorded configuration changes cannot be used: '
                                       f'{err}')
     return replace(given, timeline=timeline)
+
+
+def _differing_key(part: dict[str, object], document: dict[str, object]) -> str | None:
+    """The first key of a partial start configuration whose value is not manifest.json's."""
+    for key, value in sorted(part.items()):
+        other = document.get(key)
+        if key == 'policies' and isinstance(value, dict):
+            if not isinstance(other, dict) or any(
+                    other.get(name) != item for name, item in value.items()):
+                return key
+        elif other != value:
+            return key
+    return None
 
 
 def _not_retroactive(bag: str | os.PathLike[str], changes: list[ChangeInForce],

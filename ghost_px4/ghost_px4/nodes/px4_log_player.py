@@ -49,6 +49,18 @@ _BATCH = 50
 EXIT_LINGER_S = 1.0
 
 
+def _warn_damage(logger: Any, log: Path, damage: Any) -> None:
+    """Say once what of the log is damaged: a truncated tail, corrupt data."""
+    if damage.truncated_at_byte is not None:
+        logger.warning(f'{log}: truncated (its last message, at byte '
+                       f'{damage.truncated_at_byte} of {damage.file_size}, is incomplete): '
+                       'playing the complete part')
+    if damage.corrupt:
+        logger.warning(f'{log}: the log has corrupt data (pyulog: '
+                       f'{damage.pyulog_said or "file corruption"}): samples in the damaged '
+                       'parts are lost')
+
+
 class Px4LogPlayerNode(SourceNode):
     """Publishes a ULog's PX4 topics on fmu/out/..., as PX4's uXRCE-DDS bridge would."""
 
@@ -86,14 +98,7 @@ class Px4LogPlayerNode(SourceNode):
                    f'{damage.file_size})')
             raise ValueError(f'parameter log: {err}{cut}') from err
         logger = self.get_logger()
-        if damage.truncated_at_byte is not None:
-            logger.warning(f'{log}: truncated (its last message, at byte '
-                           f'{damage.truncated_at_byte} of {damage.file_size}, is incomplete): '
-                           'playing the complete part')
-        if damage.corrupt:
-            logger.warning(f'{log}: the log has corrupt data (pyulog: '
-                           f'{damage.pyulog_said or "file corruption"}): samples in the damaged '
-                           'parts are lost')
+        _warn_damage(logger, log, damage)
         for topic in self._playback.absent:
             logger.warning(f'{topic} is not in the log: fmu/out/{topic} stays silent')
         for play in self._playback.topics.values():
