@@ -139,7 +139,9 @@ def read_file_inputs(
     except struct.error as err:  # mcap reads the magic with struct: a file under 8 bytes
         raise InputBagError(f'{path}: not an MCAP file ({path.stat().st_size} bytes, shorter '
                             'than its magic)') from err
-    except (OSError, McapError, ValueError, EOFError) as err:
+    # A damaged record length sends mcap's reader to read more than the file or the index
+    # allows (OverflowError, MemoryError before anything is allocated): damage, not a fault.
+    except (OSError, McapError, ValueError, EOFError, OverflowError, MemoryError) as err:
         raise InputBagError(f'{path}: not a readable MCAP file: {_why(path, err)}') from err
 
 

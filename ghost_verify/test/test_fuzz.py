@@ -77,7 +77,8 @@ def test_damaged_input_never_crashes_and_damage_inside_a_chunk_never_passes(
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = cli.verify_all_main([str(path)])
     errors = err.getvalue()
-    assert code in (ExitCode.OK, ExitCode.VIOLATED, ExitCode.BAD_INPUT), damage.description
+    assert code in (ExitCode.OK, ExitCode.VIOLATED, ExitCode.BAD_INPUT), (damage.description,
+                                                                         errors)
     assert 'Traceback' not in errors
     if code == ExitCode.BAD_INPUT:
         assert errors.count('\n') == 1 and errors.startswith('verify_all: error: ')
