@@ -72,6 +72,10 @@ def test_same_scenario_twice_gives_identical_payloads(tmp_path, ros_env) -> None
     second = payloads_by_topic(tmp_path / 'b' / 'bag')
     assert set(first) == set(second)
     assert len(first['/actuations']) == len(generate_scenario('dropout').cycles)
+    # The nodes' start configurations: one each, in whatever order the nodes came up.
+    for payloads in (first, second):
+        payloads['/ghost/configuration'].sort(key=lambda record: str(record['node']))
+    assert len(first['/ghost/configuration']) == 6
     for topic in first:
         assert first[topic] == second[topic], f'{topic} differs between the two runs'
 
@@ -181,7 +185,13 @@ def test_the_vehicle_status_travels_into_every_recorded_rationale(tmp_path, ros_
     rationales = payloads['/decisions']
     assert len(rationales) == cycles
     assert {(r['flight_status'], r['mission_status'], r['perception_mode'], r['schema_version'])
-            for r in rationales} == {(FlightStatus.IN_AIR, MissionStatus.ON_MISSION, '', 2)}
+            for r in rationales} == {(FlightStatus.IN_AIR, MissionStatus.ON_MISSION, '', 3)}
+    # Each names the status it came from (SPEC 5 v1.3): one recorded at or before its cycle.
+    statuses = {(s['header']['stamp']['sec'], s['header']['stamp']['nanosec'])
+                for s in payloads['/vehicle_status']}
+    assert all(r['has_vehicle_status'] and (r['vehicle_status_stamp']['sec'],
+                                            r['vehicle_status_stamp']['nanosec']) in statuses
+               for r in rationales)
     replay = verify_all(bag).replay
     assert replay is not None and replay.replayed, replay
     rationale = next(topic for topic in replay.topics if topic.kind == 'rationale')

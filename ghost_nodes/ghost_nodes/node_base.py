@@ -275,13 +275,17 @@ class GhostNode(Node):
         """
         section = self.start_configuration()
         if section is not None:
-            self._publish_configuration(section)
+            # No stamp: a start part belongs to no cycle, and its time is its log time; the
+            # same run gives the same payloads (SPEC 8).
+            self._publish_configuration(section, stamped=False)
 
-    def _publish_configuration(self, section: Mapping[str, object]) -> bool:
+    def _publish_configuration(self, section: Mapping[str, object], *,
+                               stamped: bool = True) -> bool:
         if self._configuration_pub is None:
             return False
         msg = ConfigurationChange()
-        msg.header.stamp = self.get_clock().now().to_msg()
+        if stamped:
+            msg.header.stamp = self.get_clock().now().to_msg()
         msg.node = self.get_fully_qualified_name()
         msg.in_force_after_stamp_ns = self._last_cycle_ns
         msg.configuration = json.dumps(section, sort_keys=True, separators=(',', ':'))
