@@ -28,7 +28,8 @@ def test_two_namespaced_graphs_share_one_domain_and_each_bag_verifies(tmp_path, 
         topics = set(payloads_by_topic(run_dir / 'bag'))
         assert topics == {f'/{namespace}/{t}' for t in (
             'state/nav', 'observations', 'vehicle_status', 'self_assessment', 'predictions',
-            'prediction_outcomes', 'self_assessment/calibrated', 'decisions', 'actuations')}
+            'prediction_outcomes', 'self_assessment/calibrated', 'decisions', 'actuations',
+            'ghost/configuration')}
         document = reports(run_dir)
         assert all(document[name]['holds'] for name in ('baud', 'erur')), document
         assert len(list(GhostBag(run_dir / 'bag').cycles())) == 10
