@@ -49,6 +49,7 @@ def payloads_by_topic(bag: Path) -> dict[str, list[dict[str, object]]]:
     Payloads are compared decoded, not as CDR bytes: the CDR encoder does not clear its
     alignment padding, so equal messages may differ in those unused bytes. /diagnostics (the
     monitor's wall-clock health at 1 Hz, recorded by default) is no cycle's payload: left out.
+    The configuration records are sorted by node (the nodes start in any order).
     """
     meta = yaml.safe_load((bag / 'metadata.yaml').read_text())
     files = meta['rosbag2_bagfile_information']['relative_file_paths']
@@ -59,6 +60,10 @@ def payloads_by_topic(bag: Path) -> dict[str, list[dict[str, object]]]:
             for _s, channel, _m, decoded in reader.iter_decoded_messages(log_time_order=False):
                 if channel.topic != DIAGNOSTICS_TOPIC:
                     out[channel.topic].append(hash_form(decoded))
+    # The nodes' start configurations come in whatever order the nodes came up: by node.
+    for topic, records in out.items():
+        if topic.endswith('ghost/configuration'):
+            records.sort(key=lambda record: str(record['node']))
     return dict(out)
 
 
