@@ -481,7 +481,8 @@ def test_namespaced_launch_publishes_diagnostics_and_its_bag_verifies(tmp_path, 
         f'/uav1/{name}' for name in ('state/nav', 'observations', 'vehicle_status',
                                      'self_assessment',
                                      'predictions', 'prediction_outcomes',
-                                     'self_assessment/calibrated', 'decisions', 'actuations')}
+                                     'self_assessment/calibrated', 'decisions', 'actuations',
+                                     'ghost/configuration')}
     # The launch's own parameter files are gone with it.
     assert not list((tmp_path / 'tmp').glob('ghost_launch_*'))
 
