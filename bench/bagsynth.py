@@ -255,6 +255,9 @@ class _Template:
     sec_offsets: tuple[int, ...]
     sec_values: tuple[int, ...]
     hash_offsets: tuple[tuple[int, str], ...]
+    # Stamps held as int64 ns (a calibrated assessment's named window): where, and their values.
+    ns_offsets: tuple[int, ...]
+    ns_values: tuple[int, ...]
     # Canonical JSON split at every `sec` value and every cited hash: text, slot, text, ...
     json_parts: tuple[str, ...]
     json_slots: tuple[tuple[str, int | str], ...]
@@ -287,6 +290,10 @@ def _template(writer: GhostBagWriter, role: str, topic: str, type_name: str,
     for index, stamp in enumerate(stamps(marked)):
         sec_values.append(stamp['sec'])
         stamp['sec'] = 0x5EC0_0000 + index
+    ns_values = [int(v) for v in marked.get(_NS_FIELD, [])]
+    marked_ns = [0x5EC1_0000_0000_0000 + index for index in range(len(ns_values))]
+    if ns_values:
+        marked[_NS_FIELD] = marked_ns
     hash_markers = {}
     for index, (name, _cited) in enumerate(_HASH_FIELDS.get(role, ())):
         marker = f'{index:02d}' * 32
@@ -301,6 +308,12 @@ def _template(writer: GhostBagWriter, role: str, topic: str, type_name: str,
         if offset < 0 or marked_cdr.count(struct.pack('<i', 0x5EC0_0000 + index)) != 1:
             raise AssertionError(f'{type_name}: stamp {index} not found once in the CDR bytes')
         sec_offsets.append(offset)
+    ns_offsets = []
+    for marker in marked_ns:
+        offset = marked_cdr.find(struct.pack('<q', marker))
+        if offset < 0:
+            raise AssertionError(f'{type_name}: a window stamp not found in the CDR bytes')
+        ns_offsets.append(offset)
     hash_offsets = []
     for name, cited in _HASH_FIELDS.get(role, ()):
         offset = marked_cdr.find(hash_markers[name].encode())
@@ -313,17 +326,23 @@ def _template(writer: GhostBagWriter, role: str, topic: str, type_name: str,
         stamp['sec'] = f'@@sec:{index}@@'
     for name, _cited in _HASH_FIELDS.get(role, ()):
         json_marked[name] = f'@@hash:{name}@@'
+    if ns_values:
+        json_marked[_NS_FIELD] = [f'@@ns:{index}@@' for index in range(len(ns_values))]
     pieces = _MARKER.split(canonical_json(json_marked))
     cited_by_field = dict(_HASH_FIELDS.get(role, ()))
     slots: list[tuple[str, int | str]] = []
     for key in pieces[1::2]:
         kind, _, name = key.partition(':')
-        slots.append(('sec', int(name)) if kind == 'sec' else ('hash', cited_by_field[name]))
+        slots.append((kind, int(name)) if kind in ('sec', 'ns')
+                     else ('hash', cited_by_field[name]))
     return _Template(role, topic, type_name, cdr, tuple(sec_offsets), tuple(sec_values),
-                     tuple(hash_offsets), tuple(pieces[0::2]), tuple(slots))
+                     tuple(hash_offsets), tuple(ns_offsets), tuple(ns_values),
+                     tuple(pieces[0::2]), tuple(slots))
 
 
-_MARKER = re.compile(r'"@@((?:sec|hash):[a-z0-9_]+)@@"')
+_MARKER = re.compile(r'"@@((?:sec|hash|ns):[a-z0-9_]+)@@"')
+#: The one stamp field held as int64 ns, not as a Time (SPEC 5 v1.3's named window).
+_NS_FIELD = 'window_outcome_stamps_ns'
 
 
 def _json_text(template: _Template, shift_s: int, hashes: Mapping[str, str]) -> str:
@@ -333,6 +352,9 @@ def _json_text(template: _Template, shift_s: int, hashes: Mapping[str, str]) -> 
         if kind == 'sec':
             assert isinstance(key, int)
             out.append(str(template.sec_values[key] + shift_s))
+        elif kind == 'ns':
+            assert isinstance(key, int)
+            out.append(str(template.ns_values[key] + shift_s * 1_000_000_000))
         else:
             assert isinstance(key, str)
             out.append(f'"{hashes[key]}"')
@@ -397,6 +419,8 @@ class FlightTemplates:
             data = bytearray(template.cdr)
             for offset, value in zip(template.sec_offsets, template.sec_values, strict=True):
                 struct.pack_into('<i', data, offset, value + shift_s)
+            for offset, value in zip(template.ns_offsets, template.ns_values, strict=True):
+                struct.pack_into('<q', data, offset, value + shift_s * 1_000_000_000)
             for offset, cited in template.hash_offsets:
                 data[offset:offset + 64] = hashes[cited].encode('ascii')
             if template.role in _CITED:
