@@ -110,6 +110,7 @@ def generated_parsers() -> dict[str, Callable[..., Any]]:
         w._vec3: '_vec3(d, {key!r}, path)',
         w._optional_time: '_optional_time(d, {key!r}, path, {arg!r})',
         w._floats: '_floats(d, {key!r}, path, {arg!r})',
+        w._ints: '_ints(d, {key!r}, path)',
         w._enum: '_enum(d, {key!r}, path, {name})',
         w._str_enum: '_str_enum(d, {key!r}, path, {name})',
         w._header_stamp: "_time(_sub(d, {key!r}, path), 'stamp', path + '.{key}')",
@@ -120,7 +121,7 @@ def generated_parsers() -> dict[str, Callable[..., Any]]:
     message_of = {parse: name for name, parse in w._PARSERS.items()}
     helpers = {name: getattr(wire, name) for name in (
         '_int', '_float', '_bool', '_str', '_sha', '_time', '_vec3', '_optional_time',
-        '_floats', '_enum', '_str_enum', '_sub')}
+        '_floats', '_ints', '_enum', '_str_enum', '_sub')}
     parsers: dict[str, Callable[..., Any]] = {}
     for name, (readers, _) in w._TABLES.items():   # each after the messages it nests
         namespace: dict[str, Any] = {**helpers, 'Mapping': Mapping,
@@ -179,6 +180,9 @@ def _plain_writers() -> dict[type, tuple[tuple[str, Callable[[Any, Any], Any], A
     def nan_floats(c: Any, field: str) -> Any:
         return [nan_if_none(x) for x in getattr(c, field)]
 
+    def ints(c: Any, field: str) -> Any:
+        return list(getattr(c, field))
+
     def vector(c: Any, field: str) -> Any:
         return point(getattr(c, field))
 
@@ -201,7 +205,8 @@ def _plain_writers() -> dict[type, tuple[tuple[str, Callable[[Any, Any], Any], A
 
     functions: dict[str, Callable[[Any, Any], Any]] = {
         'header': header, 'value': value, 'int': integer, 'enum_value': enum_value, 'sha': sha,
-        'nan': nan, 'floats': floats, 'nan_floats': nan_floats, 'point': vector, 'time': time,
+        'nan': nan, 'floats': floats, 'nan_floats': nan_floats, 'ints': ints, 'point': vector,
+        'time': time,
         'present': present, 'optional_time': optional_time, 'twist': twist, 'nested': nested}
     assert set(functions) == set(w._WRITE_EXPRESSIONS), 'a kind of writer without its function'
     def argument(how: str, args: tuple[str, ...]) -> Any:

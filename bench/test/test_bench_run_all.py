@@ -32,7 +32,7 @@ def test_run_all_quick_writes_tables_json_and_plots(tmp_path, ros_env, processes
     targets = document['targets']
     assert [t['key'] for t in targets] == [
         'loop_zero_loss', 'loop_mp_100hz_p50', 'loop_p50_p99', 'loop_sp_500hz', 'verify_erur',
-        'verify_all_100000', 'verify_all_1000000', 'verify_all_jobs2', 'verifier_memory',
+        'verify_all_100000', 'verify_all_1000000', 'verifier_memory',
         'verifier_linear', 'fleet_dask']
     assert all(set(t) == {'key', 'target', 'measured', 'value', 'met'} for t in targets)
     # The quick fleet ran both Dask sizes, so its row is measured (never asserted met).
