@@ -67,6 +67,24 @@ def payloads_by_topic(bag: Path) -> dict[str, list[dict[str, object]]]:
     return dict(out)
 
 
+#: What a message names of the order its inputs arrived in (SPEC 5 v1.3: the raw assessment
+#: names the fix it had, which a fix and a belief on two topics can reach in either order),
+#: and the content addresses that cover it: the verifier checks those, not the comparisons.
+ARRIVAL_FIELDS = frozenset({'has_confirmation', 'confirmation_stamp', 'raw_assessment_sha256',
+                            'self_assessment_sha256', 'calibrated_assessment_sha256',
+                            'rationale_sha256'})
+
+
+def without_arrival(value: object) -> object:
+    """A payload without ARRIVAL_FIELDS, at any depth (to compare two runs' content)."""
+    if isinstance(value, dict):
+        return {key: without_arrival(item) for key, item in value.items()
+                if key not in ARRIVAL_FIELDS}
+    if isinstance(value, list):
+        return [without_arrival(item) for item in value]
+    return value
+
+
 def cycle_table(bag: Path) -> list[dict[str, object]]:
     """Per cycle: counts of each ghost message and which precondition held."""
     rows = []
