@@ -91,7 +91,8 @@ def test_ghost_run_px4_ulog_passes_on_proceed_holds_otherwise_and_verifies(
     assert all(counts.get(topic, 0) > 0 for topic in PX4_OUT_TOPICS
                if not topic.endswith('/mission_result')), counts
     assert re.search(r'^replay: (\d+)/\1 messages re-derived exactly \(', out, re.M), out
-    bridge = re.search(r'^px4_bridge: (\d+)/\1 messages re-derived exactly \(/state/nav '
+    bridge = re.search(r'^px4_bridge: (\d+)/\1 outputs re-derived exactly from the PX4 samples '
+                       r'they name \(/state/nav '
                        r'(\d+), /observations (\d+), /vehicle_status (\d+); from', out, re.M)
     assert bridge is not None, out
     assert int(bridge[2]) > 100 and int(bridge[3]) > 10 and int(bridge[4]) > 0, out

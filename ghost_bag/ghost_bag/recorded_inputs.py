@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import os
 from pathlib import Path
 import struct
+from typing import Any
 
 from mcap.exceptions import McapError
 from mcap.reader import make_reader, NonSeekingReader
@@ -124,14 +125,8 @@ def read_file_inputs(
                     raise InputBagError(f'{path}: {channel.topic} message at log time '
                                         f'{message.log_time} cannot be decoded: '
                                         f'{one_line(err) or type(err).__name__}') from err
-                try:
-                    sample: BeliefSample | Observation | VehicleStatus = (
-                        belief_sample(decoded) if channel.topic == state_topic
-                        else observation_of(decoded) if channel.topic == observations_topic
-                        else parse_vehicle_status(decoded))
-                except (ValueError, TypeError, AttributeError, KeyError) as err:
-                    raise InputBagError(f'{path}: {channel.topic} message at log time '
-                                        f'{message.log_time} is not usable: {err}') from err
+                sample = _sample(path, channel.topic, message.log_time, decoded,
+                                 state_topic, observations_topic)
                 yield InputMessage(message.log_time, channel.topic, type_name,
                                    bytes(message.data), sample)
     except InputBagError:
@@ -143,6 +138,20 @@ def read_file_inputs(
     # allows (OverflowError, MemoryError before anything is allocated): damage, not a fault.
     except (OSError, McapError, ValueError, EOFError, OverflowError, MemoryError) as err:
         raise InputBagError(f'{path}: not a readable MCAP file: {_why(path, err)}') from err
+
+
+def _sample(path: Path, topic: str, log_time: int, decoded: Any, state_topic: str,
+            observations_topic: str) -> BeliefSample | Observation | VehicleStatus:
+    """The agent's input one decoded message is; InputBagError when it is not usable."""
+    try:
+        if topic == state_topic:
+            return belief_sample(decoded)
+        if topic == observations_topic:
+            return observation_of(decoded)
+        return parse_vehicle_status(decoded)
+    except (ValueError, TypeError, AttributeError, KeyError) as err:
+        raise InputBagError(f'{path}: {topic} message at log time {log_time} is not usable: '
+                            f'{err}') from err
 
 
 def _decoder(path: Path, topic: str, schema_name: str, schema_data: bytes) -> DictDecoder:
