@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 import json
 import os
-from typing import ClassVar
 
 from ghost_bag.errors import BagError
 from ghost_bag.manifest import MANIFEST_NAME
@@ -362,9 +361,6 @@ class ParametersChecker:
     Without a recorded configuration there is nothing to compare with: it only counts.
     """
 
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'parameters', '_checked',
-                                                          '_mismatches'})
-
     def __init__(self, parameters: RunParameters) -> None:
         self.parameters = parameters
         self._checked = 0
@@ -398,11 +394,6 @@ class ParametersChecker:
             if value is None or type(value) is not type(wanted) or value != wanted:
                 self._mismatches.append(ParametersMismatch(stamp_ns, topic, name, value,
                                                            wanted))
-
-    def absorb(self, later: ParametersChecker) -> None:
-        """Continue with what `later` checked on the part of the bag after this one."""
-        self._checked += later._checked
-        self._mismatches.extend(later._mismatches)
 
     def result(self) -> ParametersReport:
         """The report of every message checked."""
