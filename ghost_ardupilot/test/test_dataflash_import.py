@@ -49,8 +49,12 @@ def _replay(items: list[TimedInput]) -> list[object]:
 # --- synthetic logs ---
 
 def _ekf_log(path: Path, generation: int, *, variances: bool = True,
-             glitch: tuple[float, float] | None = None, seconds: float = 20.0) -> Path:
-    """A hovering copter at the origin, EKF and GNSS at 10 / 5 Hz, core 0 primary."""
+             glitch: tuple[float, float] | None = None, seconds: float = 20.0,
+             flagged: int = GLITCHING) -> Path:
+    """A hovering copter at the origin, EKF and GNSS at 10 / 5 Hz, core 0 primary.
+
+    During ``glitch`` (s after the start) XKF4.SS is ``flagged`` instead of HEALTHY.
+    """
     prefix = 'XK' if generation == 3 else 'NK'
     log = DataflashWriter()
     log.define('MSG', 'QZ', 'TimeUS,Message')
@@ -75,7 +79,7 @@ def _ekf_log(path: Path, generation: int, *, variances: bool = True,
         for core in (0, 1):
             log.row(f'{prefix}F1', t, core, 0.0, 0.0, 0.0, 0.0, 0.0, -5.0)
             log.row(f'{prefix}Q', t, core, 1.0, 0.0, 0.0, 0.0)
-            log.row(f'{prefix}F4', t, core, GLITCHING if glitching else HEALTHY, 0, 0, 0)
+            log.row(f'{prefix}F4', t, core, flagged if glitching else HEALTHY, 0, 0, 0)
             log.row(f'{prefix}FS', t, core, 0, 0)
         if variances and generation == 3 and k % 5 == 0:
             log.row('XKV1', t, 0, 1e-5, 1e-5, 1e-5, 1e-4, 0.01, 0.01, 0.01, 0.04, 0.04, 0.09,
@@ -153,6 +157,32 @@ def test_beliefs_the_ekf_flags_glitching_are_judged_and_never_proceeded_on(
     assert len(judged) == 40
     assert all(t.rationale.decision.kind != DecisionKind.PROCEED for t in judged)
     assert {t.raw.position.reason for t in judged} == {'estimator_position_invalid'}
+
+
+def test_beliefs_whose_attitude_the_ekf_flags_unusable_are_never_proceeded_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # XKF4.SS without its attitude bit (0): ArduPilot's own "attitude not usable", whatever
+    # the attitude variance says. The position bits stay set: only the attitude is flagged.
+    log = _ekf_log(tmp_path / 'attitude.bin', 3, glitch=(8.0, 12.0), flagged=HEALTHY & ~1)
+    code, out, err = _import(log, tmp_path / 'bag', capsys)
+    assert code == 0, err
+    assert '40: attitude not usable (XKF4.SS: no attitude)' in out
+    assert 'flags invalid (XKF4 SS/TS/FS): 40 (kept' in out
+    items = _inputs(tmp_path / 'bag')
+    beliefs = [i.sample for i in items if isinstance(i.sample, BeliefSample)]
+    flagged = {b.stamp_ns for b in beliefs if b.pose_covariance[21] == math.inf}
+    assert len(flagged) == 40
+    for belief in beliefs:
+        if belief.stamp_ns in flagged:
+            rotation = [belief.pose_covariance[row * 6 + col] for row in range(6)
+                        for col in range(3, 6)]
+            assert sorted(rotation)[-3:] == [math.inf] * 3 and not any(
+                math.isnan(x) for x in rotation)
+            assert belief.pose_covariance[0] == pytest.approx(0.04)  # position kept
+    judged = [t for t in _replay(items) if t.stamp_ns in flagged]
+    assert len(judged) == 40
+    assert all(t.rationale.decision.kind != DecisionKind.PROCEED for t in judged)
+    assert {t.raw.orientation.reason for t in judged} == {'estimator_orientation_invalid'}
 
 
 def test_a_log_without_an_ekf_state_is_one_line_exit_3(
