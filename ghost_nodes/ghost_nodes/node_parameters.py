@@ -22,7 +22,7 @@ from ghost_core.agent_parameters import (
     OUTCOME_EVALUATOR,
     SELF_ASSESSOR,
 )
-from ghost_core.gate import DEFAULT_TIMEOUT_S
+from ghost_core.gate import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from ghost_core.graph import GATE_MODES, node_topic, RECORDED_TOPICS, SCENARIOS
 from ghost_core.parameters import (
     at_least,
@@ -166,7 +166,7 @@ _COMMAND_GATE = (
               read_only=True),
     ParamSpec('timeout_s', DEFAULT_TIMEOUT_S, 'An actuation older than this (s, node clock) is '
               'stale: the gate holds until a new one arrives. Longer than the cycle period.',
-              (positive,)),
+              (positive, at_most(MAX_TIMEOUT_S))),
     ParamSpec('rate_hz', 10.0, 'Rate (Hz) of the keep-alive timer: offboard_control_mode (PX4 '
               'needs > 2 Hz), and the hold or zero twist while not passing.',
               (Bound(minimum=2.0, strict_minimum=True),), read_only=True),

@@ -178,18 +178,23 @@ class GateChecker:
 
     ``record(gate_record)`` per gate record, in bag order; ``update(cycle)`` per cycle; then
     ``result(info)``. `reach` is how many delivered cycles' actuations are kept;
-    `timeout_ns` the configured gate timeout G3 is judged with.
+    `timeout_ns` the configured gate timeout G3 is judged with, unless `timeouts` (the gate's
+    configuration records: log time, timeout) give the one in force: the latest logged
+    before the gate record judged (none yet: `timeout_ns`).
     """
 
     def __init__(self, *, strict: bool = False, reach: int = GATE_REACH,
-                 timeout_ns: int = DEFAULT_TIMEOUT_NS) -> None:
+                 timeout_ns: int = DEFAULT_TIMEOUT_NS,
+                 timeouts: Sequence[tuple[int, int]] = ()) -> None:
         if reach < 1:
             raise ValueError(f'reach must be at least 1, got {reach}')
-        if timeout_ns < 1:
-            raise ValueError(f'timeout_ns must be at least 1, got {timeout_ns}')
+        if timeout_ns < 1 or any(value < 1 for _, value in timeouts):
+            raise ValueError(f'timeouts must be at least 1 ns, got {timeout_ns}, {timeouts}')
         self._strict = strict
         self._reach = reach
-        self._timeout_ns = timeout_ns
+        self._default_timeout_ns = timeout_ns
+        self._timeout_logs = [log_ns for log_ns, _ in timeouts]
+        self._timeout_values = [value for _, value in timeouts]
         # Per delivered cycle that has one, in stamp order: its earliest logged actuation
         # that may not pass (stamps apart for bisect).
         self._blocking: list[NewerActuation] = []
@@ -232,7 +237,7 @@ class GateChecker:
             GateAction.PASSED, GateAction.VEHICLE_COMMAND)
         if not needs_chain:
             self._add(GATE_V1.judge(record, latest_cited_ns=latest_before,
-                                    timeout_ns=self._timeout_ns,
+                                    timeout_ns=self._timeout_at(record.message.log_time_ns),
                                     record_log_time_ns=record.message.log_time_ns))
         elif self._ready(record):
             self._judge_chained(record, latest_before)
@@ -366,8 +371,13 @@ class GateChecker:
                     UnverifiableRecord(record.stamp_ns, record.gate, stamp_ns))
         newer = self._newer_blocking(record) if record.action == GateAction.PASSED else None
         self._add(GATE_V1.judge(record, cited, lookup=lookup, latest_cited_ns=latest_before,
-                                timeout_ns=self._timeout_ns,
+                                timeout_ns=self._timeout_at(record.message.log_time_ns),
                                 record_log_time_ns=record.message.log_time_ns, newer=newer))
+
+    def _timeout_at(self, log_time_ns: int) -> int:
+        """The gate timeout in force for a gate record the recorder logged at this time."""
+        index = bisect_right(self._timeout_logs, log_time_ns) - 1
+        return self._timeout_values[index] if index >= 0 else self._default_timeout_ns
 
     def _add(self, violations: Sequence[GateViolation]) -> None:
         for violation in violations:

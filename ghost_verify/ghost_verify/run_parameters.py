@@ -36,6 +36,7 @@ from ghost_core.run_configuration import (
     configuration_from_records,
     ConfigurationRecord,
     ConfigurationTimeline,
+    gate_timeouts,
     ParametersInForce,
 )
 
@@ -124,6 +125,8 @@ class RunParameters:
     px4_bridge: object = None
     #: When the recorder logged the self-assessor's start configuration (None: not recorded).
     assessor_started_log_ns: int | None = None
+    #: The command gate's recorded timeouts: (log time, timeout ns), in log-time order.
+    gate_timeouts: tuple[tuple[int, int], ...] = ()
     missing: str = ''
     problem: str = ''
 
@@ -180,10 +183,12 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
                                        record.configuration, record.log_time_ns)
                    for record in read_configuration_changes(bag)]
         in_bag, changes, why = configuration_from_records(records)
+        timeouts = gate_timeouts(records)
     except (BagError, ConfigError) as err:
         return replace(given, problem=f'the recorded configuration changes cannot be used: '
                                       f'{err}')
-    given = replace(given, assessor_started_log_ns=_assessor_started(records))
+    given = replace(given, assessor_started_log_ns=_assessor_started(records),
+                    gate_timeouts=timeouts)
     document, missing = load_run_config(bag)
     if document is not None:
         given = replace(given, config_sha256=content_address(document))
