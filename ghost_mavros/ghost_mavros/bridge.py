@@ -33,7 +33,7 @@ from ghost_px4.status import StatusReporter
 
 __all__ = ['BRIDGE_CONFIG_KEY', 'FIX_SOURCES', 'IN_TOPICS', 'MavrosBridge', 'MavrosConfig',
            'SOURCE_STAMP_FIELD', 'STATUS_METHODS', 'TOPIC_TYPES', 'rederive',
-           'source_samples_message', 'unmeasured_note']
+           'source_samples_message', 'fixes_note']
 
 #: Where the recorder's run configuration (manifest.json's ``config``) holds the bridge's.
 BRIDGE_CONFIG_KEY = 'mavros_bridge'
@@ -190,8 +190,8 @@ class MavrosBridge:
         return ()
 
 
-def unmeasured_note(config: MavrosConfig) -> str:
-    """What the node says at start of the fixes' frame and vertical axis."""
+def fixes_note(config: MavrosConfig, fix_topic: str) -> str:
+    """What the node says at start of the fixes (read from ``fix_topic``): frame, delay, height."""
     origin = config.frame.origin
     where = ('anchored at the first usable fix and the belief held then (set origin to check a '
              'constant offset too)' if origin is None
@@ -200,7 +200,7 @@ def unmeasured_note(config: MavrosConfig) -> str:
     height = ('compared (gnss_height: the EKF height follows GNSS)' if config.frame.gnss_height
               else f'marked not measured (variance {px4.UNMEASURED_VARIANCE_M2:g} m²)')
     delay = config.frame.delay_ns / 1e6
-    return (f'fixes from {IN_TOPICS[config.fix_source]} {where}, delayed {delay:g} ms; '
+    return (f'fixes from {fix_topic} {where}, delayed {delay:g} ms; '
             f'vertical axis {height}')
 
 

@@ -84,8 +84,9 @@ class MavrosBridgeNode(GhostNode):
                 ('state', State, self._on_state, MAVROS_STATE_QOS),
                 ('extended_state', ExtendedState, self._on_extended_state, MAVROS_STATE_QOS)):
             self.create_subscription(kind, inputs[method], callback, qos)
+        fixes = bridge.fixes_note(config, self._input_topics[config.fix_source])
         self.get_logger().info(f'belief from {self._input_topics["odometry"]} (ENU/FLU as '
-                               f'MAVROS states it); {bridge.unmeasured_note(config)}')
+                               f'MAVROS states it); {fixes}')
 
     # --- inputs (the rules: ghost_mavros.bridge) ---
 
