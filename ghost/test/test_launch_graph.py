@@ -239,6 +239,51 @@ def test_gate_arguments_start_the_gate_with_its_remaps(tmp_path, ros2_env, proce
         _value(launched, '/recorder', 'topics'))
 
 
+def test_mavros_argument_starts_mavros_bridge_recording_its_inputs(tmp_path, ros2_env,
+                                                                   processes) -> None:
+    """mavros:=true (with gate:=twist to MAVROS's setpoint topic): mavros_bridge, not a scenario.
+
+    The recorder records the MAVROS topics the bridge reads (its fix_source's fix only) and
+    the bridge's configuration; mavros:=true with px4:=true is refused.
+    """
+    mavros = '/mavros/setpoint_velocity/cmd_vel_unstamped'
+    live, gpsraw, both = _evaluate([
+        {'arguments': {'mavros': 'true', 'record': 'true', 'gate': 'twist',
+                       'cmd_vel_topic': mavros},
+         'graph': {'source': 'mavros', 'record': True, 'gate': 'twist',
+                   'remaps': {'/cmd_vel': mavros}}},
+        {'arguments': {'mavros': 'true', 'record': 'true', 'params_file': str(
+            _params(tmp_path, 'mavros_bridge', {'fix_source': 'gpsraw'}))},
+         'graph': {'source': 'mavros', 'record': True, 'params_file': str(
+             tmp_path / 'mavros_bridge.yaml')}},
+        {'arguments': {'mavros': 'true', 'px4': 'true'}, 'graph': None},
+    ], tmp_path, ros2_env, processes)
+    launched = _same_both_ways(live, tmp_path)
+    assert '/scenario' not in launched and '/mavros_bridge' in launched
+    topics = set(_value(launched, '/recorder', 'topics'))
+    assert {'mavros/local_position/odom=nav_msgs/msg/Odometry',
+            'mavros/global_position/raw/fix=sensor_msgs/msg/NavSatFix',
+            'mavros/state=mavros_msgs/msg/State',
+            'mavros/extended_state=mavros_msgs/msg/ExtendedState',
+            'source_samples=ghost_interfaces/msg/SourceSamples'} <= topics
+    assert not any(topic.startswith('mavros/gpsstatus') for topic in topics)
+    config = json.loads(_value(launched, '/recorder', 'run_config'))['mavros_bridge']
+    assert config['parameters']['fix_source'] == 'navsat' and config['parameters'][
+        'origin'] is None
+    launched = _same_both_ways(gpsraw, tmp_path)
+    assert 'mavros/gpsstatus/gps1/raw=mavros_msgs/msg/GPSRAW' in _value(
+        launched, '/recorder', 'topics')
+    assert both['launch']['error'].endswith(
+        "launch arguments px4:=true and mavros:=true: give one (each is the agent's inputs)")
+
+
+def _params(folder: Path, node: str, values: dict[str, Any]) -> Path:
+    """A user's parameter file setting ``values`` on ``node`` (in any namespace)."""
+    path = folder / f'{node}.yaml'
+    path.write_text(json.dumps({f'/**/{node}': {'ros__parameters': values}}))
+    return path
+
+
 def test_namespace_changes_names_not_values(tmp_path, ros2_env, processes) -> None:
     """namespace:=uav1: every node is /uav1/<node>, with the values of the root-namespace launch.
 
