@@ -247,15 +247,21 @@ def test_mavros_argument_starts_mavros_bridge_recording_its_inputs(tmp_path, ros
     the bridge's configuration; mavros:=true with px4:=true is refused.
     """
     mavros = '/mavros/setpoint_velocity/cmd_vel_unstamped'
-    live, gpsraw, both = _evaluate([
-        {'arguments': {'mavros': 'true', 'record': 'true', 'gate': 'twist',
-                       'cmd_vel_topic': mavros},
-         'graph': {'source': 'mavros', 'record': True, 'gate': 'twist',
-                   'remaps': {'/cmd_vel': mavros}}},
-        {'arguments': {'mavros': 'true', 'record': 'true', 'params_file': str(
-            _params(tmp_path, 'mavros_bridge', {'fix_source': 'gpsraw'}))},
-         'graph': {'source': 'mavros', 'record': True, 'params_file': str(
-             tmp_path / 'mavros_bridge.yaml')}},
+    bag = str(tmp_path / 'flight_042')
+    # docs/integration.md's lines (ArduPilot with the twist gate; PX4 with a parameter file).
+    px4_file = _params(tmp_path, 'my_mavros', {'gps_delay_ms': 110.0})
+    gpsraw_file = _params(tmp_path, 'gpsraw', {'fix_source': 'gpsraw'})
+    live, px4, gpsraw, both = _evaluate([
+        {'arguments': {'mavros': 'true', 'record': 'true', 'bag': bag, 'gate': 'twist',
+                       'cmd_vel_in_topic': '/mission/cmd_vel', 'cmd_vel_topic': mavros},
+         'graph': {'source': 'mavros', 'record': True, 'bag_path': bag, 'gate': 'twist',
+                   'remaps': {'/cmd_vel': mavros, '/cmd_vel_in': '/mission/cmd_vel'}}},
+        {'arguments': {'mavros': 'true', 'record': 'true', 'bag': bag,
+                       'params_file': str(px4_file)},
+         'graph': {'source': 'mavros', 'record': True, 'bag_path': bag,
+                   'params_file': str(px4_file)}},
+        {'arguments': {'mavros': 'true', 'record': 'true', 'params_file': str(gpsraw_file)},
+         'graph': {'source': 'mavros', 'record': True, 'params_file': str(gpsraw_file)}},
         {'arguments': {'mavros': 'true', 'px4': 'true'}, 'graph': None},
     ], tmp_path, ros2_env, processes)
     launched = _same_both_ways(live, tmp_path)
@@ -270,6 +276,10 @@ def test_mavros_argument_starts_mavros_bridge_recording_its_inputs(tmp_path, ros
     config = json.loads(_value(launched, '/recorder', 'run_config'))['mavros_bridge']
     assert config['parameters']['fix_source'] == 'navsat' and config['parameters'][
         'origin'] is None
+    launched = _same_both_ways(px4, tmp_path)
+    assert _value(launched, '/mavros_bridge', 'gps_delay_ms') == 110.0
+    assert json.loads(_value(launched, '/recorder', 'run_config'))['mavros_bridge'][
+        'parameters']['gps_delay_ns'] == 110_000_000
     launched = _same_both_ways(gpsraw, tmp_path)
     assert 'mavros/gpsstatus/gps1/raw=mavros_msgs/msg/GPSRAW' in _value(
         launched, '/recorder', 'topics')
@@ -277,10 +287,10 @@ def test_mavros_argument_starts_mavros_bridge_recording_its_inputs(tmp_path, ros
         "launch arguments px4:=true and mavros:=true: give one (each is the agent's inputs)")
 
 
-def _params(folder: Path, node: str, values: dict[str, Any]) -> Path:
-    """A user's parameter file setting ``values`` on ``node`` (in any namespace)."""
-    path = folder / f'{node}.yaml'
-    path.write_text(json.dumps({f'/**/{node}': {'ros__parameters': values}}))
+def _params(folder: Path, name: str, values: dict[str, Any]) -> Path:
+    """A user's parameter file ``name``.yaml setting ``values`` on mavros_bridge."""
+    path = folder / f'{name}.yaml'
+    path.write_text(json.dumps({'/**/mavros_bridge': {'ros__parameters': values}}))
     return path
 
 
