@@ -107,13 +107,15 @@ def test_bridge_turns_px4_mavros_topics_into_ghost_inputs(tmp_path, processes,
     assert 'dropped belief #1: header.stamp not strictly increasing' in log, log
 
 
+@pytest.mark.parametrize('mode', ['processes', 'single_process'])
 def test_ghost_run_mavros_with_ardupilot_abstains_records_and_verifies(
-        tmp_path, processes, mavros_env) -> None:
+        tmp_path, processes, mavros_env, mode) -> None:
     """ArduPilot through MAVROS: an all-zero covariance, so every cycle is UNKNOWN, never PROCEED.
 
     The bag verifies (BAUD, ERUR, the chain), holds MAVROS's topics and the source_samples,
     and each recorded output is re-derived from exactly the MAVROS samples it names. The
-    bridge says once why Ghost abstains, naming MAVROS and ArduPilot.
+    bridge says once why Ghost abstains, naming MAVROS and ArduPilot. With --single-process
+    the bridge runs in the agent's process (ghost_core.graph.IN_PROCESS_NODES).
     """
     steps = [_state(S // 2, 'LOITER', armed=False), _landed(S // 2, 1)]
     for i in range(20):
@@ -127,8 +129,9 @@ def test_ghost_run_mavros_with_ardupilot_abstains_records_and_verifies(
             steps.append(_state(t + 1, 'RTL'))
     (tmp_path / 'steps.json').write_text(json.dumps(steps))
     run_dir = tmp_path / 'run'
+    single = ['--single-process'] if mode == 'single_process' else []
     run = processes.start([*GHOST_RUN, '--mavros', '--timeout', '25', '--run-dir',
-                           str(run_dir)], mavros_env)
+                           str(run_dir), *single], mavros_env)
     counts = expected_subscribers(closed_loop_graph(CONFIG, GraphOptions(
         record=True, source=Source.MAVROS)))
     counts['/actuations'] += 1
@@ -154,7 +157,8 @@ def test_ghost_run_mavros_with_ardupilot_abstains_records_and_verifies(
     for cycle in cycles:
         assert cycle.raw_assessments[0].overall_level == SelfAssessmentLevel.UNKNOWN
         assert [a.decision_kind for a in cycle.actuations] != [DecisionKind.PROCEED]
-    logs = '\n'.join(path.read_text() for path in (run_dir / 'logs').glob('*mavros_bridge*'))
+    log_name = 'ghost_agent' if single else 'mavros_bridge'
+    logs = '\n'.join(path.read_text() for path in (run_dir / 'logs').glob(f'{log_name}*'))
     assert logs.count('MAVROS /mavros/local_position/odom from ArduPilot has an all-zero '
                       'covariance') == 1, logs
     _assert_rederived(run_dir / 'bag')
