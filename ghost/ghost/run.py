@@ -72,8 +72,8 @@ def _parser() -> argparse.ArgumentParser:
                         help='folder with ghost.yaml and scenarios/ (default: share/ghost/config)')
     parser.add_argument('--timeout', type=positive(float), default=None,
                         help='seconds to wait for the loop to complete (default 120, or with '
-                             "--input the recording's duration / speed + 60; with --px4 none: "
-                             'until Ctrl-C)')
+                             "--input the recording's duration / speed + 60; with --px4 or "
+                             '--mavros none: until Ctrl-C)')
     _add_source_arguments(parser)
     parser.add_argument('--gate', choices=GATE_MODES, default=None,
                         help="the command gate between the mission and the vehicle: 'px4' "

@@ -204,3 +204,17 @@ def _assert_rederived(bag: Path) -> None:
                  for t, stamp in zip(named.source_topics, named.stamps, strict=True)]
         expected = bridge.rederive(config, topic.lstrip('/'), given)
         assert hash_form(msg) == hash_form(expected), (topic, expected)
+
+
+def test_ghost_run_mavros_without_mavros_msgs_is_a_usage_error(tmp_path, ros_env) -> None:
+    """One line naming what is missing and where to get it; nothing started, nothing written."""
+    import subprocess
+
+    # ros_env: the workspace without the vendored mavros_msgs.
+    result = subprocess.run([*GHOST_RUN, '--mavros', '--run-dir', str(tmp_path / 'r')],
+                            env=ros_env, text=True, capture_output=True, timeout=60, check=False)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        'ghost_run: error: --mavros needs mavros_msgs, which this workspace lacks: source your '
+        'MAVROS workspace (docs/integration.md, MAVROS)')
+    assert not (tmp_path / 'r').exists()
