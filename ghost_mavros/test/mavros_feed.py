@@ -7,7 +7,8 @@ STEPS.json is a list of ``{"topic": "odom" | "fix" | "gpsraw" | "state" | "exten
 them: ``mavros/local_position/odom`` (nav_msgs/Odometry), ``mavros/global_position/raw/fix``
 (sensor_msgs/NavSatFix) and ``mavros/gpsstatus/gps1/raw`` (mavros_msgs/GPSRAW) with rclcpp's
 SensorDataQoS (best-effort, volatile, keep-last 5); ``mavros/state`` (mavros_msgs/State) and
-``mavros/extended_state`` (mavros_msgs/ExtendedState) reliable, keep-last 10. A field
+``mavros/extended_state`` (mavros_msgs/ExtendedState) as its sys_status plugin does:
+reliable, transient-local, keep-last 10. A field
 ``header.stamp`` is given in ns. First it waits until the graph has matched (the nodes'
 reports on ghost/graph_status: ``--expect``, by default the bridge's own edges). Then it
 listens 1 s more and prints one JSON line ``{"nav": [...], "obs": [...]}``.
@@ -31,7 +32,7 @@ SENSOR = QoSProfile(reliability=QoSReliabilityPolicy.BEST_EFFORT,
                     durability=QoSDurabilityPolicy.VOLATILE,
                     history=QoSHistoryPolicy.KEEP_LAST, depth=5)
 STATE = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
-                   durability=QoSDurabilityPolicy.VOLATILE,
+                   durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
                    history=QoSHistoryPolicy.KEEP_LAST, depth=10)
 TOPICS = {
     'odom': ('mavros/local_position/odom', Odometry, SENSOR),

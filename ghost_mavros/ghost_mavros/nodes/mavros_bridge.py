@@ -3,9 +3,10 @@
 In, with the QoS MAVROS publishes them with: ``mavros/local_position/odom`` (nav_msgs/Odometry)
 and the fix source (``mavros/global_position/raw/fix``, sensor_msgs/NavSatFix, or
 ``mavros/gpsstatus/gps1/raw``, mavros_msgs/GPSRAW) best-effort (rclcpp's SensorDataQoS);
-``mavros/state`` and ``mavros/extended_state`` reliable. Out: state/nav, observations and
-vehicle_status, and before each of them on source_samples (ghost_interfaces/SourceSamples) the
-MAVROS samples it was made from, named by topic and ``header.stamp`` (SPEC 5 v1.3).
+``mavros/state`` and ``mavros/extended_state`` reliable and transient-local. Out: state/nav,
+observations and vehicle_status, and before each of them on source_samples
+(ghost_interfaces/SourceSamples) the MAVROS samples it was made from, named by topic and
+``header.stamp`` (SPEC 5 v1.3).
 
 A thin adapter: each message goes through ``ghost_mavros.bridge`` (the state) over
 ``ghost_mavros.rules`` (the rules), and what it returns is published. When MAVROS states no
@@ -41,10 +42,11 @@ __all__ = ['MAVROS_SENSOR_QOS', 'MAVROS_STATE_QOS', 'MavrosBridgeNode', 'main']
 MAVROS_SENSOR_QOS = QoSProfile(reliability=QoSReliabilityPolicy.BEST_EFFORT,
                                durability=QoSDurabilityPolicy.VOLATILE,
                                history=QoSHistoryPolicy.KEEP_LAST, depth=5)
-#: /mavros/state and /mavros/extended_state: reliable, keep-last 10 (a volatile reader
-#: matches a volatile or transient-local writer).
+#: /mavros/state and /mavros/extended_state: MAVROS's sys_status plugin publishes them with
+#: rclcpp::QoS(10).transient_local() (reliable, transient-local, keep-last 10); read alike, so
+#: the bridge has the state in force when it starts.
 MAVROS_STATE_QOS = QoSProfile(reliability=QoSReliabilityPolicy.RELIABLE,
-                              durability=QoSDurabilityPolicy.VOLATILE,
+                              durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
                               history=QoSHistoryPolicy.KEEP_LAST, depth=10)
 #: Drop counts are logged at the first of a reason and then every this many.
 _WARN_EVERY = 100
