@@ -19,10 +19,11 @@ _MAVROS_BRIDGE = (
               "reasons: 'auto' (from /mavros/state's mode names), 'px4' or 'ardupilot'.",
               (one_of(('auto', 'px4', 'ardupilot')),), read_only=True),
     ParamSpec('origin', '', "The autopilot's EKF origin as 'LAT,LON,ALT' (degrees, degrees, "
-              "metres in the fix source's datum: navsat ellipsoid, gpsraw MSL), as "
-              "/mavros/global_position/gp_origin shows it. '': fixes are anchored at the first "
-              'usable fix and the belief held then (a constant offset present then goes '
-              'unseen).', read_only=True),
+              "metres in the fix source's datum: navsat ellipsoid, gpsraw MSL), as the "
+              "autopilot reports it (MAVLink GPS_GLOBAL_ORIGIN; not MAVROS 2's gp_origin "
+              "topic, which holds ECEF metres). '': fixes are anchored at the first usable fix "
+              'and the belief held then (a constant offset present then goes unseen).',
+              read_only=True),
     ParamSpec('gnss_height', False, "The EKF's height follows GNSS (ArduPilot EK3_SRC1_POSZ=3, "
               "PX4 EKF2_HGT_REF=1). False: the fix's vertical axis is marked not measured "
               '(variance 1e6 m^2).', read_only=True),
