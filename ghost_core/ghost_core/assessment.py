@@ -35,7 +35,6 @@ __all__ = [
     'REASON_UNCONFIRMED',
     'REASON_WITHIN_KNOWN',
     'REASON_WITHIN_UNCERTAIN',
-    'AssessorState',
     'BlockThresholds',
     'HysteresisConfig',
     'SelfAssessor',
@@ -402,29 +401,6 @@ class _BlockState:
     uncertain_since_ns: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class AssessorState:
-    """A copy of a SelfAssessor's hysteresis state (its blocks and its first belief)."""
-
-    blocks: tuple[tuple[str, _BlockState], ...]
-    first_belief_ns: int | None
-    previous_ns: int | None = None
-
-    def future_key(self) -> tuple[object, ...]:
-        """What of the state can still change a published level.
-
-        A block published KNOWN ignores its runs and last change: it becomes worse at once
-        (a new change, its KNOWN runs broken), and its UNCERTAIN runs matter only once it is
-        UNKNOWN, which breaks them. Two states with the same key publish alike from now on.
-        """
-        return (self.first_belief_ns, self.previous_ns, tuple(
-            (name, block.level) if block.level == SelfAssessmentLevel.KNOWN
-            else (name, block.level, block.changed_ns, block.margin_known_since_ns,
-                  block.margin_uncertain_since_ns, block.known_since_ns,
-                  block.uncertain_since_ns)
-            for name, block in self.blocks))
-
-
 class SelfAssessor:
     """The reference self-assessor with hysteresis: one instance per belief stream (stateful).
 
@@ -453,41 +429,19 @@ class SelfAssessor:
         """The stamp of the latest finite observation received (None before any)."""
         return self._confirmed_ns
 
-    def state(self) -> AssessorState:
-        """A copy of the hysteresis state (``restore`` goes back to it)."""
-        return AssessorState(tuple((name, replace(block)) for name, block in self._states.items()),
-                             self._first_belief_ns, self._previous_ns)
-
-    def restore(self, state: AssessorState) -> None:
-        """Go back to a state taken by ``state`` (a replay trying another arrival order)."""
-        self._states = {name: replace(block) for name, block in state.blocks}
-        self._first_belief_ns = state.first_belief_ns
-        self._previous_ns = state.previous_ns
-
     def assess_confirmed(self, belief: BeliefSample,
                          confirmed_ns: int | None) -> BeliefSelfAssessment:
         """As ``assess``, with the confirmation the assessor had when `belief` arrived.
 
-        A replay judges a belief after later fixes were taken; this gives the judgement the
-        confirmation of the belief's own arrival (the observations are left as they are).
+        A replay judges a belief after later fixes were taken, and a re-derivation with the
+        confirmation its recorded assessment names; this gives the judgement that confirmation
+        (the observations are left as they are).
         """
         latest, self._confirmed_ns = self._confirmed_ns, confirmed_ns
         try:
             return self.assess(belief)
         finally:
             self._confirmed_ns = latest
-
-    def confirms(self, stamp_ns: int, confirmed_ns: int | None) -> bool:
-        """Whether a belief stamped `stamp_ns` counts as confirmed with `confirmed_ns`.
-
-        Two confirmations that give the same answer judge the belief alike.
-        """
-        horizon = self.thresholds.unconfirmed_horizon_ns
-        if horizon == 0:
-            return True
-        reference = confirmed_ns if confirmed_ns is not None else (
-            self._first_belief_ns if self._first_belief_ns is not None else stamp_ns)
-        return stamp_ns - reference <= horizon
 
     def observe(self, stamp_ns: int, position: Sequence[float]) -> None:
         """Take an independent observation (a fix): a finite one confirms up to its stamp."""

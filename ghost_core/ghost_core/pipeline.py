@@ -15,7 +15,6 @@ from ghost_core.actions import REFERENCE_EMISSION_CONTRACT_ID
 from ghost_core.agent_parameters import declared
 from ghost_core.assessment import (
     ASSESSOR_ID,
-    AssessorState,
     BlockThresholds,
     HysteresisConfig,
     SelfAssessor,
@@ -303,10 +302,9 @@ class Pipeline:
     with the confirmation it had when t arrived: what the node published at once), calibrated
     with the outcomes up to and including t, decided (with the vehicle status in force at t,
     the decision policy node's VehicleStatusTracker) and emitted. ``resolve`` and ``complete``
-    are the two halves of ``feed``, for a replay that chooses the inputs a cycle is finished
-    with (the arrival order a node had, named by what it recorded). `late_observations` and
-    `superseded_observations` count fixes that were not used. Pure: same inputs in the same
-    order, same outputs.
+    are the two halves of ``feed`` (``Replay`` applies an idle flush between them).
+    `late_observations` and `superseded_observations` count fixes that were not used. Pure:
+    same inputs in the same order, same outputs.
 
     `parameters` gives M, K and Q per cycle (a replay following a recording's mid-run
     changes); W, the period and everything else are the configuration's. The three components
@@ -412,41 +410,13 @@ class Pipeline:
         """Resolve every pending cycle with what has arrived (``finish`` without finishing)."""
         return self._sequencer.flush()
 
-    def pending_belief(self, stamp_ns: int) -> BeliefSample:
-        """The belief of the pending cycle stamped `stamp_ns`."""
-        return self._cycles[stamp_ns][0]
-
-    def arrival_confirmation(self, stamp_ns: int) -> int | None:
-        """The assessor's confirmation when the pending belief stamped `stamp_ns` arrived."""
-        return self._cycles[stamp_ns][1]
-
-    def confirms(self, stamp_ns: int, confirmed_ns: int | None) -> bool:
-        """Whether the assessor counts the belief stamped `stamp_ns` confirmed with that."""
-        return self._assessor.confirms(stamp_ns, confirmed_ns)
-
-    def assessor_state(self) -> AssessorState:
-        """A copy of the assessor's hysteresis state (``restore_assessor`` goes back to it)."""
-        return self._assessor.state()
-
-    def restore_assessor(self, state: AssessorState) -> None:
-        """Go back to an assessor state (a replay trying another arrival order)."""
-        self._assessor.restore(state)
-
-    def assess_pending(self, stamp_ns: int, confirmed_ns: int | None) -> BeliefSelfAssessment:
-        """Judge the pending belief stamped `stamp_ns` with the confirmation `confirmed_ns`.
-
-        A replay whose inputs reached a node in another order than the recorder gives the
-        confirmation that order would have left; ``complete`` takes the result.
-        """
-        self._confirmation = confirmed_ns
-        return self.assess(self._cycles[stamp_ns][0])
-
     def complete(self, cycle: CycleInputs[ForwardPrediction, Observation],
                  raw: BeliefSelfAssessment | None = None) -> CycleTrace:
         """Finish one resolved cycle: raw assessment (unless given), outcome, loop step."""
+        belief, confirmation, prediction = self._cycles.pop(cycle.stamp_ns)
         if raw is None:
-            raw = self.assess_pending(cycle.stamp_ns, self.arrival_confirmation(cycle.stamp_ns))
-        belief, _, prediction = self._cycles.pop(cycle.stamp_ns)
+            self._confirmation = confirmation
+            raw = self.assess(belief)
         outcome = self.evaluate(cycle.stamp_ns, belief.frame_id, cycle.prediction,
                                 cycle.observation)
         if outcome.observed:

@@ -6,9 +6,12 @@ and of ``ghost_replay`` (``ghost.replay`` writes one):
 - ``Replay`` feeds recorded inputs (beliefs and fixes, in the order they were received) to the
   very ``Pipeline`` the nodes' functions make up, applying the outcome evaluator's idle flush
   on the recorded receipt times when asked to;
-- ``RecordedParameters`` gives the pipeline, cycle by cycle, the M and K recorded on each
-  calibrated assessment and the Q recorded on each prediction, so that a ``ros2 param set``
-  mid-run is followed rather than guessed;
+- ``NamedRerun`` re-computes each node's output from the inputs its recorded message names
+  (SPEC 5, v1.3): the raw assessment from its belief and named confirmation, the outcome from
+  its named prediction and fix, the calibrated assessment from its raw assessment and named
+  window, the rationale from its calibrated assessment and named vehicle status, with the
+  configuration in force at the cycle. No order of arrival is searched: whether a named input
+  is one the node can have had is EVIDENCE-v1's to judge, on the recorder's log times;
 - ``trace_messages`` turns a re-run cycle into the SPEC section 4 message dicts of the six
   Ghost streams, and ``first_difference`` compares a recorded message dict with a re-derived
   one exactly (the canonical JSON of SPEC section 4, so floats bit for bit, ``-0.0`` is not
@@ -17,12 +20,13 @@ and of ``ghost_replay`` (``ghost.replay`` writes one):
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import json
 from types import MappingProxyType
 
+from ghost_core.assessment import SelfAssessor
 from ghost_core.contracts import (
     ActionEmission,
     BeliefSelfAssessment,
@@ -30,23 +34,23 @@ from ghost_core.contracts import (
     DecisionRationale,
     ForwardPrediction,
     PredictionOutcome,
+    VehicleStatus,
 )
 from ghost_core.hashing import canonical_json
+from ghost_core.loop import calibrate, decide, emit
 from ghost_core.pipeline import AgentInput, CycleParameters, CycleTrace, Pipeline, PipelineConfig
-from ghost_core.properties import JsonValue
-from ghost_core.samples import Observation
+from ghost_core.prediction import outcome_for_cycle, prediction_from_belief
+from ghost_core.run_configuration import ConfigurationTimeline
+from ghost_core.samples import BeliefSample, Observation
 from ghost_core.sequencing import CycleInputs
 from ghost_core.wire import to_msg_dict
 
 __all__ = [
-    'RACE_WINDOW_NS',
     'ABSENT',
     'MESSAGE_KINDS',
-    'PARAMETERS_FOLLOWED',
     'TYPE_NAMES',
     'FieldDifference',
-    'ParameterRun',
-    'RecordedParameters',
+    'NamedRerun',
     'Replay',
     'TimedInput',
     'first_difference',
@@ -67,8 +71,6 @@ TYPE_NAMES: Mapping[str, str] = MappingProxyType({
     'rationale': 'ghost_interfaces/msg/DecisionRationale',
     'actuation': 'ghost_interfaces/msg/ActionEmission',
 })
-#: The values a replay follows cycle by cycle, as the run recorded them on its messages.
-PARAMETERS_FOLLOWED = ('min_outcomes', 'downgrade_threshold', 'process_noise_q')
 #: What ``first_difference`` reports for a field one of the two messages does not have.
 ABSENT = '<absent>'
 
@@ -87,13 +89,6 @@ def trace_messages(trace: CycleTrace) -> tuple[tuple[str, dict[str, object]], ..
     """The SPEC section 4 message dicts of one cycle, by stream (only those published)."""
     return tuple((kind, to_msg_dict(contract)) for kind, contract in trace_contracts(trace)
                  if contract is not None)
-
-
-#: Inputs a recorder received within this long of each other may have reached a node in the
-#: other order (DDS orders one topic, not two; a loaded machine delays one subscription more
-#: than another). A re-derivation takes a recorded message that is exactly the node's own
-#: function of such an order as recorded, and counts it.
-RACE_WINDOW_NS = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,99 +146,63 @@ class Replay:
         return traces + self.finish()
 
 
-@dataclass(frozen=True, slots=True)
-class ParameterRun:
-    """A run of consecutive recorded messages that carry one value of a followed parameter."""
+class NamedRerun:
+    """Each node's output re-computed from the inputs its recorded message names.
 
-    parameter: str
-    value: int | float
-    first_cycle_stamp_ns: int
-    cycles: int
-    #: The value of the recorded run configuration.
-    configured: int | float
-
-    def to_json(self) -> dict[str, JsonValue]:
-        """Return the run as a JSON object."""
-        return {'parameter': self.parameter, 'value': self.value,
-                'first_cycle_stamp_ns': self.first_cycle_stamp_ns, 'cycles': self.cycles,
-                'configured': self.configured}
-
-
-class RecordedParameters:
-    """M, K and Q per cycle, as the run recorded them; the configuration's before any record.
-
-    ``record`` is called in increasing stamp order with what one cycle's messages carry (M
-    and K from its calibrated assessment, Q from its prediction); a cycle that recorded none
-    takes the last value recorded before it. A ``CycleParameters`` for the Pipeline.
+    One deterministic pass in cycle order, with the configuration in force at each cycle
+    (``ConfigurationTimeline``). The self-assessor is the one stateful node (its hysteresis):
+    ``raw`` is called in belief order for every belief the assessor judged, and starts a new
+    assessor where a recorded change of the self-assessor's parameters is in force, as the
+    node rebuilds its assessor on a parameter change. Everything else is a pure function of
+    what it is given.
     """
 
-    def __init__(self, config: PipelineConfig) -> None:
-        self._configured: dict[str, int | float] = {
-            'min_outcomes': config.loop.min_outcomes,
-            'downgrade_threshold': config.loop.downgrade_threshold,
-            'process_noise_q': float(config.process_noise_q)}
-        # parameter -> change points (stamps, values) and the runs for the report
-        self._stamps: dict[str, list[int]] = {name: [] for name in PARAMETERS_FOLLOWED}
-        self._values: dict[str, list[int | float]] = {name: [] for name in PARAMETERS_FOLLOWED}
-        self._runs: dict[str, list[list[int | float]]] = {name: [] for name in
-                                                          PARAMETERS_FOLLOWED}
-        self._last_ns: dict[str, int] = {}
+    def __init__(self, timeline: ConfigurationTimeline) -> None:
+        self._timeline = timeline
+        # The cycle stamps after which a change of the self-assessor's thresholds is in force.
+        self._restarts = [change.in_force_after_stamp_ns for change in timeline.changes
+                          if 'thresholds' in change.section]
+        self._assessor: SelfAssessor | None = None
+        self._epoch = -1
 
-    def record(self, stamp_ns: int, *, min_outcomes: int | None = None,
-               downgrade_threshold: int | None = None,
-               process_noise_q: float | None = None) -> None:
-        """Take the values one cycle's messages carry (None: that message is not recorded)."""
-        for name, value in (('min_outcomes', min_outcomes),
-                            ('downgrade_threshold', downgrade_threshold),
-                            ('process_noise_q', process_noise_q)):
-            if value is not None:
-                self._record(name, stamp_ns, value)
+    def raw(self, belief: BeliefSample, confirmation_ns: int | None) -> BeliefSelfAssessment:
+        """The raw assessment of `belief`, judged with the confirmation it names."""
+        epoch = bisect_left(self._restarts, belief.stamp_ns)
+        if self._assessor is None or epoch != self._epoch:
+            self._assessor = SelfAssessor(self._timeline.config_at(belief.stamp_ns).thresholds)
+            self._epoch = epoch
+        return self._assessor.assess_confirmed(belief, confirmation_ns)
 
-    def _record(self, name: str, stamp_ns: int, value: int | float) -> None:
-        stamps, values, runs = self._stamps[name], self._values[name], self._runs[name]
-        last = self._last_ns.get(name)
-        if last is not None and stamp_ns < last:
-            raise ValueError(f'RecordedParameters.record: stamp {stamp_ns} before {last} '
-                             f'({name}); record cycles in stamp order')
-        self._last_ns[name] = stamp_ns
-        if last == stamp_ns:  # a second message of the same cycle: the last one counts
-            if stamps[-1] == stamp_ns:
-                values[-1] = value
-                runs[-1][0] = value
-                return
-            if _same(values[-1], value):
-                return
-            runs[-1][2] -= 1  # the cycle's first message had continued the previous run
-        if values and _same(values[-1], value):
-            runs[-1][2] += 1
-            return
-        stamps.append(stamp_ns)
-        values.append(value)
-        runs.append([value, stamp_ns, 1])
+    def restart(self) -> None:
+        """The assessor the next ``raw`` judges with starts anew (the node restarted)."""
+        self._assessor = None
 
-    def _at(self, name: str, stamp_ns: int) -> int | float:
-        index = bisect_right(self._stamps[name], stamp_ns) - 1
-        return self._values[name][index] if index >= 0 else self._configured[name]
+    def prediction(self, belief: BeliefSample) -> ForwardPrediction | None:
+        """The prediction made from `belief` (None for a belief that is not finite)."""
+        config = self._timeline.config_at(belief.stamp_ns)
+        return prediction_from_belief(belief, config.period_ns, config.process_noise_q)
 
-    def loop_parameters(self, stamp_ns: int) -> tuple[int, int]:
-        """M and K recorded for the cycle (or the last recorded before it)."""
-        return int(self._at('min_outcomes', stamp_ns)), int(
-            self._at('downgrade_threshold', stamp_ns))
+    def outcome(self, stamp_ns: int, frame_id: str, prediction: ForwardPrediction | None,
+                observation: Observation | None) -> PredictionOutcome:
+        """The outcome of cycle `stamp_ns` from the prediction and fix it names."""
+        return outcome_for_cycle(stamp_ns, frame_id, prediction, observation,
+                                 self._timeline.config_at(stamp_ns).evaluator)
 
-    def process_noise_q(self, stamp_ns: int) -> float:
-        """Q recorded on the prediction made at the cycle (or the last one before it)."""
-        return float(self._at('process_noise_q', stamp_ns))
+    def calibrated(self, raw: BeliefSelfAssessment,
+                   window: Sequence[PredictionOutcome]) -> CalibratedSelfAssessment:
+        """`raw` calibrated with the window of outcomes it names, under the M, K, W in force."""
+        return calibrate(raw, window, self._timeline.config_at(raw.stamp_ns).loop)
 
-    def runs(self) -> tuple[ParameterRun, ...]:
-        """Every run of one recorded value, per parameter, in stamp order."""
-        return tuple(ParameterRun(name, run[0], int(run[1]), int(run[2]),
-                                  self._configured[name])
-                     for name in PARAMETERS_FOLLOWED for run in self._runs[name])
+    @staticmethod
+    def rationale(calibrated: CalibratedSelfAssessment,
+                  status: VehicleStatus | None) -> DecisionRationale:
+        """The decision on `calibrated`, in the context of the vehicle status it names."""
+        return decide(calibrated, vehicle=status)
 
-    @property
-    def changed(self) -> bool:
-        """True when some recorded value is not the run configuration's."""
-        return any(not _same(run.value, run.configured) for run in self.runs())
+    @staticmethod
+    def actuation(rationale: DecisionRationale) -> ActionEmission:
+        """The actuation of `rationale`."""
+        return emit(rationale)
 
 
 def _same(a: object, b: object) -> bool:

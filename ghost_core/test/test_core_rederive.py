@@ -8,6 +8,7 @@ import math
 import pytest
 
 from ghost_core.assessment import BlockThresholds, HysteresisConfig, ThresholdsConfig
+from ghost_core.contracts import VehicleStatus
 from ghost_core.errors import ConfigError
 from ghost_core.levels import SelfAssessmentLevel
 from ghost_core.loop import LoopConfig
@@ -16,11 +17,12 @@ from ghost_core.prediction import EvaluatorConfig
 from ghost_core.rederive import (
     ABSENT,
     first_difference,
-    RecordedParameters,
+    NamedRerun,
     Replay,
     TimedInput,
     trace_messages,
 )
+from ghost_core.run_configuration import change_in_force, ConfigurationTimeline
 from ghost_core.samples import Observation
 from ghost_core.scenarios import generate_scenario, run_scenario
 
@@ -66,23 +68,55 @@ def test_a_recorded_configuration_is_never_guessed(change, message: str) -> None
         PipelineConfig.from_dict(document)
 
 
-def test_recorded_parameters_follow_each_cycle_and_list_the_runs() -> None:
-    """Values hold from their cycle on; before the first record the configuration's."""
-    params = RecordedParameters(PipelineConfig(loop=LoopConfig(4, 2)))
-    params.record(10, min_outcomes=4, downgrade_threshold=2, process_noise_q=0.05)
-    params.record(20, min_outcomes=4, downgrade_threshold=2)
-    params.record(30, min_outcomes=4, downgrade_threshold=7, process_noise_q=0.5)
-    params.record(40, min_outcomes=4, downgrade_threshold=7)
-    assert params.loop_parameters(5) == (4, 2)
-    assert params.loop_parameters(29) == (4, 2) and params.loop_parameters(35) == (4, 7)
-    assert params.process_noise_q(25) == 0.05 and params.process_noise_q(99) == 0.5
-    runs = [(r.parameter, r.value, r.first_cycle_stamp_ns, r.cycles) for r in params.runs()]
-    assert runs == [('min_outcomes', 4, 10, 4), ('downgrade_threshold', 2, 10, 2),
-                    ('downgrade_threshold', 7, 30, 2), ('process_noise_q', 0.05, 10, 1),
-                    ('process_noise_q', 0.5, 30, 1)]
-    assert params.changed
-    with pytest.raises(ValueError, match='record cycles in stamp order'):
-        params.record(15, min_outcomes=4)
+@pytest.mark.parametrize('name', ['drift_then_recovery', 'dropout', 'gnss_outage'])
+def test_a_named_rerun_gives_every_message_of_the_run_from_its_names(name: str) -> None:
+    """Each message re-computed from the inputs it names is the one the pipeline published.
+
+    One pass in cycle order, nothing searched: the raw assessment from its belief and named
+    confirmation, the outcome from its named prediction (the belief it was made from) and
+    fix, the calibrated assessment from its named window, the rationale from its named status.
+    """
+    scenario = generate_scenario(name)
+    config = scenario.parameters.pipeline_config()
+    traces = run_scenario(scenario)
+    beliefs = {cycle.belief.stamp_ns: cycle.belief for cycle in scenario.cycles}
+    fixes = {item.stamp_ns: item for item in scenario.inputs() if isinstance(item, Observation)}
+    statuses = {item.stamp_ns: item for item in scenario.inputs()
+                if isinstance(item, VehicleStatus)}
+    rerun = NamedRerun(ConfigurationTimeline(config))
+    outcomes = {}
+    for trace in traces:
+        belief = beliefs[trace.stamp_ns]
+        assert rerun.raw(belief, trace.raw.confirmation_stamp_ns) == trace.raw
+        assert rerun.prediction(belief) == trace.prediction
+        named = trace.outcome
+        made = None if not named.prediction_stamp_ns else rerun.prediction(
+            beliefs[named.prediction_stamp_ns])
+        fix = fixes[named.observation_stamp_ns] if named.observation_stamp_ns else None
+        outcome = rerun.outcome(trace.stamp_ns, belief.frame_id, made, fix)
+        assert outcome == named
+        outcomes[trace.stamp_ns] = outcome
+        window = [outcomes[stamp] for stamp in trace.calibrated.window_outcome_stamps_ns]
+        calibrated = rerun.calibrated(trace.raw, window)
+        assert calibrated == trace.calibrated
+        named_status = trace.rationale.vehicle_status_stamp_ns
+        rationale = rerun.rationale(calibrated, None if named_status is None
+                                    else statuses[named_status])
+        assert rationale == trace.rationale and rerun.actuation(rationale) == trace.emission
+
+
+def test_a_named_rerun_starts_a_new_assessor_where_new_thresholds_are_in_force() -> None:
+    """As the node rebuilds its assessor on a parameter change: the hysteresis starts again."""
+    scenario = generate_scenario('drift_then_recovery')
+    config = scenario.parameters.pipeline_config()
+    beliefs = [cycle.belief for cycle in scenario.cycles]
+    switch = beliefs[20].stamp_ns
+    change = change_in_force('/self_assessor', switch,
+                             json.dumps({'thresholds': config.thresholds.to_dict()}))
+    rerun = NamedRerun(ConfigurationTimeline(config, [change]))
+    raws = [rerun.raw(belief, belief.stamp_ns) for belief in beliefs]
+    assert raws[20].previous_stamp_ns == beliefs[19].stamp_ns
+    assert raws[21].previous_stamp_ns is None  # a new assessor: no belief judged before
 
 
 def test_first_difference_is_exact_and_names_the_field() -> None:
@@ -148,9 +182,11 @@ def test_a_pipeline_follows_per_cycle_parameters() -> None:
     """The CycleParameters hook: M/K at calibration and Q at prediction, per cycle."""
     scenario = generate_scenario('smoke')
     config = scenario.parameters.pipeline_config()
-    params = RecordedParameters(config)
-    switch = scenario.cycles[6].belief.stamp_ns
-    params.record(switch, min_outcomes=1, downgrade_threshold=9, process_noise_q=1.0)
+    switch = scenario.cycles[5].belief.stamp_ns
+    change = change_in_force('/calibrator', switch, json.dumps(
+        {'loop': {'min_outcomes': 1, 'downgrade_threshold': 9,
+                  'max_history': config.loop.max_history}, 'process_noise_q': 1.0}))
+    params = ConfigurationTimeline(config, [change])
     traces = Replay(config, params).run(
         TimedInput(item.stamp_ns, item) for item in scenario.inputs())
     assert [t.calibrated.downgrade_threshold for t in traces] == [2] * 6 + [9] * 4

@@ -23,11 +23,10 @@ does not record), the report says the replay was not possible, and why: never th
 
 from __future__ import annotations
 
-from collections import deque, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 import json
-import math
 import os
 from pathlib import Path
 from types import MappingProxyType
@@ -44,26 +43,25 @@ from ghost_bag.recorded_inputs import (
     STATE_TYPE,
     STATUS_TYPE,
 )
-from ghost_core.assessment import AssessorState
-from ghost_core.contracts import BeliefSelfAssessment, ForwardPrediction, VehicleStatus
-from ghost_core.errors import GhostError
+from ghost_core.contracts import (
+    BeliefSelfAssessment,
+    CalibratedSelfAssessment,
+    PredictionOutcome,
+    VehicleStatus,
+)
+from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.hashing import content_address
-from ghost_core.pipeline import CycleTrace, PipelineConfig
 from ghost_core.properties import JsonValue
 from ghost_core.rederive import (
     FieldDifference,
     first_difference,
     MESSAGE_KINDS,
-    RACE_WINDOW_NS,
-    Replay,
+    NamedRerun,
     TimedInput,
-    trace_contracts,
-    trace_messages,
 )
 from ghost_core.run_configuration import ConfigurationTimeline
 from ghost_core.samples import BeliefSample, Observation
-from ghost_core.sequencing import CycleInputs
-from ghost_core.wire import message_address, to_msg_dict
+from ghost_core.wire import message_address, parse_belief_self_assessment, to_msg_dict
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .bridge_rederive import bag_px4_topics, BridgeReport, rederive_bridge
@@ -85,30 +83,14 @@ __all__ = [
 ]
 
 REPLAY_VERSION = 'REPLAY-v1'
-#: The decision context fields of a rationale (ADR-0021), and their values with no status.
-_CONTEXT = ('flight_status', 'mission_status', 'perception_mode', 'has_vehicle_status',
-            'vehicle_status_stamp')
-_UNKNOWN_CONTEXT = {'flight_status': 0, 'mission_status': 0, 'perception_mode': '',
-                    'has_vehicle_status': False, 'vehicle_status_stamp': {'sec': 0, 'nanosec': 0}}
-#: How many recent input stamps are kept to tell a missing input from a present one (a
-#: recorded message names only the previous belief and fixes since it).
+#: How many recent inputs and outcomes, per topic, are kept to resolve the stamps messages
+#: name (a named input is logged within the transport bound of the message naming it).
 _RECENT_STAMPS = 4096
 
 _NONE_MATCHED: Mapping[int, object] = MappingProxyType({})
 
-#: How far ahead of the beliefs and fixes (log time) the vehicle statuses are read: a status
-#: the recorder received up to this long after a cycle's belief is still in force for it.
-STATUS_LEAD_NS = 10_000_000_000
-
 #: Takes one recorded belief or fix as the re-run reads it: (log time in ns, the sample).
 InputTap = Callable[[int, BeliefSample | Observation], None]
-#: At most this many assessor states are kept as admissible: they branch only while fixes
-#: start or stop at the unconfirmed horizon, and merge once a block is published KNOWN.
-_ASSESSOR_STATES = 64
-
-
-_REORDERED = {'raw_assessment': 'raw assessments (the confirmation they were judged with)',
-              'outcome': 'outcomes (the prediction and fix they pair)'}
 
 
 class _NotPossible(Exception):
@@ -159,11 +141,11 @@ def _short(value: object) -> str:
 class TopicReplay:
     """What was compared on one Ghost stream, and its first difference.
 
-    `compared`: recorded messages that had a re-derived counterpart; `differing`: those of
-    them that differ; `recorded_only` / `recomputed_only`: messages on one side only (see
-    Difference); `not_recorded`: re-derived messages after the last one the bag records on the
-    topic (the recording stopped, or the topic was not recorded: not compared, not
-    differences); `not_compared`: recorded messages from the cycle the replay stopped at.
+    `compared`: recorded messages re-derived from the inputs they name; `differing`: those of
+    them that differ; `recorded_only`: recorded messages the re-run does not produce (a
+    prediction from a belief that is not finite, say); `not_rederived`: recorded messages
+    whose named inputs the bag does not hold (a failure), with the first reason; `cut`: those
+    whose named inputs are before the recording (its start cut them: counted, not failed).
     """
 
     kind: str
@@ -171,27 +153,29 @@ class TopicReplay:
     compared: int = 0
     differing: int = 0
     recorded_only: int = 0
-    recomputed_only: int = 0
-    not_recorded: int = 0
-    not_compared: int = 0
+    not_rederived: int = 0
+    cut: int = 0
     first: Difference | None = None
+    first_not_rederived: tuple[int, str] | None = None
 
     @property
     def differences(self) -> int:
-        """Messages that differ, or exist on one side only."""
-        return self.differing + self.recorded_only + self.recomputed_only
+        """Messages that differ, or that the re-run does not produce."""
+        return self.differing + self.recorded_only
 
     def to_json(self) -> dict[str, JsonValue]:
         """Return the stream's counts and first difference as a JSON object."""
+        first = self.first_not_rederived
         return {
             'topics': list(self.topics),
             'compared': self.compared,
             'differing': self.differing,
             'recorded_only': self.recorded_only,
-            'recomputed_only': self.recomputed_only,
-            'not_recorded': self.not_recorded,
-            'not_compared': self.not_compared,
+            'not_rederived': self.not_rederived,
+            'cut': self.cut,
             'first_difference': None if self.first is None else self.first.to_json(),
+            'first_not_rederived': None if first is None else {
+                'cycle_stamp_ns': first[0], 'reason': first[1]},
         }
 
 
@@ -204,84 +188,58 @@ class _TopicStats:
     compared: int = 0
     differing: int = 0
     recorded_only: int = 0
-    recomputed_only: int = 0
-    not_recorded: int = 0
-    not_compared: int = 0
+    not_rederived: int = 0
+    cut: int = 0
     first: Difference | None = None
-    # Re-derived messages not (yet) matched by a recorded one: count, first stamp and hash.
-    pending: int = 0
-    pending_first: tuple[int, str] | None = None
+    first_not_rederived: tuple[int, str] | None = None
 
     def note(self, difference: Difference) -> None:
         if self.first is None:
             self.first = difference
 
-    def pend(self, stamp_ns: int, message: Mapping[str, object]) -> None:
-        self.pending += 1
-        if self.pending_first is None:
-            self.pending_first = (stamp_ns, content_address(dict(message)))
-
-    def settle_pending(self, recorded_later: bool) -> None:
-        """The bag records this topic later on (differences) or not (not recorded)."""
-        if not self.pending:
+    def not_rederived_because(self, stamp_ns: int, why: _Why) -> None:
+        if why.cut:
+            self.cut += 1
             return
-        if recorded_later:
-            self.recomputed_only += self.pending
-            assert self.pending_first is not None
-            stamp, address = self.pending_first
-            self.note(Difference(stamp, 'recomputed_only', '', None, address))
-        else:
-            self.not_recorded += self.pending
-        self.pending = 0
-        self.pending_first = None
+        self.not_rederived += 1
+        if self.first_not_rederived is None:
+            self.first_not_rederived = (stamp_ns, why.text)
 
     def frozen(self) -> TopicReplay:
         return TopicReplay(self.kind, tuple(sorted(self.topics)), self.compared, self.differing,
-                           self.recorded_only, self.recomputed_only, self.not_recorded,
-                           self.not_compared, self.first)
+                           self.recorded_only, self.not_rederived, self.cut, self.first,
+                           self.first_not_rederived)
 
 
 @dataclass(frozen=True, slots=True)
 class RederivationReport:
     """The verdict of the re-derivation of one bag from its inputs.
 
-    `replayed`: the agent was re-run (a configuration and inputs were found).
-    `not_possible_reason`: why the replay could not be done, or could not go on from
-    `replayed_until_ns` (None when the whole bag was re-derived). `holds` is True exactly when
-    the whole bag was re-derived and every recorded message equals the re-derived one.
-    `bridge`: the re-derivation of px4_bridge's conversion, when the bag holds its fmu/out
-    inputs. `violated`: something re-derived differs (a failure of verify_all); what could
-    not be re-derived fails only with --strict (``fails``).
+    `replayed`: the agent was re-run (a configuration and inputs were found); otherwise
+    `not_possible_reason` says why (a limit of the bag, not a failure). `holds` is True
+    exactly when every recorded message was re-derived from the inputs it names and equals
+    the re-derived one. `violated` (a failure of verify_all): a message differs, or one whose
+    named inputs the bag should hold could not be re-derived. `bridge`: the re-derivation of
+    px4_bridge's conversion, when the bag holds its fmu/out inputs.
     """
 
     property_version: str
     replayed: bool
     not_possible_reason: str | None
-    replayed_until_ns: int | None
     config_source: str | None
     config_sha256: str | None
     input_topics: tuple[tuple[str, str], ...]
     beliefs: int
     observations: int
-    cycles_replayed: int
     cycles_compared: int
     topics: tuple[TopicReplay, ...]
     parameters_followed: tuple[FollowedChange, ...]
-    late_observations: int
-    superseded_observations: int
-    idle_flushes: int
     read_errors: tuple[ReadError, ...] = ()
     bridge: BridgeReport | None = None
-    #: Rationales whose recorded vehicle context was the previous cycle's (its status reached
-    #: the policy just after the decision): taken as recorded, and noted.
-    contexts_behind: int = 0
-    #: Cycles finished with the inputs the agent recorded having used, in an arrival order
-    #: within RACE_WINDOW_NS of the recorder's, by stream (raw_assessment, outcome).
-    reordered: tuple[tuple[str, int], ...] = ()
 
     @property
     def possible(self) -> bool:
-        """True when the whole bag could be re-derived."""
+        """True when the agent was re-run and every input could be read."""
         return self.replayed and self.not_possible_reason is None
 
     @property
@@ -291,31 +249,40 @@ class RederivationReport:
 
     @property
     def messages_differing(self) -> int:
-        """Messages that differ or exist on one side only."""
+        """Messages that differ or that the re-run does not produce."""
         return sum(topic.differences for topic in self.topics)
 
     @property
+    def messages_not_rederived(self) -> int:
+        """Messages whose named inputs the bag does not hold (a failure)."""
+        return sum(topic.not_rederived for topic in self.topics)
+
+    @property
+    def messages_cut(self) -> int:
+        """Messages whose named inputs are before the recording (counted, not failed)."""
+        return sum(topic.cut for topic in self.topics)
+
+    @property
     def holds(self) -> bool:
-        """True when the whole bag (and the bridge's conversion) was re-derived, all equal."""
+        """True when every message (and the bridge's conversion) was re-derived, all equal."""
         return (self.possible and self.messages_differing == 0
+                and self.messages_not_rederived == 0
                 and (self.bridge is None or self.bridge.holds))
 
     @property
     def violated(self) -> bool:
-        """True when a recorded message differs from the one re-derived from the inputs."""
-        return self.messages_differing > 0 or (self.bridge is not None and self.bridge.violated)
+        """True when a message differs, or could not be re-derived from what it names."""
+        return (self.messages_differing > 0 or self.messages_not_rederived > 0
+                or (self.bridge is not None and self.bridge.violated))
 
     @property
     def complete(self) -> bool:
-        """True when everything was re-derived in the recorder's order.
-
-        No part not possible, nothing one-sided, no cycle finished in another order of arrival.
-        """
-        return (self.holds and (self.bridge is None or self.bridge.unmatched == 0)
-                and not any(count for _, count in self.reordered))
+        """True when everything was re-derived: nothing cut, nothing of the bridge's left."""
+        return (self.holds and self.messages_cut == 0
+                and (self.bridge is None or self.bridge.unmatched == 0))
 
     def fails(self, strict: bool) -> bool:
-        """Whether verify_all fails on it: a difference; with `strict`, anything not done."""
+        """Whether verify_all fails on it: a violation; with `strict`, anything not done."""
         return self.violated or (strict and not self.complete)
 
     @property
@@ -337,35 +304,44 @@ class RederivationReport:
         _, _, kind, difference = min(found, key=lambda item: (item[0], item[1]))
         return kind, difference
 
+    def first_not_rederived(self) -> tuple[str, int, str] | None:
+        """The earliest message not re-derived: its stream, cycle stamp and reason."""
+        found = [(topic.first_not_rederived[0], MESSAGE_KINDS.index(topic.kind), topic.kind,
+                  topic.first_not_rederived[1]) for topic in self.topics
+                 if topic.first_not_rederived is not None]
+        if not found:
+            return None
+        stamp, _, kind, reason = min(found)
+        return kind, stamp, reason
+
     def to_json(self) -> dict[str, JsonValue]:
         """Return the report as a JSON object (see docs/properties.md for the fields)."""
         first = self.first_difference()
+        unrederived = self.first_not_rederived()
         return {
             'property_version': self.property_version,
             'holds': self.holds,
             'replayed': self.replayed,
             'possible': self.possible,
             'not_possible_reason': self.not_possible_reason,
-            'replayed_until_ns': self.replayed_until_ns,
             'config_source': self.config_source,
             'config_sha256': self.config_sha256,
             'input_topics': dict(self.input_topics),
             'beliefs': self.beliefs,
             'observations': self.observations,
-            'cycles_replayed': self.cycles_replayed,
             'cycles_compared': self.cycles_compared,
             'messages_compared': self.messages_compared,
             'messages_differing': self.messages_differing,
+            'messages_not_rederived': self.messages_not_rederived,
+            'messages_cut': self.messages_cut,
             'first_difference': None if first is None else {'stream': first[0],
                                                              **first[1].to_json()},
+            'first_not_rederived': None if unrederived is None else {
+                'stream': unrederived[0], 'cycle_stamp_ns': unrederived[1],
+                'reason': unrederived[2]},
             'topics': {topic.kind: topic.to_json() for topic in self.topics},
             'parameters_followed': [run.to_json() for run in self.parameters_followed],
             'parameters_changed': self.parameters_changed,
-            'contexts_behind': self.contexts_behind,
-            'reordered': dict(self.reordered),
-            'late_observations': self.late_observations,
-            'superseded_observations': self.superseded_observations,
-            'idle_flushes': self.idle_flushes,
             'incomplete_input': self.incomplete_input,
             'read_errors': read_errors_to_json(self.read_errors),
             'violated': self.violated,
@@ -384,48 +360,38 @@ class RederivationReport:
             first = self.first_difference()
             assert first is not None
             kind, difference = first
-            verdict = (f'replay: DIFFERS ({exact}/{compared} messages re-derived exactly; '
-                       f'{self.messages_differing} differ: {counts}; the first at '
-                       f'{difference.cycle_stamp_ns} ns: {kind} {difference.describe()})')
-            if self.not_possible_reason is not None:
-                verdict += (f'; not possible from {self.replayed_until_ns} ns: '
-                            f'{self.not_possible_reason}')
-            return verdict
+            return (f'replay: DIFFERS ({self.messages_differing} of {compared} messages differ'
+                    f' from what their named inputs give: {counts}; the first at '
+                    f'{difference.cycle_stamp_ns} ns: {kind} {difference.describe()})')
+        unrederived = self.first_not_rederived()
+        if unrederived is not None:
+            kind, stamp, reason = unrederived
+            return (f'replay: NOT RE-DERIVED ({self.messages_not_rederived} messages could not '
+                    f'be re-derived; the first at {stamp} ns: {kind}: {reason}; '
+                    f'{exact}/{compared} others exactly)')
         if self.not_possible_reason is not None:
-            return (f'replay: not possible from {self.replayed_until_ns} ns '
+            return (f'replay: not possible from the cycle where the inputs stop being readable '
                     f'({self.not_possible_reason}); before it {exact}/{compared} messages '
                     'were re-derived exactly')
+        cut = (f"; {self.messages_cut} cut by the recording's start" if self.messages_cut
+               else '')
         return (f'replay: {exact}/{compared} messages re-derived exactly ({self.cycles_compared}'
-                f' cycles, from {self.beliefs} beliefs and {self.observations} fixes)')
+                f' cycles, from {self.beliefs} beliefs and {self.observations} fixes{cut})')
 
     def notes(self) -> tuple[str, ...]:
-        """Per stream with a difference, its first one; every parameter followed; late fixes."""
+        """Per stream with a difference, its first one; every parameter followed."""
         lines = []
         for topic in self.topics:
             if topic.first is not None:
                 where = ', '.join(topic.topics) or 'not recorded'
                 lines.append(f'replay: {topic.kind} ({where}): {topic.differences} of '
-                             f'{topic.compared + topic.recomputed_only} differ, the first at '
+                             f'{topic.compared} differ, the first at '
                              f'{topic.first.cycle_stamp_ns} ns: {topic.first.describe()}')
         for change in self.parameters_followed:
             if change.parameter != 'thresholds':
                 lines.append(f'replay: followed the recorded change of {change.parameter} '
                              f'from {change.previous} to {change.value} for the cycles after '
                              f'{change.in_force_after_stamp_ns} ns')
-        if self.contexts_behind:
-            lines.append(f'replay: {self.contexts_behind} decisions record the previous '
-                         "cycle's vehicle status (the status reached the policy just after "
-                         'the decision; taken as recorded)')
-        for stream, count in self.reordered:
-            if count:
-                lines.append(f'replay: {count} {_REORDERED[stream]} follow an order of '
-                             "arrival other than the recorder's (within "
-                             f"{RACE_WINDOW_NS / 1e9:g} s of it), and are exactly the agent's "
-                             'own function of that order (taken as recorded; --strict fails)')
-        if self.late_observations:
-            lines.append(f'replay: {self.late_observations} fixes reached the bag after their '
-                         "cycle's lag: the agent may have received them sooner, and resolved "
-                         'those cycles otherwise')
         if self.bridge is not None:
             lines.extend(self.bridge.notes())
         return tuple(lines)
@@ -562,36 +528,27 @@ class _Inputs:
         return states[0], fixes[0] if fixes else ''
 
     def _read(self) -> Iterator[TimedInput]:
-        statuses = (self._messages('', '', self.status_topic) if self.status_topic
-                    else iter(()))
-        waiting = next(statuses, None)
-        for message in self._messages(self.state_topic, self.observations_topic, ''):
-            while (waiting is not None
-                   and waiting.log_time_ns <= message.log_time_ns + STATUS_LEAD_NS):
-                self.statuses += 1
-                yield TimedInput(waiting.log_time_ns, waiting.sample)
-                waiting = next(statuses, None)
-            sample = cast(BeliefSample | Observation, message.sample)
+        for message in self._messages():
+            sample = message.sample
             if message.topic == self.state_topic:
                 self.beliefs += 1
-            else:
+            elif message.topic == self.observations_topic:
                 self.observations += 1
-            for take in self._taps:
-                take(message.log_time_ns, sample)
+            else:
+                self.statuses += 1
+            if not isinstance(sample, VehicleStatus):
+                for take in self._taps:
+                    take(message.log_time_ns, sample)
             yield TimedInput(message.log_time_ns, sample)
-        while waiting is not None:
-            self.statuses += 1
-            yield TimedInput(waiting.log_time_ns, waiting.sample)
-            waiting = next(statuses, None)
         self.read_to_end = True
 
-    def _messages(self, state: str, observations: str, status: str) -> Iterator[InputMessage]:
-        """The inputs of some topics, in the order the recorder received them (file order)."""
+    def _messages(self) -> Iterator[InputMessage]:
+        """The inputs, in the recorder's log-time order (files in rosbag2 order)."""
         for path in self._files:
             try:
                 with quiet_parser():
-                    yield from read_file_inputs(path, state, observations,
-                                                log_time_order=False, status_topic=status)
+                    yield from read_file_inputs(path, self.state_topic, self.observations_topic,
+                                                status_topic=self.status_topic)
             except Exception as err:  # noqa: BLE001 - decoding recorded bytes
                 # Named by what went wrong underneath (the reader wraps it in InputBagError).
                 cause = err.__cause__ if isinstance(err, InputBagError) else None
@@ -601,151 +558,52 @@ class _Inputs:
                                    f'{" ".join(str(cause).split())[:80]})') from err
 
 
-class _Rederiver:
-    """The merge of the re-run (in cycle order) with the recorded cycles (in stamp order).
+class _Why:
+    """Why one recorded message could not be re-derived; `cut`: the recording's start did it."""
 
-    Inputs are fed as the bag holds them; each cycle they resolve waits, with its outcome's
-    inputs, for the comparison to finish it (``complete``), which may finish it with the
-    inputs the agent recorded having used (see _Comparison).
-    """
+    __slots__ = ('cut', 'text')
 
-    def __init__(self, config: PipelineConfig, parameters: ConfigurationTimeline,
-                 inputs: _Inputs) -> None:
-        self.config = config
-        self.replay = Replay(config, parameters, idle_flush=True)
-        self.pipeline = self.replay.pipeline
-        self._inputs = inputs.stream
-        self._exhausted = False
-        self._resolved: deque[CycleInputs[ForwardPrediction, Observation]] = deque()
-        self.cycles_replayed = 0
-        self.first_belief_ns: int | None = None
-        self.last_log_ns: int | None = None
-        # Recent inputs, by stamp: when the recorder received each belief, and each fix.
-        self._beliefs: OrderedDict[int, int] = OrderedDict()
-        # Each recent fix: when the recorder received it, the fix, and the confirmation the
-        # assessor has once it took every fix up to this one in the recorder's order (the
-        # latest finite fix stamp so far: a running value, so a window is read in its length).
-        self._fixes: OrderedDict[int, tuple[int, Observation, int | None]] = OrderedDict()
-        self._confirmed: int | None = None
-        # The confirmation before the oldest fix still kept.
-        self._forgotten_confirmation: int | None = None
-
-    def has_belief(self, stamp: int) -> bool:
-        return stamp in self._beliefs
-
-    def fix(self, stamp: int, until_log_ns: int | None = None) -> Observation | None:
-        """The fix stamped `stamp`, feeding inputs received up to `until_log_ns` to find it."""
-        while (stamp not in self._fixes and until_log_ns is not None
-               and (self.last_log_ns is None or self.last_log_ns <= until_log_ns)
-               and self._pull()):
-            pass
-        found = self._fixes.get(stamp)
-        return None if found is None else found[1]
-
-    def fix_log_ns(self, stamp: int) -> int | None:
-        """When the recorder received the (recent) fix stamped `stamp`, if it did."""
-        found = self._fixes.get(stamp)
-        return None if found is None else found[0]
-
-    def confirmations(self, stamp: int) -> list[int | None]:
-        """The confirmations the assessor may have had when the belief `stamp` reached it.
-
-        The latest finite fix stamp received before it, for every order in which fixes the
-        recorder received within RACE_WINDOW_NS of the belief could have reached the
-        assessor; the nearest to the recorder's order first. Reads only the window's fixes
-        (newest first, back to the first received before the window).
-        """
-        received = self._beliefs.get(stamp)
-        if received is None:
-            return []
-        self.fix(-1, received + RACE_WINDOW_NS)  # feed what the window holds
-        before = self._forgotten_confirmation
-        window: list[tuple[int, int | None]] = []
-        for log_ns, _, after in reversed(self._fixes.values()):
-            if log_ns < received - RACE_WINDOW_NS:
-                before = after
-                break
-            if log_ns <= received + RACE_WINDOW_NS:
-                window.append((log_ns, after))
-        window.reverse()
-        options: list[tuple[int, int | None]] = []
-        if window:
-            options.append((received - window[0][0], before))
-        options.extend((abs(log_ns - received), after) for log_ns, after in window)
-        seen: list[int | None] = []
-        for _, value in sorted(options, key=lambda option: option[0]):
-            if value not in seen:
-                seen.append(value)
-        return seen
-
-    def _remember_fix(self, log_ns: int, fix: Observation) -> None:
-        if fix.stamp_ns in self._fixes:
-            return
-        if len(self._fixes) == _RECENT_STAMPS:
-            _, (_, _, after) = self._fixes.popitem(last=False)
-            self._forgotten_confirmation = after
-        if all(math.isfinite(x) for x in fix.position) and (
-                self._confirmed is None or fix.stamp_ns > self._confirmed):
-            self._confirmed = fix.stamp_ns
-        self._fixes[fix.stamp_ns] = (log_ns, fix, self._confirmed)
-
-    def _pull(self) -> bool:
-        if self._exhausted:
-            return False
-        item = next(self._inputs, None)
-        try:
-            if item is None:
-                self._exhausted = True
-                done = self.pipeline.resolve_pending()
-            elif isinstance(item.sample, VehicleStatus):
-                # Read ahead of the beliefs (see _Inputs): not an arrival the idle flush or
-                # the race window measures from.
-                done = self.pipeline.resolve(item.sample)
-            else:
-                self.last_log_ns = item.log_time_ns
-                sample = item.sample
-                if isinstance(sample, BeliefSample):
-                    if self.first_belief_ns is None:
-                        self.first_belief_ns = sample.stamp_ns
-                    if sample.stamp_ns not in self._beliefs:
-                        self._beliefs[sample.stamp_ns] = item.log_time_ns
-                        if len(self._beliefs) > _RECENT_STAMPS:
-                            self._beliefs.popitem(last=False)
-                elif isinstance(sample, Observation):
-                    self._remember_fix(item.log_time_ns, sample)
-                done = self.replay.resolve(item)
-        except GhostError as err:
-            # The agent's own functions refuse this input: so would the nodes have.
-            where = 'at the end of the input' if item is None else (
-                f'on the input received at {item.log_time_ns} ns')
-            raise _NotPossible(f'the re-run stops {where}: {err}') from err
-        self.cycles_replayed += len(done)
-        self._resolved.extend(done)
-        return True
-
-    def up_to(self, stamp_ns: int | None) -> list[CycleInputs[ForwardPrediction, Observation]]:
-        """Every resolved cycle stamped <= `stamp_ns` (None: all), feeding inputs as needed."""
-        while (stamp_ns is None or not self._resolved or self._resolved[-1].stamp_ns < stamp_ns
-               ) and self._pull():
-            pass
-        out = []
-        while self._resolved and (stamp_ns is None or self._resolved[0].stamp_ns <= stamp_ns):
-            out.append(self._resolved.popleft())
-        return out
+    def __init__(self, text: str, cut: bool = False) -> None:
+        self.text = text
+        self.cut = cut
 
 
-def _same_message(message: GhostMessage, ours: Mapping[str, object],
-                  contract: object | None = None) -> bool:
-    """Whether `ours` is the recorded message: the same content address (SPEC section 4).
+class _Recent:
+    """The recorded inputs of one topic by stamp: the recent ones, and the first stamp seen."""
 
-    The reader computed the recorded one's already for the streams something cites; `ours`
-    is addressed through `contract` (the one it was written from) when given, whose address
-    the re-run took already if the chain cites it.
+    def __init__(self) -> None:
+        self.by_stamp: OrderedDict[int, object] = OrderedDict()
+        self.first_ns: int | None = None
+
+    def add(self, stamp_ns: int, sample: object) -> None:
+        if self.first_ns is None or stamp_ns < self.first_ns:
+            self.first_ns = stamp_ns
+        self.by_stamp.setdefault(stamp_ns, sample)
+        if len(self.by_stamp) > _RECENT_STAMPS:
+            self.by_stamp.popitem(last=False)
+
+    def missing(self, what: str, stamp_ns: int) -> _Why:
+        """Why the input stamped `stamp_ns` is not at hand (before the recording: a cut)."""
+        if self.first_ns is None or stamp_ns < self.first_ns:
+            return _Why(f'it names the {what} stamped {stamp_ns} ns, before the recording',
+                        cut=True)
+        return _Why(f'it names the {what} stamped {stamp_ns} ns, which the bag does not hold '
+                    'within the transport bound of it')
+
+
+def _named_stamp(msg: Mapping[str, object], flag: str, name: str) -> int | None:
+    """The stamp a message names in `name` when `flag` is set (None: it names none)."""
+    return _stamp(msg.get(name)) if msg.get(flag) else None
+
+
+def _same_message(message: GhostMessage, ours: Mapping[str, object], contract: object) -> bool:
+    """Whether `ours` (written from `contract`) is the recorded message (SPEC section 4).
+
+    By content address when the reader computed the recorded one's (the streams something
+    cites), field by field otherwise.
     """
     if message.sha256:
-        ours_address = (content_address(dict(ours)) if contract is None
-                        else message_address(contract))
-        return ours_address == message.sha256
+        return message_address(contract) == message.sha256
     return first_difference(message.msg, ours) is None
 
 
@@ -761,269 +619,228 @@ def _recorded(cycle: CycleEvent) -> dict[str, tuple[GhostMessage, ...]]:
 
 
 class _Comparison:
-    """The streaming comparison of one bag (see ``rederive``)."""
+    """The streaming comparison of one bag: each message re-computed from what it names.
 
-    def __init__(self, timeline: ConfigurationTimeline, config: PipelineConfig,
-                 inputs: _Inputs) -> None:
+    Cycles come in stamp order; before each, the inputs the recorder logged up to the
+    transport bound after the cycle's last message are read (a named input logged later is
+    EVIDENCE-v1's ``named_input_from_the_future``). Per message, ``NamedRerun`` gives the
+    node's output from the inputs the message names; a message whose named inputs are not in
+    the bag is not re-derived, with a reason: at the recording's start that is a cut (counted),
+    anywhere else a failure.
+    """
+
+    def __init__(self, timeline: ConfigurationTimeline, inputs: _Inputs,
+                 assessor_started_log_ns: int | None) -> None:
         self.timeline = timeline
-        self.config = config
         self.inputs = inputs
-        self.rederiver = _Rederiver(config, timeline, inputs)
+        self.rerun = NamedRerun(timeline)
         self.topics = {kind: _TopicStats(kind) for kind in MESSAGE_KINDS}
         self.cycles_compared = 0
-        # The decision context of the previous cycle, and the recorded rationale address an
-        # actuation is compared with when its rationale was one status behind.
-        self._previous_context: dict[str, object] = dict(_UNKNOWN_CONTEXT)
-        self._taken_address: str | None = None
-        self.contexts_behind = 0
-        # Cycles finished in another arrival order than the recorder's, by stream.
-        self.reordered = {'raw_assessment': 0, 'outcome': 0}
-        # The assessor states an admissible order of arrival leads to (see _raw).
-        self._assessor_states: list[AssessorState] = []
-        # The last finished cycle's stamp and the prediction made at it.
-        self._previous: tuple[int | None, ForwardPrediction | None] = (None, None)
-        # When the recorder received the recent predictions, by the stamp they were made at.
-        self._prediction_log: OrderedDict[int, int] = OrderedDict()
-        self.reason: str | None = None
-        self.until_ns: int | None = None
+        self.reason: str | None = None  # the inputs could not be read (nothing more compared)
+        self._stream = inputs.stream
+        self._last_log_ns: int | None = None
+        self._first_input_log_ns: int | None = None
+        self._beliefs, self._fixes, self._statuses = _Recent(), _Recent(), _Recent()
+        self._outcomes: OrderedDict[int, PredictionOutcome] = OrderedDict()
+        self._first_outcome_ns: int | None = None
+        # None until the first raw assessment is met; then whether the assessor's hysteresis
+        # began before the recording (its raw assessments cannot be re-derived until it
+        # restarts).
+        self._assessor_cut: bool | None = None
+        self._assessor_started_log_ns = assessor_started_log_ns
         # The recorded messages of the last cycle compared that are exactly the re-run's, by
         # id: the contract each was written from (see Rederivation.matched).
         self.matched: dict[int, object] = {}
+
+    def _pull(self, until_log_ns: int) -> None:
+        """Read the inputs the recorder logged up to `until_log_ns`."""
+        while self._last_log_ns is None or self._last_log_ns <= until_log_ns:
+            try:
+                item = next(self._stream, None)
+            except _NotPossible as err:
+                self.reason = str(err)
+                return
+            if item is None:
+                self._last_log_ns = 2**63
+                return
+            self._last_log_ns = item.log_time_ns
+            if self._first_input_log_ns is None:
+                self._first_input_log_ns = item.log_time_ns
+            sample = item.sample
+            stream = (self._beliefs if isinstance(sample, BeliefSample)
+                      else self._fixes if isinstance(sample, Observation) else self._statuses)
+            stream.add(sample.stamp_ns, sample)
 
     def update(self, cycle: CycleEvent) -> None:
         """Compare one recorded cycle (cycles come in stamp order)."""
         self.matched.clear()
         recorded = _recorded(cycle)
+        logged = [message.log_time_ns for messages in recorded.values() for message in messages]
         for kind, messages in recorded.items():
             self.topics[kind].topics.update(message.topic for message in messages)
+        if logged and self.reason is None:
+            self._pull(max(logged) + TRANSPORT_BOUND_NS)
         if self.reason is not None:
             for kind, messages in recorded.items():
-                self.topics[kind].not_compared += len(messages)
+                self.topics[kind].not_rederived += len(messages)
             return
-        try:
-            resolved = self.rederiver.up_to(cycle.stamp_ns)
-            current = (resolved.pop() if resolved and resolved[-1].stamp_ns == cycle.stamp_ns
-                       else None)
-            for earlier in resolved:
-                trace = self._complete(earlier)
-                for kind, message in trace_messages(trace):
-                    self.topics[kind].pend(trace.stamp_ns, message)
-            reason = self._impossible(cycle, current, recorded)
-            if reason is None:
-                assert current is not None
-                trace = self._complete(current, recorded)
-        except _NotPossible as err:
-            reason = str(err)
-        if reason is not None:
-            self.reason, self.until_ns = reason, cycle.stamp_ns
-            for kind, messages in recorded.items():
-                self.topics[kind].not_compared += len(messages)
-            return
-        self._compare(cycle.stamp_ns, trace, recorded)
+        ours, why = self._rerun(cycle.stamp_ns, recorded)
+        self._compare(cycle.stamp_ns, ours, why, recorded)
 
-    def finish(self) -> None:
-        """After the last recorded cycle: what the re-run still gives is not recorded."""
-        if self.reason is None:
-            try:
-                rest = [self._complete(cycle) for cycle in self.rederiver.up_to(None)]
-            except _NotPossible:
-                rest = []  # after the last recorded cycle: nothing left to compare
-            for trace in rest:
-                for kind, message in trace_messages(trace):
-                    self.topics[kind].pend(trace.stamp_ns, message)
-        for topic in self.topics.values():
-            topic.settle_pending(recorded_later=False)
-
-    def _complete(self, cycle: CycleInputs[ForwardPrediction, Observation],
-                  recorded: Mapping[str, tuple[GhostMessage, ...]] | None = None) -> CycleTrace:
-        """Finish a resolved cycle; with `recorded`, in the arrival order the agent had.
-
-        A node receives its inputs over several topics, and the recorder over its own
-        subscriptions: under load, a fix may reach the assessor or the evaluator before or
-        after a belief or a prediction in another order than the recorder's. What the agent
-        recorded names the inputs it used: the outcome its prediction and fix, the raw
-        assessment (through its level) the confirmation it had. When the recorded message is
-        exactly the agent's own function of inputs the bag holds, in an order within
-        RACE_WINDOW_NS of the recorder's, the cycle is finished with those inputs (counted in
-        ``reordered``); otherwise as the bag's order gives, and any difference stands.
-        """
-        pipeline = self.rederiver.pipeline
-        raw = None
-        for made in () if recorded is None else recorded['prediction']:
-            self._prediction_log[made.stamp_ns] = made.log_time_ns
-            if len(self._prediction_log) > _RECENT_STAMPS:
-                self._prediction_log.popitem(last=False)
-        try:
-            if recorded is not None and len(recorded['outcome']) == 1:
-                cycle = self._outcome_inputs(cycle, recorded['outcome'][0])
-            if recorded is not None and len(recorded['raw_assessment']) == 1:
-                raw = self._raw(cycle.stamp_ns, recorded['raw_assessment'][0])
+    def _rerun(self, t: int, recorded: Mapping[str, tuple[GhostMessage, ...]]
+               ) -> tuple[dict[str, object], dict[str, _Why]]:
+        """Every stream's re-derived message of cycle `t`, or why it has none."""
+        ours: dict[str, object] = {}
+        belief = cast(BeliefSample | None, self._beliefs.by_stamp.get(t))
+        if belief is None:
+            missing = self._beliefs.missing('belief', t)
+            missing.text = missing.text.replace('it names', 'its cycle is')
+            return ours, {kind: missing for kind in MESSAGE_KINDS}
+        why: dict[str, _Why] = {}
+        raw = self._raw(belief, recorded, why)
+        ours['raw_assessment'] = raw
+        ours['prediction'] = self.rerun.prediction(belief)
+        if recorded['outcome']:
+            outcome = self._outcome(belief, recorded['outcome'][0].msg, why)
+            if outcome is not None:
+                ours['outcome'] = outcome
+                if outcome.observed:
+                    self._outcomes[t] = outcome
+                    if len(self._outcomes) > _RECENT_STAMPS:
+                        self._outcomes.popitem(last=False)
+                    if self._first_outcome_ns is None:
+                        self._first_outcome_ns = t
+        calibrated = None
+        if recorded['calibrated']:
+            calibrated = self._calibrated(raw, recorded['calibrated'][0].msg, why)
+        rationale = None
+        if recorded['rationale'] and calibrated is not None:
+            named = _named_stamp(recorded['rationale'][0].msg, 'has_vehicle_status',
+                                 'vehicle_status_stamp')
+            status = None if named is None else self._statuses.by_stamp.get(named)
+            if named is not None and status is None:
+                why['rationale'] = self._statuses.missing('vehicle status', named)
             else:
-                self._assessor_states = []  # judged as the bag's order gives: one state again
-            trace = pipeline.complete(cycle, raw)
-        except GhostError as err:
-            raise _NotPossible(f'the re-run stops at cycle {cycle.stamp_ns} ns: {err}') from err
-        self._previous = (cycle.stamp_ns, trace.prediction)
-        return trace
+                rationale = self.rerun.rationale(calibrated, cast(VehicleStatus | None, status))
+        elif recorded['rationale']:
+            why['rationale'] = why.get('calibrated', _Why('the calibrated assessment it '
+                                                          'decides on is not in the bag'))
+        ours['calibrated'], ours['rationale'] = calibrated, rationale
+        if rationale is not None:
+            ours['actuation'] = self.rerun.actuation(rationale)
+        elif recorded['actuation']:
+            why['actuation'] = why.get('rationale', _Why('the rationale it executes is not in '
+                                                         'the bag'))
+        return ours, why
 
-    def _outcome_inputs(self, cycle: CycleInputs[ForwardPrediction, Observation],
-                        message: GhostMessage) -> CycleInputs[ForwardPrediction, Observation]:
-        """The cycle's outcome inputs as the recorded outcome names them, if admissible."""
-        named = (_stamp(message.msg.get('prediction_stamp')) or 0,
-                 _stamp(message.msg.get('observation_stamp')) or 0)
-        ours = (0 if cycle.prediction is None else cycle.prediction.stamp_ns,
-                0 if cycle.observation is None else cycle.observation.stamp_ns)
-        if named == ours:
-            return cycle
-        previous_ns, previous_prediction = self._previous
-        prediction, observation = cycle.prediction, cycle.observation
-        if named[0] != ours[0]:
-            if named[0] == 0:
-                # It reached the evaluator after its grace: recorded close enough to the outcome.
-                made_log = self._prediction_log.get(ours[0])
-                if made_log is not None and message.log_time_ns - made_log > RACE_WINDOW_NS:
-                    return cycle
-                prediction = None
-            elif previous_prediction is not None and previous_prediction.stamp_ns == named[0]:
-                prediction = previous_prediction
-            else:
-                return cycle
-        if named[1] != ours[1]:
-            if named[1] == 0:
-                # It reached the evaluator after the cycle's window closed: recorded close
-                # enough to the outcome.
-                fix_log = self.rederiver.fix_log_ns(ours[1])
-                if fix_log is not None and message.log_time_ns - fix_log > RACE_WINDOW_NS:
-                    return cycle
-                observation = None
-            elif previous_ns is not None and not previous_ns < named[1] <= cycle.stamp_ns:
-                return cycle  # not a fix of this cycle's window
-            else:
-                observation = self.rederiver.fix(named[1])
-                if observation is None:
-                    return cycle
-        belief = self.rederiver.pipeline.pending_belief(cycle.stamp_ns)
-        alternative = self.rederiver.pipeline.evaluate(cycle.stamp_ns, belief.frame_id,
-                                                       prediction, observation)
-        if not _same_message(message, to_msg_dict(alternative), alternative):
-            return cycle
-        self.reordered['outcome'] += 1
-        return CycleInputs(cycle.stamp_ns, prediction, observation)
-
-    def _raw(self, stamp_ns: int, message: GhostMessage) -> BeliefSelfAssessment:
+    def _raw(self, belief: BeliefSample, recorded: Mapping[str, tuple[GhostMessage, ...]],
+             why: dict[str, _Why]) -> BeliefSelfAssessment | None:
         """The raw assessment re-computed with the confirmation the recorded one names.
 
-        SPEC 5 v1.3: a raw assessment names the fix that confirmed it, so the assessor is
-        re-run with exactly that one, in belief order, with no search over orders of arrival;
-        whether the named fix is one the assessor can have had is EVIDENCE-v1's to judge on
-        the recorder's log times (ghost_verify.evidence).
+        Its names are the recorded raw assessment's, or (the recorder missed it) the one the
+        calibrated assessment holds inline; with neither, the assessor did not judge this
+        belief. The assessor whose first raw assessment in the bag names a belief before
+        the recording began before it: its hysteresis is not in the bag, so its raw
+        assessments are taken as recorded (a cut) until it starts again (one names no
+        previous belief). Unless the recorder logged inputs before the assessor's start
+        configuration: then it ran before the assessor, and that name is not believed.
         """
-        pipeline = self.rederiver.pipeline
-        msg = message.msg
-        named: int | None = None
-        if msg.get('has_confirmation'):
-            stamp = msg.get('confirmation_stamp')
-            if isinstance(stamp, Mapping):
-                named = int(cast(int, stamp['sec'])) * 1_000_000_000 + int(
-                    cast(int, stamp['nanosec']))
-        raw = pipeline.assess_pending(stamp_ns, named)
-        self._assessor_states = [pipeline.assessor_state()]
-        return raw
+        msg: Mapping[str, object] | None = None
+        if recorded['raw_assessment']:
+            msg = recorded['raw_assessment'][0].msg
+        elif recorded['calibrated']:
+            inline = recorded['calibrated'][0].msg.get('raw_assessment')
+            msg = inline if isinstance(inline, Mapping) else None
+        if msg is None:
+            return None
+        previous = _named_stamp(msg, 'has_previous', 'previous_stamp')
+        if self._assessor_cut is None or (self._assessor_cut and previous is None):
+            started = self._assessor_started_log_ns
+            ran_before = (started is not None and self._first_input_log_ns is not None
+                          and self._first_input_log_ns + TRANSPORT_BOUND_NS < started)
+            self._assessor_cut = (previous is not None and not ran_before
+                                  and previous not in self._beliefs.by_stamp
+                                  and (self._beliefs.first_ns is None
+                                       or previous < self._beliefs.first_ns))
+            if not self._assessor_cut:
+                self.rerun.restart()
+        if self._assessor_cut:
+            why['raw_assessment'] = _Why('the self-assessor started before the recording: '
+                                         'its hysteresis is not in the bag', cut=True)
+            try:
+                return parse_belief_self_assessment(msg)
+            except (TypeError, ValueError, KeyError) as err:
+                why['calibrated'] = _Why(f'its raw assessment cannot be read: {err}')
+                return None
+        confirmation = _named_stamp(msg, 'has_confirmation', 'confirmation_stamp')
+        return self.rerun.raw(belief, confirmation)
 
-    def _impossible(self, cycle: CycleEvent,
-                    current: CycleInputs[ForwardPrediction, Observation] | None,
-                    recorded: Mapping[str, tuple[GhostMessage, ...]]) -> str | None:
-        """Why this cycle (and every later one) cannot be re-derived, or None."""
-        t = cycle.stamp_ns
-        first = self.rederiver.first_belief_ns
-        if current is None:
-            if first is None or t < first:
-                return (f'the recording started after the run: the agent published messages '
-                        f'for cycle {t} ns, whose belief is not in the bag'
-                        + ('' if first is None else f' (its first belief is stamped {first} ns)'))
-            if not self.rederiver.has_belief(t):
-                return (f'the bag holds no belief stamped {t} ns, yet the agent published '
-                        'messages for that cycle (the recorder lost the input: record the '
-                        'inputs reliable)')
-            return (f'the bag holds the belief stamped {t} ns, but out of order (the re-run '
-                    'drops it as an old stamp, as the nodes do), yet the agent published '
-                    "messages for that cycle: its order of arrival is not the bag's")
-        ours = 0 if current.observation is None else current.observation.stamp_ns
-        for message in recorded['outcome']:
-            made = _stamp(message.msg.get('prediction_stamp'))
-            if made and not self.rederiver.has_belief(made):
-                return (f"cycle {t} ns: the agent's outcome pairs the prediction made at "
-                        f'{made} ns, whose belief is not in the bag (the recording started '
-                        'after the run, or the recorder lost that input)')
-            fix = _stamp(message.msg.get('observation_stamp'))
-            until = message.log_time_ns + RACE_WINDOW_NS  # received within the window of it
-            if fix and fix != ours and (self.rederiver.fix(fix, until) is None
-                                        or (self.rederiver.fix_log_ns(fix) or until + 1) > until):
-                return (f"cycle {t} ns: the agent's outcome uses the fix stamped {fix} ns, "
-                        'which the bag does not hold within the race window of the cycle (the '
-                        'recorder lost it)')
-        if self.timeline.config_at(t).thresholds != self.config.thresholds:
-            return (f'cycle {t} ns: a recorded change set the thresholds, which the re-run '
-                    'does not follow (it follows M, K and Q; the parameters check judges the '
-                    'thresholds address)')
-        return None
+    def _outcome(self, belief: BeliefSample, msg: Mapping[str, object],
+                 why: dict[str, _Why]) -> PredictionOutcome | None:
+        """The outcome re-computed from the prediction and fix the recorded one names."""
+        made = _stamp(msg.get('prediction_stamp')) or 0
+        fix_ns = _stamp(msg.get('observation_stamp')) or 0
+        prediction = None
+        if made:
+            source = cast(BeliefSample | None, self._beliefs.by_stamp.get(made))
+            if source is None:
+                why['outcome'] = self._beliefs.missing('prediction made from the belief', made)
+                return None
+            prediction = self.rerun.prediction(source)
+        observation = None
+        if fix_ns:
+            observation = cast(Observation | None, self._fixes.by_stamp.get(fix_ns))
+            if observation is None:
+                why['outcome'] = self._fixes.missing('fix', fix_ns)
+                return None
+        return self.rerun.outcome(belief.stamp_ns, belief.frame_id, prediction, observation)
 
-    def _context_behind(self, kind: str, message: GhostMessage,
-                        ours: dict[str, object]) -> dict[str, object]:
-        """`ours`, taking a recorded decision context one vehicle status behind as recorded.
+    def _calibrated(self, raw: BeliefSelfAssessment | None, msg: Mapping[str, object],
+                    why: dict[str, _Why]) -> CalibratedSelfAssessment | None:
+        """The calibrated assessment re-computed from its raw one and the window it names."""
+        if raw is None:
+            why.setdefault('calibrated', _Why('the raw assessment it calibrates is not in the '
+                                              'bag'))
+            return None
+        named = msg.get('window_outcome_stamps_ns')
+        stamps = [int(stamp) for stamp in cast(list[int], named)] if isinstance(
+            named, (list, tuple)) else []
+        window = []
+        for stamp in stamps:
+            outcome = self._outcomes.get(stamp)
+            if outcome is None:
+                cut = self._first_outcome_ns is None or stamp < self._first_outcome_ns
+                why['calibrated'] = _Why(f'it names the outcome of {stamp} ns, '
+                                         + ('before the recording' if cut else
+                                            'which the re-run does not have'), cut=cut)
+                return None
+            window.append(outcome)
+        return self.rerun.calibrated(raw, window)
 
-        The decision policy takes the latest vehicle status it has received; a status and a
-        cycle's calibrated assessment travel on different topics, so the status of the cycle
-        may reach it just after the decision (the replay feeds every status first). Only that
-        lag is taken as the run's: the recorded context must be the one of the previous cycle
-        (UNKNOWN before the first), and then the actuation names that recorded rationale.
-        """
-        if kind == 'rationale':
-            context = {name: ours.get(name) for name in _CONTEXT}
-            recorded = {name: message.msg.get(name) for name in _CONTEXT}
-            behind = self._previous_context
-            self._previous_context = context
-            self._taken_address = None
-            if recorded != context and recorded == behind and all(
-                    message.msg.get(key) == value for key, value in ours.items()
-                    if key not in _CONTEXT):
-                self.contexts_behind += 1
-                self._taken_address = message.sha256 or content_address(dict(message.msg))
-                return {**ours, **recorded}
-        elif kind == 'actuation' and self._taken_address is not None:
-            return {**ours, 'rationale_sha256': self._taken_address}
-        return ours
-
-    def _compare(self, stamp_ns: int, trace: CycleTrace,
+    def _compare(self, stamp_ns: int, ours: Mapping[str, object], why: Mapping[str, _Why],
                  recorded: Mapping[str, tuple[GhostMessage, ...]]) -> None:
         self.cycles_compared += 1
-        contracts = {kind: contract for kind, contract in trace_contracts(trace)
-                     if contract is not None}
         for kind in MESSAGE_KINDS:
             topic = self.topics[kind]
-            messages = recorded[kind]
-            contract = contracts.get(kind)
-            ours = None if contract is None else to_msg_dict(contract)
-            if messages:
-                topic.settle_pending(recorded_later=True)
-            elif ours is not None:
-                topic.pend(stamp_ns, ours)
-                continue
-            for message in messages:
-                if ours is None:
+            reason = why.get(kind)
+            contract = ours.get(kind)
+            written = None if contract is None else to_msg_dict(contract)
+            for message in recorded[kind]:
+                if reason is not None:
+                    topic.not_rederived_because(stamp_ns, reason)
+                    continue
+                if written is None:
                     topic.recorded_only += 1
                     topic.note(Difference(stamp_ns, 'recorded_only', '', message.sha256
                                           or content_address(dict(message.msg)), None))
                     continue
                 topic.compared += 1
-                written = ours
-                ours = self._context_behind(kind, message, ours)
                 found: FieldDifference | None = (
-                    None if _same_message(message, ours, contract if ours is written else None)
-                    else first_difference(message.msg, ours))
-                if found is None and ours is written:
+                    None if _same_message(message, written, contract)
+                    else first_difference(message.msg, written))
+                if found is None:
                     self.matched[id(message)] = contract
-                if found is not None:
+                else:
                     topic.differing += 1
                     topic.note(Difference(stamp_ns, 'field', found.field, found.recorded,
                                           found.recomputed))
@@ -1046,7 +863,8 @@ class Rederivation:
             assert timeline is not None  # no problem and nothing missing: a configuration
             try:
                 inputs = _Inputs(resolve_bag(bag).files, parameters.input_topics)
-                self._comparison = _Comparison(timeline, timeline.start, inputs)
+                self._comparison = _Comparison(timeline, inputs,
+                                               parameters.assessor_started_log_ns)
             except _NotPossible as err:
                 self._reason = str(err)
 
@@ -1101,7 +919,6 @@ class Rederivation:
         if comparison is None:
             return _not_replayed(self._parameters, reason or 'the run configuration is missing',
                                  info, bridge)
-        comparison.finish()
         return _replayed(self._parameters, comparison, info, bridge)
 
 
@@ -1144,31 +961,24 @@ def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,
                   bridge: BridgeReport | None) -> RederivationReport:
     return RederivationReport(
         property_version=REPLAY_VERSION, replayed=False, not_possible_reason=reason,
-        replayed_until_ns=None, config_source=MANIFEST_NAME if parameters.config_sha256
-        else None, config_sha256=parameters.config_sha256 or None,
+        config_source=MANIFEST_NAME if parameters.config_sha256 else None,
+        config_sha256=parameters.config_sha256 or None,
         input_topics=tuple(sorted(parameters.input_topics.items())), beliefs=0,
-        observations=0, cycles_replayed=0, cycles_compared=0,
+        observations=0, cycles_compared=0,
         topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
-        parameters_followed=(), late_observations=0, superseded_observations=0,
-        idle_flushes=0, read_errors=info.read_errors, bridge=bridge)
+        parameters_followed=(), read_errors=info.read_errors, bridge=bridge)
 
 
 def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
               bridge: BridgeReport | None) -> RederivationReport:
-    pipeline = comparison.rederiver.replay.pipeline
     return RederivationReport(
         property_version=REPLAY_VERSION, replayed=True,
-        not_possible_reason=comparison.reason, replayed_until_ns=comparison.until_ns,
+        not_possible_reason=comparison.reason,
         config_source=MANIFEST_NAME, config_sha256=parameters.config_sha256 or None,
         input_topics=(('observations', comparison.inputs.observations_topic),
                       ('state', comparison.inputs.state_topic)),
         beliefs=comparison.inputs.beliefs, observations=comparison.inputs.observations,
-        cycles_replayed=comparison.rederiver.cycles_replayed,
         cycles_compared=comparison.cycles_compared,
         topics=tuple(comparison.topics[kind].frozen() for kind in MESSAGE_KINDS),
         parameters_followed=followed_changes(comparison.timeline),
-        late_observations=pipeline.late_observations,
-        superseded_observations=pipeline.superseded_observations,
-        idle_flushes=comparison.rederiver.replay.idle_flushes, read_errors=info.read_errors,
-        bridge=bridge, contexts_behind=comparison.contexts_behind,
-        reordered=tuple(sorted(comparison.reordered.items())))
+        read_errors=info.read_errors, bridge=bridge)

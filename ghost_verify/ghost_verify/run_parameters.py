@@ -21,11 +21,11 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 import json
 import os
-from typing import ClassVar
 
 from ghost_bag.errors import BagError
 from ghost_bag.manifest import MANIFEST_NAME
 from ghost_bag.recorded_configuration import read_configuration_changes
+from ghost_core import bounded_json
 from ghost_core.errors import ConfigError
 from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.hashing import content_address
@@ -123,6 +123,8 @@ class RunParameters:
     config_sha256: str = ''
     #: The recorded px4_bridge configuration (``bridge_rederive`` reads it), when there is one.
     px4_bridge: object = None
+    #: When the recorder logged the self-assessor's start configuration (None: not recorded).
+    assessor_started_log_ns: int | None = None
     missing: str = ''
     problem: str = ''
 
@@ -182,6 +184,7 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
     except (BagError, ConfigError) as err:
         return replace(given, problem=f'the recorded configuration changes cannot be used: '
                                       f'{err}')
+    given = replace(given, assessor_started_log_ns=_assessor_started(records))
     document, missing = load_run_config(bag)
     if document is not None:
         given = replace(given, config_sha256=content_address(document))
@@ -219,6 +222,19 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         return replace(given, problem=f'the recorded configuration changes cannot be used: '
                                       f'{err}')
     return replace(given, timeline=timeline)
+
+
+def _assessor_started(records: list[ConfigurationRecord]) -> int | None:
+    """The log time of the self-assessor's start record (the one naming its assessor_id)."""
+    for record in records:
+        try:
+            section = bounded_json.loads(record.configuration)
+        except ValueError:
+            continue
+        policies = section.get('policies') if isinstance(section, dict) else None
+        if isinstance(policies, dict) and 'assessor_id' in policies:
+            return record.log_time_ns
+    return None
 
 
 def _differing_key(part: dict[str, object], document: dict[str, object]) -> str | None:
@@ -346,9 +362,6 @@ class ParametersChecker:
     Without a recorded configuration there is nothing to compare with: it only counts.
     """
 
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'parameters', '_checked',
-                                                          '_mismatches'})
-
     def __init__(self, parameters: RunParameters) -> None:
         self.parameters = parameters
         self._checked = 0
@@ -382,11 +395,6 @@ class ParametersChecker:
             if value is None or type(value) is not type(wanted) or value != wanted:
                 self._mismatches.append(ParametersMismatch(stamp_ns, topic, name, value,
                                                            wanted))
-
-    def absorb(self, later: ParametersChecker) -> None:
-        """Continue with what `later` checked on the part of the bag after this one."""
-        self._checked += later._checked
-        self._mismatches.extend(later._mismatches)
 
     def result(self) -> ParametersReport:
         """The report of every message checked."""

@@ -97,9 +97,10 @@ class VerificationResult:
         conforms to the policies it names (every one of them known), no gate record fails
         GATE-v1 (a bag without gate records does not fail it), every byte of the bag was
         read, (with a public key) the signed manifest verifies, and (unless skipped) every
-        recorded message re-derived from the inputs equals the recorded one. A re-derivation
-        that was not possible (no inputs or configuration recorded, an input the bag lacks)
-        fails only with `strict`.
+        recorded message was re-derived from the inputs it names and equals the re-derived
+        one. A re-derivation that was not possible (no inputs or configuration recorded) or
+        messages whose named inputs precede the recording are limits, failures only with
+        `strict`.
         """
         return (self.baud.holds and self.erur.holds and self.trace.holds
                 and self.completeness.holds and self.history.holds and self.conformance.holds
@@ -163,8 +164,12 @@ class VerificationResult:
         found = []
         if self.evidence is not None and not self.evidence.checked:
             found.append(f'evidence not checked ({self.evidence.why_not})')
-        if self.replay is not None and not self.replay.complete:
-            found.append('not every message re-derived (see the replay line)')
+        replay = self.replay
+        if replay is not None and not replay.replayed:
+            found.append(f'not re-derived ({replay.not_possible_reason})')
+        elif replay is not None and replay.messages_cut:
+            found.append(f'{replay.messages_cut} messages not re-derived: their named inputs '
+                         'precede the recording')
         return tuple(found)
 
     def uncovered(self) -> tuple[str, ...]:
@@ -210,9 +215,9 @@ class VerificationResult:
         if self.replay is not None:
             lines.extend(f'note: {note}' for note in self.replay.notes())
             if not self.replay.violated and not self.replay.complete:
-                lines.append('note: replay: what could not be re-derived is not a failure '
-                             '(--strict makes it one)' if not self.strict else
-                             'note: replay: what could not be re-derived fails with --strict')
+                lines.append('note: replay: what the recording cannot show is a limit, not a '
+                             'failure (--strict makes it one)' if not self.strict else
+                             'note: replay: what the recording cannot show fails with --strict')
         lines.extend(f'note: {note}' for note in read_error_notes(self.read_errors))
         if self.parameters is not None and self.parameters.warning is not None:
             lines.append(f'warning: {self.parameters.warning}')

@@ -33,7 +33,7 @@ def _bag(path: Path, traces: list[CycleTrace] | tuple[CycleTrace, ...],
          changes: tuple[Written, ...] = (), *, manifest: bool = True) -> Path:
     """The traces recorded as Ghost's recorder does, with the smoke run's configuration."""
     written = [Written(entry.topic, entry.type_name, entry.msg, entry.log_time_ns,
-                       entry.stamp_ns) for entry in trace_entries(traces)]
+                       entry.stamp_ns) for entry in trace_entries(traces, with_state=False)]
     written = sorted([*written, *changes], key=lambda item: item.log_time_ns)
     config = json.loads(json.dumps(SMOKE_CONFIG.to_dict()))
     return write_run_bag(path, written, config, manifest=manifest)

@@ -47,11 +47,13 @@ from ghost_core.contracts import VehicleStatus
 from ghost_core.hashing import content_address
 from ghost_core.levels import DecisionKind, FlightStatus, MissionStatus, SelfAssessmentLevel
 from ghost_core.pipeline import Pipeline, PipelineConfig
+from ghost_core.run_configuration import ConfigurationTimeline
 from ghost_core.samples import BeliefSample
 from ghost_core.scenarios import generate_scenario
 from ghost_core.wire import to_msg_dict
 from ghost_verify import cli
 from ghost_verify.rederive import rederive, REPLAY_VERSION
+from ghost_verify.run_parameters import load_run_parameters
 from ghost_verify.verify import verify_all
 
 SCENARIO = 'drift_then_recovery'
@@ -79,7 +81,7 @@ def test_an_honest_run_is_re_derived_exactly(tmp_path: Path, name: str) -> None:
     assert result.holds, result.summary_lines()
     replay = result.replay
     assert replay is not None and replay.holds and replay.possible
-    assert replay.cycles_compared == replay.cycles_replayed == len(traces)
+    assert replay.cycles_compared == len(traces) and replay.messages_not_rederived == 0
     assert replay.messages_compared == sum(6 if t.prediction else 5 for t in traces)
     assert replay.beliefs == len(scenario.cycles)
     assert {topic.kind: topic.compared for topic in replay.topics}['outcome'] == len(traces)
@@ -196,7 +198,8 @@ def test_a_bag_without_inputs_says_replay_was_not_possible(tmp_path: Path) -> No
                                           'input_topics.state): the inputs were not recorded')
     assert replay.summary() == f'replay: not possible ({replay.not_possible_reason})'
     assert result.holds, result.summary_lines()
-    assert ('note: replay: what could not be re-derived is not a failure (--strict makes it '
+    assert ('note: replay: what the recording cannot show is a limit, not a failure (--strict '
+            'makes it '
             'one)') in result.summary_lines()
     assert cli.verify_all_main([str(bag)]) == ExitCode.OK
     strict = verify_all(bag, strict=True)
@@ -284,13 +287,13 @@ def test_an_unrecorded_change_of_m_k_and_q_is_a_parameters_mismatch(tmp_path: Pa
     assert replay is not None and not replay.holds
 
 
-def test_thresholds_changed_mid_run_stop_the_replay_at_that_cycle(tmp_path: Path) -> None:
-    """Recorded new thresholds: every check holds, the re-run is NOT POSSIBLE from them on.
+def test_thresholds_changed_mid_run_are_followed_exactly(tmp_path: Path) -> None:
+    """Recorded new thresholds: every check holds, and the re-run follows them.
 
     The thresholds address the assessor publishes after the change is the recorded
-    configuration's in force (the parameters check holds); the re-run does not follow
-    thresholds, so every message before that cycle was compared (and is exact), none after.
-    Unrecorded, the same change is a parameters_mismatch.
+    configuration's in force (the parameters check holds); the re-run starts a new assessor
+    with the new thresholds where the change is in force, as the node does, so every message
+    is re-derived exactly. Unrecorded, the same change is a parameters_mismatch.
     """
     _, config, inputs = _scenario()
     _, honest = run_bag(tmp_path / 'honest', inputs, config)
@@ -303,12 +306,12 @@ def test_thresholds_changed_mid_run_stop_the_replay_at_that_cycle(tmp_path: Path
                      ThresholdsChangedAt(config, switch, wider), [change])
     assert verify_all(bag).holds
     replay = rederive(bag)
-    assert replay.replayed and not replay.possible and not replay.holds
-    assert replay.replayed_until_ns == switch and replay.messages_differing == 0
-    assert replay.cycles_compared == 15
-    assert 'a recorded change set the thresholds' in (replay.not_possible_reason or '')
-    assert replay.summary().startswith(f'replay: not possible from {switch} ns (')
-    assert sum(topic.not_compared for topic in replay.topics) == 15 * 6
+    assert replay.holds and replay.complete, replay.summary()
+    assert replay.cycles_compared == len(honest)
+    # Judged with the old thresholds after the change, the re-run would differ.
+    stale = rederive(bag, parameters=replace(load_run_parameters(bag),
+                                             timeline=ConfigurationTimeline(config)))
+    assert stale.violated and stale.first_difference() is not None
     unrecorded, _ = run_bag(tmp_path / 'unrecorded', inputs, config,
                             ThresholdsChangedAt(config, switch, wider))
     report = verify_all(unrecorded).parameters
@@ -330,20 +333,24 @@ def _cut(tmp_path: Path, first: int, last: int) -> tuple[Path, list]:
     return write_run_bag(tmp_path / 'bag', kept, run_config(config)), traces
 
 
-def test_a_late_started_recording_cannot_be_replayed(tmp_path: Path) -> None:
-    """The agent's state (history, hysteresis) began before the bag: not possible, not a diff.
+def test_a_late_started_recording_is_cut_not_failed(tmp_path: Path) -> None:
+    """The agent's state (history, hysteresis) began before the bag: cut, not a difference.
 
-    The bag still holds (its first cycles are unverifiable, and so is the re-derivation);
-    --strict fails it.
+    The raw assessments name beliefs judged before the recording (the assessor's hysteresis
+    is not in the bag) and the first windows outcomes before it: those are cut (a limit);
+    everything else is re-derived from the inputs the messages name. --strict fails it.
     """
     bag, traces = _cut(tmp_path, first=3 * 8 + 2, last=0)
-    assert verify_all(bag).holds
+    result = verify_all(bag)
+    assert result.holds, result.summary_lines()
+    assert result.verdict_line().startswith('VERIFIED WITH LIMITS: ')
     assert not verify_all(bag, strict=True).holds
     replay = rederive(bag)
-    assert replay.replayed and not replay.holds and replay.messages_differing == 0
-    assert replay.not_possible_reason is not None
-    assert replay.not_possible_reason.startswith('the recording started after the run')
-    assert replay.replayed_until_ns in {trace.stamp_ns for trace in traces[2:5]}
+    assert replay.replayed and replay.messages_differing == 0
+    assert replay.messages_not_rederived == 0 and replay.messages_cut > 0
+    topics = {topic.kind: topic for topic in replay.topics}
+    assert topics['raw_assessment'].cut > 0 and topics['raw_assessment'].compared == 0
+    assert topics['prediction'].compared > 0 and topics['actuation'].compared > 0
 
 
 def test_an_early_stopped_recording_is_replayed_up_to_its_end(tmp_path: Path) -> None:
@@ -357,25 +364,24 @@ def test_an_early_stopped_recording_is_replayed_up_to_its_end(tmp_path: Path) ->
     assert result.holds, result.summary_lines()
     replay = result.replay
     assert replay is not None and replay.holds
-    assert {topic.kind: topic.not_recorded for topic in replay.topics} == {
-        'raw_assessment': 0, 'prediction': 0, 'outcome': 0, 'calibrated': 1, 'rationale': 1,
-        'actuation': 1}
-    assert replay.cycles_replayed == len(traces) - 1
+    assert replay.complete and replay.cycles_compared == len(traces) - 1
 
 
-def test_a_deleted_message_in_the_middle_is_a_difference(tmp_path: Path) -> None:
-    """A gap the bag records on both sides: the re-derived message is recomputed_only."""
+def test_a_deleted_prediction_in_the_middle_fails_evidence(tmp_path: Path) -> None:
+    """A prediction deleted between two recorded ones: the outcome that names it fails.
+
+    The outcome names the prediction by the belief it was made from, so the outcome is still
+    re-derived exactly; EVIDENCE-v1 fails the name of a prediction the bag lacks.
+    """
     _, config, inputs = _scenario()
     written, traces = run_messages(inputs, config)
     gone = traces[9].stamp_ns
     kept = [item for item in written if not (item.stamp_ns == gone
                                              and item.topic == '/predictions')]
-    replay = rederive(write_run_bag(tmp_path / 'bag', kept, run_config(config)))
-    topics = {topic.kind: topic for topic in replay.topics}
-    assert topics['prediction'].recomputed_only == 1 and not replay.holds
-    assert topics['prediction'].first is not None
-    assert (topics['prediction'].first.kind, topics['prediction'].first.cycle_stamp_ns) == (
-        'recomputed_only', gone)
+    result = verify_all(write_run_bag(tmp_path / 'bag', kept, run_config(config)))
+    assert not result.holds and result.evidence is not None
+    assert dict(result.evidence.by_kind) == {'named_input_missing': 1}
+    assert result.replay is not None and result.replay.holds
 
 
 def test_a_namespaced_run_is_found_by_its_recorded_input_topics(tmp_path: Path) -> None:
@@ -416,7 +422,7 @@ def test_fix_delays_within_the_lag_change_nothing(tmp_path: Path) -> None:
     scenario, config, _ = _scenario()
     bag, traces = run_bag(tmp_path / 'bag', scenario_inputs(scenario, 110_000_000), config)
     replay = rederive(bag)
-    assert replay.holds and replay.late_observations == 0
+    assert replay.holds
     _, on_time = run_bag(tmp_path / 'on_time', scenario_inputs(scenario), config)
 
     def judged(trace: Any) -> Any:  # what was judged, apart from the confirmation it names
@@ -451,7 +457,6 @@ def test_the_evaluators_idle_flush_is_applied_on_the_receipt_times(tmp_path: Pat
     assert not traces[4].outcome.observed  # flushed before its fix came
     replay = rederive(bag)
     assert replay.holds, replay.summary()
-    assert replay.idle_flushes == 1 and replay.late_observations == 1
 
 
 def test_verify_imports_no_runtime() -> None:
@@ -502,7 +507,7 @@ def test_random_runs_hold_with_and_without_replay(tmp_path_factory, run: AgentRu
     replay = result.replay
     assert replay is not None
     assert replay.holds, (replay.summary(), replay.notes())
-    assert replay.cycles_compared == len(traces) == replay.cycles_replayed
+    assert replay.cycles_compared == len(traces)
     assert result.holds, result.summary_lines()
 
 
@@ -544,10 +549,8 @@ def test_a_decision_one_vehicle_status_behind_is_taken_as_recorded(tmp_path: Pat
                          run_config(config))
     result = verify_all(late)
     assert result.holds, result.summary_lines()
-    assert result.replay is not None and result.replay.contexts_behind == 1
-    assert any("record the previous cycle's vehicle status" in line
-               for line in result.summary_lines())
+    assert result.replay is not None and result.replay.holds
     forged = write_run_bag(tmp_path / 'forged', _with_context(
         written, traces[5].stamp_ns, {'flight_status': 1}), run_config(config))  # DISARMED
     replay = verify_all(forged).replay
-    assert replay is not None and not replay.holds and replay.contexts_behind == 0
+    assert replay is not None and not replay.holds

@@ -78,7 +78,8 @@ def test_smoke_witness_erur_on_cycles_1_to_4_baud_on_5_to_10_and_a_partition(
         'conformance: 10/10 conform',
         'RECOVERY-v1: not applicable (' + _NONE + ')',
         'replay: not possible (' + _NONE + ')',
-        'note: replay: what could not be re-derived is not a failure (--strict makes it one)',
+        'note: replay: what the recording cannot show is a limit, not a failure '
+        '(--strict makes it one)',
         f"warning: self-reported parameters: {_NONE} (Ghost's recorder writes it: "
         "ghost_run, ros2 launch ghost); -m, -k, -w not "
         "given, so those parameters are the ones the agent's own messages claim (give them to "

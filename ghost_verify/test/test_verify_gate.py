@@ -118,7 +118,8 @@ def test_a_gate_that_follows_its_rule_holds_gate_v1_with_every_other_check(
         'RECOVERY-v1: not applicable (' + _NONE + ')',
         'GATE-v1: HOLDS (20 gate records: 8 passed, 12 held, 0 vehicle commands)',
         'replay: not possible (' + _NONE + ')',
-        'note: replay: what could not be re-derived is not a failure (--strict makes it one)',
+        'note: replay: what the recording cannot show is a limit, not a failure '
+        '(--strict makes it one)',
         f"warning: self-reported parameters: {_NONE} (Ghost's recorder writes it: "
         "ghost_run, ros2 launch ghost); -m, -k, -w not "
         "given, so those parameters are the ones the agent's own messages claim (give them to "
