@@ -9,13 +9,14 @@ source scripts/env.sh
 
 echo '== ruff'
 ruff check .
-echo '== mypy --strict (ghost_core, ghost_bag, ghost_verify, ghost_nodes, ghost_px4, ghost_ardupilot, ghost)'
+echo '== mypy --strict (ghost_core, ghost_bag, ghost_verify, ghost_nodes, ghost_px4, ghost_ardupilot, ghost_mavros, ghost)'
 mypy --strict ghost_core/ghost_core
 mypy --strict ghost_bag/ghost_bag
 mypy --strict ghost_verify/ghost_verify
 mypy --strict ghost_nodes/ghost_nodes
 mypy --strict ghost_px4/ghost_px4
 mypy --strict ghost_ardupilot/ghost_ardupilot
+mypy --strict ghost_mavros/ghost_mavros
 mypy --strict ghost/ghost
 echo '== pytest'
 set +e

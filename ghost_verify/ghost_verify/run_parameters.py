@@ -93,9 +93,9 @@ def parse_run_config(document: dict[str, object]) -> tuple[PipelineConfig, dict[
     ConfigError names what is wrong.
     """
     topics = document.get('input_topics')
-    # The PX4 bridge's configuration is the bridge re-derivation's (bridge_rederive).
+    # The bridges' configurations (px4_bridge: bridge_rederive's; mavros_bridge): not the agent's.
     agent = {key: value for key, value in document.items()
-             if key not in ('input_topics', BRIDGE_CONFIG_KEY)}
+             if key not in ('input_topics', BRIDGE_CONFIG_KEY, 'mavros_bridge')}
     names: dict[str, str] = {}
     if topics is not None:
         if not isinstance(topics, dict) or set(topics) != {'state', 'observations'} or not all(
