@@ -1,7 +1,4 @@
-"""One pass over a bag: every checker fed every event, then one result (``VerificationResult``).
-
-``ghost_verify.verify.verify_all`` runs it: one bag is one pass in one process.
-"""
+"""One pass over a bag (``verify_all``): every checker fed every event, then one result."""
 
 from __future__ import annotations
 
@@ -22,10 +19,11 @@ from .evidence import EvidenceChecker, EvidenceReport, load_input_index
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import ManifestCheck
+from .parameters_check import ParametersChecker, ParametersReport
 from .recovery import RecoveryChecker, RecoveryReport
 from .rederive import Rederivation, RederivationReport
 from .report_json import read_error_notes, read_errors_to_json
-from .run_parameters import ParametersChecker, ParametersReport, RunParameters
+from .run_parameters import RunParameters
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
@@ -294,8 +292,6 @@ def verify_single_pass(
     replayed = None if rederivation is None else rederivation.result(info)
     every_input = following and rederivation is not None and rederivation.read_every_input()
     return checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
-
-
 
 
 def _evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters

@@ -46,7 +46,7 @@ from ghost_core.pipeline import CycleTrace
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.events import GateRecord
-from ghost_verify.gate import GateChecker, GateReport, verify_gate
+from ghost_verify.gate import GATE_REACH, GateChecker, GateReport
 from ghost_verify.verify import verify_all
 
 #: docs/properties.md shows the GATE-v1 lines these bags print.
@@ -91,6 +91,12 @@ def _check(bag: Path, *, reach: int, cycle_window: int = 256,
         else:
             checker.update(event)
     return checker.result(ghost_bag.info)
+
+
+def verify_gate(bag: Path, *, cycle_window: int = 256, strict: bool = False) -> GateReport:
+    """GATE-v1 alone over a bag, as verify_all's pass feeds it (the default reach)."""
+    return _check(bag, reach=max(cycle_window, GATE_REACH), cycle_window=cycle_window,
+                  strict=strict)
 
 
 def _kinds(report: GateReport) -> dict[str, int]:
