@@ -28,7 +28,18 @@ from benchlib import bench_ros_env, machine_info, write_json
 
 from ghost_core.evidence import TRANSPORT_BOUND_NS
 
-REALDATA = Path(__file__).resolve().parents[2] / 'shared' / 'realdata'
+ROOT = Path(__file__).resolve().parents[1]
+REALDATA = ROOT.parent / 'shared' / 'realdata'
+PX4_MSGS = ROOT.parent / 'shared' / 'vendor' / 'px4_msgs'
+
+
+def _px4_env() -> dict[str, str]:
+    """The isolated ROS environment with px4_msgs built and sourced (scripts/vendored.sh)."""
+    script = (f'set -e; install=$(bash scripts/vendored.sh px4_msgs {PX4_MSGS}); '
+              'COLCON_CURRENT_PREFIX=$install source "$install/local_setup.bash"; env -0')
+    done = subprocess.run(['bash', '-c', script], cwd=ROOT, env=bench_ros_env(),
+                          capture_output=True, check=True)
+    return dict(item.split('=', 1) for item in done.stdout.decode().split('\0') if '=' in item)
 
 
 def _burn() -> None:
@@ -36,12 +47,12 @@ def _burn() -> None:
         pass
 
 
-def _one_run(log: Path, speed: str, out_dir: Path) -> dict[str, object]:
+def _one_run(log: Path, speed: str, out_dir: Path, env: dict[str, str]) -> dict[str, object]:
     """Play one log through ghost_run; the evidence figures of its verification."""
     run_dir = out_dir / log.stem
     started = time.monotonic()
     done = subprocess.run([sys.executable, '-m', 'ghost.run', '--px4-ulog', str(log),
-                           '--speed', speed, '--run-dir', str(run_dir)], env=bench_ros_env(),
+                           '--speed', speed, '--run-dir', str(run_dir)], env=env,
                           capture_output=True, text=True, timeout=900, check=False)
     load = os.getloadavg()[0]
     reports = run_dir / 'reports.json'
@@ -72,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f'transport_bound: no .ulg logs (looked in {REALDATA}; give --logs)',
               file=sys.stderr)
         return 2
+    env = _px4_env()
     burners = [multiprocessing.Process(target=_burn, daemon=True) for _ in range(args.burners)]
     for burner in burners:
         burner.start()
@@ -80,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix='ghost-transport-') as tmp:
             for run in range(args.runs):
                 for log in args.logs:
-                    result = _one_run(log, args.speed, Path(tmp) / str(run))
+                    result = _one_run(log, args.speed, Path(tmp) / str(run), env)
                     results.append(result)
                     print(f"transport: {result['log']}: largest input logged "
                           f"{result['largest_input_after_ns'] / 1e6:.1f} ms after the message "
