@@ -44,6 +44,8 @@ __all__ = [
     'copter_status',
     'ekf_beliefs',
     'fix_about_origin',
+    'gnss_rows',
+    'status_changes',
     'gps_delay',
     'import_beliefs',
     'import_fixes',
@@ -358,7 +360,7 @@ def gps_delay(log: DataflashLog, instance: int, given_ms: float | None) -> GpsDe
                     f'{stated})')
 
 
-def _gnss_rows(log: DataflashLog) -> list[tuple[int, Mapping[str, Any], Mapping[str, Any] | None]]:
+def gnss_rows(log: DataflashLog) -> list[tuple[int, Mapping[str, Any], Mapping[str, Any] | None]]:
     """(instance, GPS row, its GPA row or None) of every receiver, in log order."""
     accuracy: dict[tuple[int, int], Mapping[str, Any]] = {}
     for name, default in (('GPA', 0), ('GPA2', 1)):
@@ -434,7 +436,7 @@ def import_fixes(log: DataflashLog, layout: EkfLayout | None,
     origin_times, origins = _origins(log)
     height = _Height(layout.generation if layout else 3, log.parameters)
     last: dict[int, int] = {}
-    for instance, row, accuracy in _gnss_rows(log):
+    for instance, row, accuracy in gnss_rows(log):
         log_ns = _ns(row['TimeUS'])
         core = primary.at(log_ns) if per_core else 0
         chosen = selection.at(core, log_ns, 10**18)
@@ -498,7 +500,8 @@ COPTER_MODES: Mapping[int, tuple[str, MissionStatus]] = {
 _ARMED, _DISARMED, _LAND_COMPLETE, _NOT_LANDED = 10, 11, 18, 28
 
 
-def _status_changes(log: DataflashLog) -> list[tuple[int, str, object]]:
+def status_changes(log: DataflashLog) -> list[tuple[int, str, object]]:
+    """(time ns, 'armed' / 'landed' / 'mode', value) of ARM, EV and MODE, in time order."""
     changes: list[tuple[int, str, object]] = []
     for row in log.rows('ARM'):
         changes.append((_ns(row['TimeUS']), 'armed', bool(row.get('ArmState', 0))))
@@ -551,7 +554,7 @@ def import_statuses(log: DataflashLog, beliefs: Sequence[tuple[int, int, object]
     from an ArduCopter MODE (another vehicle's modes are UNKNOWN: never guessed). Empty when
     the log says none of them.
     """
-    changes = _status_changes(log)
+    changes = status_changes(log)
     if not changes:
         return []
     copter = log.vehicle() == 'ArduCopter'

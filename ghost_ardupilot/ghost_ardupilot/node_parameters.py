@@ -25,7 +25,7 @@ _AP_BRIDGE = (
     ParamSpec('gnss_height', False, "The EKF's height follows GNSS (EK3_SRC1_POSZ = 3): only "
               "then is the fix's vertical axis compared; otherwise it is marked not measured "
               '(variance 1e6 m^2).', read_only=True),
-    ParamSpec('max_twist_age_s', 0.1, "With beliefs from pose and twist: how far (s) the "
+    ParamSpec('max_twist_age_s', 0.1, 'With beliefs from pose and twist: how far (s) the '
               '/ap/twist/filtered held may be from the pose; farther or none, the pose is '
               'dropped.', (non_negative,), read_only=True),
 )
@@ -47,7 +47,7 @@ _AP_LOG_PLAYER = (
 
 _AP_MISSION = (
     ParamSpec('rate_hz', 10.0, 'cmd_vel messages per second (wall clock): more than the '
-              "3 s GUID_TIMEOUT after which Copter stops by itself.", (positive,),
+              '3 s GUID_TIMEOUT after which Copter stops by itself.', (positive,),
               read_only=True),
     ParamSpec('frame_id', 'map', "The cmd_vel's frame: 'map' (ENU) or 'base_link' (FLU), the "
               'two AP_DDS accepts.', (one_of(('map', 'base_link')),), read_only=True),

@@ -4,7 +4,8 @@ from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReli
 
 from ghost_core.graph import INPUT_QOS_CHOICES, QosClass, TOPIC_QOS
 
-__all__ = ['AP_COMMAND_QOS', 'AP_QOS', 'AP_STATUS_QOS', 'COMMAND_QOS', 'CONFIGURATION_QOS', 'DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH',
+__all__ = ['AP_COMMAND_QOS', 'AP_QOS', 'AP_STATUS_QOS', 'COMMAND_QOS', 'CONFIGURATION_QOS',
+           'DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH',
            'INPUT_QOS_CHOICES', 'input_qos', 'PX4_QOS', 'topic_qos']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
