@@ -5,6 +5,7 @@
         observations_topic:=/rtk/pose
     ros2 launch ghost closed_loop.launch.py namespace:=uav1 record:=true   # /uav1/actuations ...
     ros2 launch ghost closed_loop.launch.py px4:=true record:=true   # PX4 over uXRCE-DDS
+    ros2 launch ghost closed_loop.launch.py ardupilot:=true record:=true   # ArduPilot AP_DDS
     ros2 launch ghost closed_loop.launch.py use_scenario:=false gate:=twist  # cmd_vel gate
     ros2 launch ghost closed_loop.launch.py single_process:=true   # the agent in one process
     ros2 launch ghost closed_loop.launch.py executor:=single_threaded   # rclpy's default
@@ -105,14 +106,19 @@ def _graph_status(context):
 
 
 def _source(context) -> Source:
-    """What feeds the agent: px4:=true, input:=BAG, the scenario, or the vehicle's own stack."""
+    """What feeds the agent: px4:=true, ardupilot:=true, input:=BAG, the scenario, or none."""
+    given = [name for name in ('px4', 'ardupilot') if _flag(context, name)]
     if LaunchConfiguration('input').perform(context):
-        if _flag(context, 'px4'):
-            raise ValueError('launch arguments input:= and px4:=true: give one (each is the '
-                             "agent's inputs)")
+        given.insert(0, 'input:=')
+    if len(given) > 1:
+        raise ValueError(f'launch arguments {" and ".join(given)}: give one (each is the '
+                         "agent's inputs)")
+    if LaunchConfiguration('input').perform(context):
         return Source.INPUT_BAG
     if _flag(context, 'px4'):
         return Source.PX4
+    if _flag(context, 'ardupilot'):
+        return Source.ARDUPILOT
     return Source.SCENARIO if _flag(context, 'use_scenario') else Source.EXTERNAL
 
 
@@ -269,12 +275,20 @@ def _arguments() -> list[DeclareLaunchArgument]:
                                           'uXRCE-DDS topics (fmu/out/vehicle_odometry, '
                                           'vehicle_local_position, vehicle_gps_position) become '
                                           'the inputs.'),
+        DeclareLaunchArgument('ardupilot', default_value='false',
+                              description="Start ap_bridge instead of the simulator: "
+                                          "ArduPilot's AP_DDS topics (/ap/odometry/filtered or "
+                                          '/ap/pose/filtered + /ap/twist/filtered, /ap/navsat, '
+                                          '/ap/gps_global_origin/filtered, /ap/status) become '
+                                          'the inputs.'),
         DeclareLaunchArgument('gate', default_value='', choices=['', *GATE_MODES],
                               description="The command gate between the mission and the "
                                           "vehicle: 'px4' (ghost/mission/trajectory_setpoint "
                                           '-> fmu/in/trajectory_setpoint, offboard_control_mode, '
-                                          "vehicle_command), 'twist' (cmd_vel_in -> cmd_vel) or "
-                                          "'none'. '' = 'px4' with px4:=true, else 'none'."),
+                                          "vehicle_command), 'ardupilot' (cmd_vel_in -> "
+                                          "/ap/cmd_vel, /ap/mode_switch), 'twist' (cmd_vel_in "
+                                          "-> cmd_vel) or 'none'. '' = 'px4' with px4:=true, "
+                                          "'ardupilot' with ardupilot:=true, else 'none'."),
         DeclareLaunchArgument('mission_setpoint_topic',
                               default_value='ghost/mission/trajectory_setpoint',
                               description='gate:=px4: where your mission publishes its '

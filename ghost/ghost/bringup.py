@@ -21,6 +21,8 @@ import tempfile
 
 from ghost_core.graph import (
     AGENT_SETTINGS,
+    AP_CMD_VEL_TOPIC,
+    AP_OUT_TOPICS,
     CMD_VEL_IN_TOPIC,
     CMD_VEL_TOPIC,
     DIAGNOSTICS_TOPIC,
@@ -64,6 +66,11 @@ class Source(enum.Enum):
     #: A PX4 flight log played as PX4 would (``px4_log_player`` -> ``px4_bridge``), with a
     #: stand-in mission (``mission_setpoints``) feeding the gate.
     PX4_ULOG = 'px4_ulog'
+    #: A live ArduPilot over AP_DDS (``ap_bridge`` turns /ap/... into the inputs).
+    ARDUPILOT = 'ardupilot'
+    #: An ArduPilot DataFlash log played as AP_DDS would (``ap_log_player`` -> ``ap_bridge``),
+    #: with a stand-in mission (``ap_mission``) feeding the gate.
+    ARDUPILOT_LOG = 'ardupilot_log'
     #: Your own estimator and fix publish the inputs: no source node.
     EXTERNAL = 'external'
 
@@ -90,6 +97,7 @@ class GraphOptions:
     scenario: str = 'drift_then_recovery'
     input_bag: str = ''
     px4_ulog: str = ''
+    ardupilot_log: str = ''
     record: bool = True
     bag_path: str = ''
     namespace: str = ''
@@ -108,27 +116,37 @@ class GraphOptions:
         return self.source in (Source.PX4, Source.PX4_ULOG)
 
     @property
+    def ardupilot(self) -> bool:
+        """Whether ArduPilot's AP_DDS topics feed the agent (through ap_bridge)."""
+        return self.source in (Source.ARDUPILOT, Source.ARDUPILOT_LOG)
+
+    @property
     def gate_mode(self) -> str:
         """The gate's mode, '' resolved."""
-        return self.gate or ('px4' if self.px4 else 'none')
+        return self.gate or ('px4' if self.px4 else 'ardupilot' if self.ardupilot else 'none')
 
     def check(self) -> None:
         """``ValueError`` naming the option that is wrong."""
         if self.scenario not in SCENARIOS:
             raise ValueError(f'unknown scenario {self.scenario!r}; choose one of '
                              f'{", ".join(SCENARIOS)}')
-        for name, wanted in (('input_bag', Source.INPUT_BAG), ('px4_ulog', Source.PX4_ULOG)):
+        for name, wanted in (('input_bag', Source.INPUT_BAG), ('px4_ulog', Source.PX4_ULOG),
+                             ('ardupilot_log', Source.ARDUPILOT_LOG)):
             given = bool(getattr(self, name))
             if given != (self.source is wanted):
                 raise ValueError(f'{name} is the file of source {wanted.value!r} and only of it '
                                  f'(source {self.source.value!r}, {name} {getattr(self, name)!r})')
-        if self.px4_ulog and not Path(self.px4_ulog).is_file():
-            raise ValueError(f'px4_ulog {self.px4_ulog!r} is not a file')
+        for name in ('px4_ulog', 'ardupilot_log'):
+            if getattr(self, name) and not Path(getattr(self, name)).is_file():
+                raise ValueError(f'{name} {getattr(self, name)!r} is not a file')
         if self.gate not in ('', *GATE_MODES):
             raise ValueError(f'gate must be one of {", ".join(GATE_MODES)}, got {self.gate!r}')
         if self.gate_mode == 'px4' and not self.px4:
             raise ValueError("gate 'px4' holds the vehicle at PX4's local position: it needs a "
                              "PX4 source (px4_bridge); use gate 'twist' for a stack without PX4")
+        if self.gate_mode == 'ardupilot' and not self.ardupilot:
+            raise ValueError("gate 'ardupilot' sends /ap/cmd_vel and /ap/mode_switch: it needs "
+                             "an ArduPilot source (ap_bridge); use gate 'twist' otherwise")
         if self.params_file and not Path(self.params_file).is_file():
             raise ValueError(f'params_file {self.params_file!r} is not a file')
         normalise_namespace(self.namespace)
@@ -208,9 +226,15 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
         specs.append(common.spec('mission_setpoints',
                                  subscribes=('/fmu/out/vehicle_local_position',),
                                  publishes=(MISSION_SETPOINT_TOPIC,), remapped=frozenset()))
+    if options.source is Source.ARDUPILOT_LOG:
+        specs.append(common.spec('ap_mission', publishes=(CMD_VEL_IN_TOPIC,),
+                                 remapped=frozenset()))
     if options.px4:
         # The bridge's own inputs, so that verify_all re-derives its conversion too.
         recorded.update(PX4_OUT_TOPICS)
+    if options.ardupilot:
+        # The bridge's own inputs: each output's source_samples names samples of them.
+        recorded.update(AP_OUT_TOPICS)
     if options.gate_mode != 'none':
         specs.append(_gate(common, options.gate_mode, recorded))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
@@ -258,6 +282,14 @@ def _source_nodes(common: _Common, options: GraphOptions) -> list[NodeSpec]:
         specs.append(common.spec('px4_bridge', subscribes=tuple(PX4_OUT_TOPICS),
                                  publishes=(*with_status, SOURCE_SAMPLES_TOPIC),
                                  remapped=frozenset(with_status)))
+    if options.source is Source.ARDUPILOT_LOG:
+        specs.append(common.spec('ap_log_player', publishes=tuple(AP_OUT_TOPICS),
+                                 remapped=frozenset(),
+                                 parameters={'log': str(Path(options.ardupilot_log).resolve())}))
+    if options.ardupilot:
+        specs.append(common.spec('ap_bridge', subscribes=tuple(AP_OUT_TOPICS),
+                                 publishes=(*with_status, SOURCE_SAMPLES_TOPIC),
+                                 remapped=frozenset(with_status)))
     return specs
 
 
@@ -275,6 +307,9 @@ def _gate(common: _Common, mode: str, recorded: dict[str, str]) -> NodeSpec:
         publishes: tuple[str, ...] = (*PX4_IN_TOPICS, GATE_TOPIC)
         recorded.update({topic: PX4_IN_TOPICS[topic] for topic in (
             '/fmu/in/trajectory_setpoint', '/fmu/in/vehicle_command')})
+    elif mode == 'ardupilot':
+        subscribes, publishes = ('/actuations', CMD_VEL_IN_TOPIC), (AP_CMD_VEL_TOPIC, GATE_TOPIC)
+        recorded[AP_CMD_VEL_TOPIC] = 'geometry_msgs/msg/TwistStamped'
     else:
         subscribes, publishes = ('/actuations', CMD_VEL_IN_TOPIC), (CMD_VEL_TOPIC, GATE_TOPIC)
     recorded[GATE_TOPIC] = 'ghost_interfaces/msg/GateEmission'
@@ -316,7 +351,7 @@ def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, obje
     """
     spec = next((spec for spec in specs if spec.name == 'px4_bridge'), None)
     if spec is None:
-        return {}
+        return _ap_bridge_run_config(common, specs)
     # Only a PX4 graph needs ghost_px4 (the agent's bringup does not depend on it).
     from ghost_px4.bridge import BRIDGE_CONFIG_KEY, BridgeConfig
     from ghost_px4.node_parameters import PARAMETERS as PX4_PARAMETERS
@@ -468,3 +503,29 @@ def unknown_launch_arguments(given: Mapping[str, str], declared: Sequence[str]) 
             '--show-args; included from your launch file, whose arguments reach this one too: '
             'include it in a GroupAction(forwarding=False) that passes only these, as its '
             'launch_configurations)')
+
+
+def _ap_bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, object]:
+    """ap_bridge's parameters and topics for the run configuration (none without it)."""
+    spec = next((spec for spec in specs if spec.name == 'ap_bridge'), None)
+    if spec is None:
+        return {}
+    # Only an ArduPilot graph needs ghost_ardupilot.
+    from ghost_ardupilot.bridge import BRIDGE_CONFIG_KEY, BridgeConfig
+    from ghost_ardupilot.node_parameters import PARAMETERS as AP_PARAMETERS
+
+    with tempfile.TemporaryDirectory(prefix='ghost_config_') as folder:
+        overrides = None
+        if spec.parameters:
+            overrides = str(Path(folder) / 'ap_bridge.yaml')
+            Path(overrides).write_text(overrides_yaml(spec), encoding='utf-8')
+        params = node_parameters(parameter_files(spec, overrides), 'ap_bridge',
+                                 {item.name: item.default
+                                  for item in AP_PARAMETERS['ap_bridge']}, spec.namespace)
+    remaps = dict(common.remaps)
+    topics = {topic: topic_in_namespace(topic, common.namespace)
+              for topic in (*AP_OUT_TOPICS, SOURCE_SAMPLES_TOPIC)}
+    topics.update({topic: _resolved(topic, remaps, common.namespace)
+                   for topic in (*INPUT_TOPICS, VEHICLE_STATUS_TOPIC)})
+    return {BRIDGE_CONFIG_KEY: {'parameters': BridgeConfig.from_parameters(params).to_dict(),
+                                'topics': topics}}

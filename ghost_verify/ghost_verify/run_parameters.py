@@ -92,9 +92,10 @@ def parse_run_config(document: dict[str, object]) -> tuple[PipelineConfig, dict[
     ConfigError names what is wrong.
     """
     topics = document.get('input_topics')
-    # The PX4 bridge's configuration is the bridge re-derivation's (bridge_rederive).
+    # The PX4 bridge's configuration is the bridge re-derivation's (bridge_rederive), the
+    # ArduPilot bridge's (ap_bridge) likewise its own.
     agent = {key: value for key, value in document.items()
-             if key not in ('input_topics', BRIDGE_CONFIG_KEY)}
+             if key not in ('input_topics', BRIDGE_CONFIG_KEY, 'ap_bridge')}
     names: dict[str, str] = {}
     if topics is not None:
         if not isinstance(topics, dict) or set(topics) != {'state', 'observations'} or not all(
