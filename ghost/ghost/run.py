@@ -16,6 +16,7 @@ verifier found a violation or a broken chain; 2 for a usage error; 3 when the ru
 """
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, UTC
 import importlib.util
@@ -403,8 +404,9 @@ def _ardupilot_log_plan(args: argparse.Namespace, options: GraphOptions) -> _Pla
     times = [int(row['TimeUS']) for row in log.rows('XKF1') or log.rows('NKF1')]
     duration_s = (max(times) - min(times)) / 1e6 if times else 0.0
     # The vehicle's own GNSS lag and height source, so the bridge reads it as ArduPilot did.
-    overrides = {'ap_log_player': {'speed': float(args.speed), 'exit_when_done': True},
-                 'ap_bridge': bridge_parameters(log)}
+    overrides: dict[str, Mapping[str, object]] = {
+        'ap_log_player': {'speed': float(args.speed), 'exit_when_done': True},
+        'ap_bridge': bridge_parameters(log)}
     options = replace(options, source=Source.ARDUPILOT_LOG,
                       ardupilot_log=str(args.ardupilot_log.resolve()), overrides=overrides)
     return _Plan(options, None, f'ArduPilot log {args.ardupilot_log} ({duration_s:.0f} s at '

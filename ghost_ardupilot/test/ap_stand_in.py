@@ -24,12 +24,12 @@ from pathlib import Path
 import sys
 import time
 
+from ardupilot_msgs.srv import ModeSwitch
 from geometry_msgs.msg import TwistStamped
 import rclpy
-import rclpy.utilities
 from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReliabilityPolicy
+import rclpy.utilities
 
-from ardupilot_msgs.srv import ModeSwitch
 from ghost_interfaces.msg import ActionEmission, GateEmission
 from ghost_nodes.qos import COMMAND_QOS, GHOST_QOS
 

@@ -82,8 +82,11 @@ def test_cmd_vel_passes_only_on_proceed_and_a_hold_asks_the_vehicle_for_a_mode(
 
 def test_a_frame_ardupilot_would_drop_is_held_and_copter_stops_by_itself_without_the_gate(
         tmp_path, processes, ardupilot_env) -> None:
-    """A cmd_vel in 'odom' is held (AP_DDS would drop it silently); a gate killed while passing
-    sends nothing more, and Copter in GUIDED stops by itself 3 s after the last cmd_vel."""
+    """A frame AP_DDS drops is held; without the gate, Copter stops by itself after 3 s.
+
+    A cmd_vel in 'odom' is held (AP_DDS would drop it silently); a gate killed while passing
+    sends nothing more, and Copter in GUIDED stops by itself 3 s after the last cmd_vel.
+    """
     phases = [
         {'name': 'go', 'actuation': PROCEED, 'until': {'action': PASSED}, 'count': 3},
         {'name': 'odom', 'actuation': PROCEED, 'frame': 'odom',

@@ -1,4 +1,4 @@
-"""The ArduPilot gate's rule and GATE-v1 on its records: the mode a decision names, and no other."""
+"""The ArduPilot gate's rule and GATE-v1 on its records: the mode a decision names, no other."""
 
 from __future__ import annotations
 
