@@ -341,6 +341,9 @@ class CommandGateNode(GhostNode):
             zero = self._twist_type()
             if self._twist_type is TwistStamped:
                 zero.header = msg.header
+                # ArduPilot drops a frame it does not accept: the hold goes in one it does.
+                zero.header.frame_id = self._frame_id if self._mode == 'ardupilot' \
+                    else msg.header.frame_id
             self._send_zero_twist(zero, verdict, now)
             return
         try:
