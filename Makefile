@@ -6,7 +6,7 @@ ARGS ?=
 # Where the shared data and vendored sources are (the real logs, the ros2 CLI, px4_msgs).
 SHARED ?= ../shared
 
-.PHONY: demo demo-px4 ros2 test test-fast bootstrap lint typecheck bench clean
+.PHONY: demo demo-px4 demo-ardupilot ros2 test test-fast bootstrap lint typecheck bench clean
 
 ## The main job: set up if needed, run the closed loop as separate processes, record, verify.
 demo: bootstrap
@@ -16,6 +16,12 @@ demo: bootstrap
 ## px4_bridge, the agent and the command gate; recorded and verified (scripts/demo_px4.sh).
 demo-px4: bootstrap
 	@bash scripts/demo_px4.sh
+
+## Real ArduPilot flight logs (../shared/realdata/ardupilot/*.bin, or AP_LOGS=...) played as
+## AP_DDS would, through ap_bridge, the agent and the command gate in ardupilot mode; recorded
+## and verified (scripts/demo_ardupilot.sh).
+demo-ardupilot: bootstrap
+	@bash scripts/demo_ardupilot.sh
 
 ## The ros2 CLI (launch, run, pkg, topic) on a machine without ROS: Jazzy's own sources in
 ## $(SHARED)/vendor/ros2-jazzy, built once into build/vendored (scripts/vendored.sh; measured

@@ -26,6 +26,8 @@ VENDORED_ROS2 = ROOT.parent / 'shared' / 'vendor' / 'ros2-jazzy'
 VENDORED_PX4_MSGS = ROOT.parent / 'shared' / 'vendor' / 'px4_msgs'
 #: The unmodified mavros_msgs subset mavros_bridge's tests publish (likewise).
 VENDORED_MAVROS_MSGS = ROOT.parent / 'shared' / 'vendor' / 'mavros_msgs'
+#: The unmodified ardupilot_msgs subset ap_bridge's tests publish (not in the repository).
+VENDORED_ARDUPILOT_MSGS = ROOT.parent / 'shared' / 'vendor' / 'ardupilot_msgs'
 
 
 #: Fast DDS's own ``fastdds shm clean`` (installed with the fastrtps wheel, beside the venv).
@@ -105,7 +107,8 @@ def isolated_ros_env(domain_id: int) -> dict[str, str]:
 #: Fixtures that start ROS 2 over DDS, or the vendored ros2 command-line tools: a test using one
 #: (directly or through another fixture) is in that tier.
 _DDS_FIXTURES = frozenset({'ros_domain', 'ros_env', 'module_ros_env', 'processes', 'px4_env',
-                           'px4_msgs_env', 'mavros_env', 'mavros_msgs_env'})
+                           'px4_msgs_env', 'mavros_env', 'mavros_msgs_env', 'ardupilot_env',
+                           'ardupilot_msgs_env'})
 _ROS2_TOOLS_FIXTURES = frozenset({'ros2_tools', 'ros2_env'})
 #: Packages whose tests are pure (no bag, no file, no process): the unit tier.
 _UNIT_PACKAGES = frozenset({'ghost_core', 'ghost_interfaces'})
@@ -333,6 +336,20 @@ def mavros_msgs_env() -> dict[str, str]:
 def mavros_env(mavros_msgs_env: dict[str, str], ros_domain: int) -> dict[str, str]:
     """``mavros_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
     return _isolated(mavros_msgs_env, ros_domain)
+def ardupilot_msgs_env() -> dict[str, str]:
+    """The environment with the vendored ardupilot_msgs subset (and geographic_msgs) importable.
+
+    ``$GHOST_ARDUPILOT_MSGS`` overrides ../shared/vendor/ardupilot_msgs. Not isolated: tests
+    take ``ardupilot_env``.
+    """
+    sources = Path(os.environ.get('GHOST_ARDUPILOT_MSGS') or VENDORED_ARDUPILOT_MSGS)
+    return _vendored_env('ardupilot_msgs', sources, 'vendored ardupilot_msgs')
+
+
+@pytest.fixture
+def ardupilot_env(ardupilot_msgs_env: dict[str, str], ros_domain: int) -> dict[str, str]:
+    """``ardupilot_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
+    return _isolated(ardupilot_msgs_env, ros_domain)
 
 
 class ProcessGroup:

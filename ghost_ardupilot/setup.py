@@ -3,6 +3,7 @@
 from setuptools import find_packages, setup
 
 package_name = 'ghost_ardupilot'
+NODES = ('ap_bridge', 'ap_log_player', 'ap_mission')
 
 setup(
     name=package_name,
@@ -17,8 +18,11 @@ setup(
     zip_safe=True,
     maintainer='Ghost developers',
     maintainer_email='dev@ghost-project.org',
-    description='ArduPilot for Ghost: DataFlash logs imported as input bags, '
-                "ArduPilot's own EKF flags and events.",
+    description='ArduPilot for Ghost: DataFlash logs imported as input bags or played as '
+                "AP_DDS would, ArduPilot's own EKF flags and events, the AP_DDS bridge.",
     license='Apache-2.0',
     tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [f'{node} = ghost_ardupilot.nodes.{node}:main' for node in NODES],
+    },
 )

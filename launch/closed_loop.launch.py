@@ -6,6 +6,7 @@
     ros2 launch ghost closed_loop.launch.py namespace:=uav1 record:=true   # /uav1/actuations ...
     ros2 launch ghost closed_loop.launch.py px4:=true record:=true   # PX4 over uXRCE-DDS
     ros2 launch ghost closed_loop.launch.py mavros:=true record:=true   # MAVROS, PX4/ArduPilot
+    ros2 launch ghost closed_loop.launch.py ardupilot:=true record:=true   # ArduPilot AP_DDS
     ros2 launch ghost closed_loop.launch.py use_scenario:=false gate:=twist  # cmd_vel gate
     ros2 launch ghost closed_loop.launch.py single_process:=true   # the agent in one process
     ros2 launch ghost closed_loop.launch.py executor:=single_threaded   # rclpy's default
@@ -106,11 +107,12 @@ def _graph_status(context):
 
 
 def _source(context) -> Source:
-    """What feeds the agent: px4:=true, mavros:=true, input:=BAG, the scenario, or your stack."""
+    """What feeds the agent: px4, mavros, ardupilot:=true, input:=BAG, the scenario, or none."""
     chosen = {'input:=': Source.INPUT_BAG if LaunchConfiguration('input').perform(context)
               else None,
               'px4:=true': Source.PX4 if _flag(context, 'px4') else None,
-              'mavros:=true': Source.MAVROS if _flag(context, 'mavros') else None}
+              'mavros:=true': Source.MAVROS if _flag(context, 'mavros') else None,
+              'ardupilot:=true': Source.ARDUPILOT if _flag(context, 'ardupilot') else None}
     given = [name for name, source in chosen.items() if source is not None]
     if len(given) > 1:
         raise ValueError(f'launch arguments {" and ".join(given)}: give one (each is the '
@@ -278,12 +280,20 @@ def _arguments() -> list[DeclareLaunchArgument]:
                                           "MAVROS's topics (mavros/local_position/odom, "
                                           'global_position/raw/fix, state, extended_state; PX4 '
                                           'or ArduPilot behind it) become the inputs.'),
+        DeclareLaunchArgument('ardupilot', default_value='false',
+                              description="Start ap_bridge instead of the simulator: "
+                                          "ArduPilot's AP_DDS topics (/ap/odometry/filtered or "
+                                          '/ap/pose/filtered + /ap/twist/filtered, /ap/navsat, '
+                                          '/ap/gps_global_origin/filtered, /ap/status) become '
+                                          'the inputs.'),
         DeclareLaunchArgument('gate', default_value='', choices=['', *GATE_MODES],
                               description="The command gate between the mission and the "
                                           "vehicle: 'px4' (ghost/mission/trajectory_setpoint "
                                           '-> fmu/in/trajectory_setpoint, offboard_control_mode, '
-                                          "vehicle_command), 'twist' (cmd_vel_in -> cmd_vel) or "
-                                          "'none'. '' = 'px4' with px4:=true, else 'none'."),
+                                          "vehicle_command), 'ardupilot' (cmd_vel_in -> "
+                                          "/ap/cmd_vel, /ap/mode_switch), 'twist' (cmd_vel_in "
+                                          "-> cmd_vel) or 'none'. '' = 'px4' with px4:=true, "
+                                          "'ardupilot' with ardupilot:=true, else 'none'."),
         DeclareLaunchArgument('mission_setpoint_topic',
                               default_value='ghost/mission/trajectory_setpoint',
                               description='gate:=px4: where your mission publishes its '

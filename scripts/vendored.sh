@@ -10,6 +10,10 @@
 #   mavros_msgs a subset of MAVROS's message package (rosidl CMake, built alike): the
 #               mavros_bridge tests need its types (fixture `mavros_msgs_env`); a MAVROS user
 #               has the whole package with MAVROS.
+#   ardupilot_msgs  ArduPilot's own ROS 2 interfaces (a subset, unmodified) and, built with
+#               them, the two geographic_msgs types AP_DDS publishes the EKF origin with
+#               (ghost_ardupilot/test/interfaces/geographic_msgs: no wheel has them): the
+#               ap_bridge tests and make demo-ardupilot need them (fixture `ardupilot_msgs_env`).
 #
 # Idempotent: the build is skipped when the vendored sources (and this script) hash as they did
 # at the last successful build. Concurrent callers (two pytest processes) wait on a lock. The
@@ -31,7 +35,8 @@ case "$name" in
   ros2-jazzy) what='the vendored ROS 2 tools'; expect=README.md; about='about 40 s of CPU' ;;
   px4_msgs) what='the vendored px4_msgs'; expect=package.xml; about='once per clone' ;;
   mavros_msgs) what='the vendored mavros_msgs'; expect=package.xml; about='once per clone' ;;
-  *) echo "usage: $0 ros2-jazzy|px4_msgs|mavros_msgs [SOURCES]" >&2; exit 2 ;;
+  ardupilot_msgs) what='the vendored ardupilot_msgs'; expect=package.xml; about='once per clone' ;;
+  *) echo "usage: $0 ros2-jazzy|px4_msgs|mavros_msgs|ardupilot_msgs [SOURCES]" >&2; exit 2 ;;
 esac
 vendor=${2:-$root/../shared/vendor/$name}
 base=$root/build/vendored/$name
@@ -41,6 +46,11 @@ if [ ! -f "$vendor/$expect" ]; then
   exit 2
 fi
 vendor=$(cd "$vendor" && pwd)
+# ardupilot_msgs is built with the geographic_msgs subset its origin topic needs.
+paths=("$vendor")
+if [ "$name" = ardupilot_msgs ]; then
+  paths+=("$root/ghost_ardupilot/test/interfaces/geographic_msgs")
+fi
 mkdir -p "$base"
 # build/ is already COLCON_IGNOREd; marking this folder too keeps it out of any crawl rooted here.
 touch "$base/COLCON_IGNORE"
@@ -53,8 +63,9 @@ source "$root/scripts/env.sh" --no-install
 
 # What the install space depends on: every vendored file, this script (the build command) and
 # the interpreter the packages are built for.
-src_hash=$( { cd "$vendor" && find . -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 \
-                | sort -z | xargs -0 sha256sum;
+src_hash=$( { for path in "${paths[@]}"; do (cd "$path" && find . -type f \
+                ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum);
+              done;
               sha256sum "$root/scripts/vendored.sh" | cut -d' ' -f1;
               echo "$VIRTUAL_ENV"; } | sha256sum | cut -d' ' -f1)
 install=$base/install
@@ -68,7 +79,7 @@ say "building $what from $vendor ($about)"
 # A clean build: a stale install space (a package removed or renamed) must not survive.
 rm -rf "$base/build" "$install" "$base/log"
 started=$(date +%s)
-if ! colcon --log-base "$base/log" build --base-paths "$vendor" \
+if ! colcon --log-base "$base/log" build --base-paths "${paths[@]}" \
       --build-base "$base/build" --install-base "$install" \
       --event-handlers console_cohesion- summary+ \
       --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$VIRTUAL_ENV/bin/python" \

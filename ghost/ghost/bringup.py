@@ -21,6 +21,8 @@ import tempfile
 
 from ghost_core.graph import (
     AGENT_SETTINGS,
+    AP_CMD_VEL_TOPIC,
+    AP_OUT_TOPICS,
     CMD_VEL_IN_TOPIC,
     CMD_VEL_TOPIC,
     DIAGNOSTICS_TOPIC,
@@ -67,6 +69,11 @@ class Source(enum.Enum):
     PX4_ULOG = 'px4_ulog'
     #: MAVROS (PX4 or ArduPilot behind it): ``mavros_bridge`` turns mavros/... into the inputs.
     MAVROS = 'mavros'
+    #: A live ArduPilot over AP_DDS (``ap_bridge`` turns /ap/... into the inputs).
+    ARDUPILOT = 'ardupilot'
+    #: An ArduPilot DataFlash log played as AP_DDS would (``ap_log_player`` -> ``ap_bridge``),
+    #: with a stand-in mission (``ap_mission``) feeding the gate.
+    ARDUPILOT_LOG = 'ardupilot_log'
     #: Your own estimator and fix publish the inputs: no source node.
     EXTERNAL = 'external'
 
@@ -93,6 +100,7 @@ class GraphOptions:
     scenario: str = 'drift_then_recovery'
     input_bag: str = ''
     px4_ulog: str = ''
+    ardupilot_log: str = ''
     record: bool = True
     bag_path: str = ''
     namespace: str = ''
@@ -111,27 +119,37 @@ class GraphOptions:
         return self.source in (Source.PX4, Source.PX4_ULOG)
 
     @property
+    def ardupilot(self) -> bool:
+        """Whether ArduPilot's AP_DDS topics feed the agent (through ap_bridge)."""
+        return self.source in (Source.ARDUPILOT, Source.ARDUPILOT_LOG)
+
+    @property
     def gate_mode(self) -> str:
         """The gate's mode, '' resolved."""
-        return self.gate or ('px4' if self.px4 else 'none')
+        return self.gate or ('px4' if self.px4 else 'ardupilot' if self.ardupilot else 'none')
 
     def check(self) -> None:
         """``ValueError`` naming the option that is wrong."""
         if self.scenario not in SCENARIOS:
             raise ValueError(f'unknown scenario {self.scenario!r}; choose one of '
                              f'{", ".join(SCENARIOS)}')
-        for name, wanted in (('input_bag', Source.INPUT_BAG), ('px4_ulog', Source.PX4_ULOG)):
+        for name, wanted in (('input_bag', Source.INPUT_BAG), ('px4_ulog', Source.PX4_ULOG),
+                             ('ardupilot_log', Source.ARDUPILOT_LOG)):
             given = bool(getattr(self, name))
             if given != (self.source is wanted):
                 raise ValueError(f'{name} is the file of source {wanted.value!r} and only of it '
                                  f'(source {self.source.value!r}, {name} {getattr(self, name)!r})')
-        if self.px4_ulog and not Path(self.px4_ulog).is_file():
-            raise ValueError(f'px4_ulog {self.px4_ulog!r} is not a file')
+        for name in ('px4_ulog', 'ardupilot_log'):
+            if getattr(self, name) and not Path(getattr(self, name)).is_file():
+                raise ValueError(f'{name} {getattr(self, name)!r} is not a file')
         if self.gate not in ('', *GATE_MODES):
             raise ValueError(f'gate must be one of {", ".join(GATE_MODES)}, got {self.gate!r}')
         if self.gate_mode == 'px4' and not self.px4:
             raise ValueError("gate 'px4' holds the vehicle at PX4's local position: it needs a "
                              "PX4 source (px4_bridge); use gate 'twist' for a stack without PX4")
+        if self.gate_mode == 'ardupilot' and not self.ardupilot:
+            raise ValueError("gate 'ardupilot' sends /ap/cmd_vel and /ap/mode_switch: it needs "
+                             "an ArduPilot source (ap_bridge); use gate 'twist' otherwise")
         if self.params_file and not Path(self.params_file).is_file():
             raise ValueError(f'params_file {self.params_file!r} is not a file')
         normalise_namespace(self.namespace)
@@ -211,12 +229,18 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
         specs.append(common.spec('mission_setpoints',
                                  subscribes=('/fmu/out/vehicle_local_position',),
                                  publishes=(MISSION_SETPOINT_TOPIC,), remapped=frozenset()))
+    if options.source is Source.ARDUPILOT_LOG:
+        specs.append(common.spec('ap_mission', publishes=(CMD_VEL_IN_TOPIC,),
+                                 remapped=frozenset()))
     if options.px4:
         # The bridge's own inputs, so that verify_all re-derives its conversion too.
         recorded.update(PX4_OUT_TOPICS)
     for spec in specs:
         if spec.name == 'mavros_bridge':  # its inputs too: what its source_samples name
             recorded.update({topic: MAVROS_TOPICS[topic] for topic in spec.subscribes})
+    if options.ardupilot:
+        # The bridge's own inputs: each output's source_samples names samples of them.
+        recorded.update(AP_OUT_TOPICS)
     if options.gate_mode != 'none':
         specs.append(_gate(common, options.gate_mode, recorded))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
@@ -273,6 +297,14 @@ def _source_nodes(common: _Common, options: GraphOptions) -> list[NodeSpec]:
         fix = fixes[str(_bridge_parameters(bridge)['fix_source'])]
         specs.append(replace(bridge, subscribes=tuple(
             topic for topic in MAVROS_TOPICS if topic not in fixes.values() or topic == fix)))
+    if options.source is Source.ARDUPILOT_LOG:
+        specs.append(common.spec('ap_log_player', publishes=tuple(AP_OUT_TOPICS),
+                                 remapped=frozenset(),
+                                 parameters={'log': str(Path(options.ardupilot_log).resolve())}))
+    if options.ardupilot:
+        specs.append(common.spec('ap_bridge', subscribes=tuple(AP_OUT_TOPICS),
+                                 publishes=(*with_status, SOURCE_SAMPLES_TOPIC),
+                                 remapped=frozenset(with_status)))
     return specs
 
 
@@ -290,6 +322,9 @@ def _gate(common: _Common, mode: str, recorded: dict[str, str]) -> NodeSpec:
         publishes: tuple[str, ...] = (*PX4_IN_TOPICS, GATE_TOPIC)
         recorded.update({topic: PX4_IN_TOPICS[topic] for topic in (
             '/fmu/in/trajectory_setpoint', '/fmu/in/vehicle_command')})
+    elif mode == 'ardupilot':
+        subscribes, publishes = ('/actuations', CMD_VEL_IN_TOPIC), (AP_CMD_VEL_TOPIC, GATE_TOPIC)
+        recorded[AP_CMD_VEL_TOPIC] = 'geometry_msgs/msg/TwistStamped'
     else:
         subscribes, publishes = ('/actuations', CMD_VEL_IN_TOPIC), (CMD_VEL_TOPIC, GATE_TOPIC)
     recorded[GATE_TOPIC] = 'ghost_interfaces/msg/GateEmission'
@@ -325,12 +360,14 @@ def _recorder(common: _Common, bag_path: str, recorded: Mapping[str, str],
 
 
 def _bridge_parameters(spec: NodeSpec) -> dict[str, object]:
-    """A bridge's parameter values as its files and overrides give them (px4_ or mavros_bridge).
+    """A bridge's parameter values as its files and overrides give them (px4_, ap_, mavros_).
 
-    Only a PX4 or MAVROS graph needs ghost_px4 or ghost_mavros (the agent's bringup does not).
+    Only a graph with that bridge needs its package (the agent's bringup does not).
     """
     if spec.name == 'px4_bridge':
         from ghost_px4.node_parameters import PARAMETERS
+    elif spec.name == 'ap_bridge':
+        from ghost_ardupilot.node_parameters import PARAMETERS
     else:
         from ghost_mavros.node_parameters import PARAMETERS
     with tempfile.TemporaryDirectory(prefix='ghost_config_') as folder:
@@ -349,7 +386,8 @@ def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, obje
     ``verify_all`` re-runs px4_bridge with them (ghost_verify.bridge_rederive); mavros_bridge's
     are recorded in the same form, for its re-derivation.
     """
-    spec = next((spec for spec in specs if spec.name in ('px4_bridge', 'mavros_bridge')), None)
+    spec = next((spec for spec in specs
+                 if spec.name in ('px4_bridge', 'mavros_bridge', 'ap_bridge')), None)
     if spec is None:
         return {}
     params = _bridge_parameters(spec)
@@ -358,6 +396,11 @@ def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, obje
 
         key, config = BRIDGE_CONFIG_KEY, BridgeConfig.from_parameters(params).to_dict()
         inputs: tuple[str, ...] = tuple(PX4_OUT_TOPICS)
+    elif spec.name == 'ap_bridge':
+        from ghost_ardupilot.bridge import BRIDGE_CONFIG_KEY as key
+        from ghost_ardupilot.bridge import BridgeConfig as ApConfig
+
+        config, inputs = ApConfig.from_parameters(params).to_dict(), tuple(AP_OUT_TOPICS)
     else:
         from ghost_mavros.bridge import BRIDGE_CONFIG_KEY as key
         from ghost_mavros.bridge import MavrosConfig
@@ -501,3 +544,4 @@ def unknown_launch_arguments(given: Mapping[str, str], declared: Sequence[str]) 
             '--show-args; included from your launch file, whose arguments reach this one too: '
             'include it in a GroupAction(forwarding=False) that passes only these, as its '
             'launch_configurations)')
+

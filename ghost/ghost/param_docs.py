@@ -22,7 +22,8 @@ __all__ = ['NODES', 'SHARED', 'declarations', 'render', 'render_config']
 #: The nodes in the page's order.
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
          'decision_policy', 'action_emitter', 'recorder', 'monitor', 'px4_bridge',
-         'command_gate', 'px4_log_player', 'mission_setpoints', 'mavros_bridge')
+         'command_gate', 'px4_log_player', 'mission_setpoints', 'mavros_bridge', 'ap_bridge',
+         'ap_log_player', 'ap_mission')
 
 _HEADER = """\
 # Node parameters
@@ -73,12 +74,13 @@ def _allowed(spec: ParamSpec) -> str:
 
 def declarations() -> list[tuple[str, tuple[ParamSpec, ...]]]:
     """(node, its own parameters) in the page's order, 'every node' first."""
-    # The PX4 and MAVROS nodes too (ghost_px4, ghost_mavros: present wherever the docs are
-    # built).
+    # The PX4, MAVROS and ArduPilot nodes too (ghost_px4, ghost_mavros, ghost_ardupilot:
+    # present wherever the docs are built).
+    from ghost_ardupilot.node_parameters import PARAMETERS as AP_PARAMETERS
     from ghost_mavros.node_parameters import PARAMETERS as MAVROS_PARAMETERS
     from ghost_px4.node_parameters import PARAMETERS as PX4_PARAMETERS
 
-    tables = {**PARAMETERS, **PX4_PARAMETERS, **MAVROS_PARAMETERS}
+    tables = {**PARAMETERS, **PX4_PARAMETERS, **MAVROS_PARAMETERS, **AP_PARAMETERS}
     return [('every node', COMMON_PARAMS)] + [(node, tables[node]) for node in NODES]
 
 

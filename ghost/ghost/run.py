@@ -9,6 +9,8 @@ One cohesive job (the ghost_run command: plan, run, wait, verify), so one module
                                                       through px4_bridge and the command gate)
     ghost_run --mavros [--timeout S]                (MAVROS's topics, PX4 or ArduPilot behind
                                                       it, through mavros_bridge)
+    ghost_run --ardupilot-log LOG.bin [--speed X]   (an ArduPilot log played as AP_DDS would,
+                                                      through ap_bridge and the command gate)
 
 Exit code: 0 when the run completed and BAUD-v1, ERUR-v1 and the chain all hold; 1 when the
 verifier found a violation or a broken chain; 2 for a usage error; 3 when the run itself failed
@@ -16,6 +18,7 @@ verifier found a violation or a broken chain; 2 for a usage error; 3 when the ru
 """
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, UTC
 import importlib.util
@@ -77,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_source_arguments(parser)
     parser.add_argument('--gate', choices=GATE_MODES, default=None,
                         help="the command gate between the mission and the vehicle: 'px4' "
-                             "(default with --px4 / --px4-ulog), 'twist' (cmd_vel_in -> "
+                             "(default with --px4 / --px4-ulog), 'ardupilot' (default with "
+                             "--ardupilot / --ardupilot-log), 'twist' (cmd_vel_in -> "
                              "cmd_vel) or 'none' (default otherwise); launch gate:=")
     parser.add_argument('--no-report', dest='report', action='store_false',
                         help='do not write the flight review (default: RUN_DIR/review/, by '
@@ -110,9 +114,18 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
                               '(px4_log_player on fmu/out/...) into px4_bridge and the command '
                               'gate, with a stand-in mission sending setpoints; record; verify '
                               'BAUD, ERUR, the chain and GATE (needs ghost_px4)')
+    sources.add_argument('--ardupilot', action='store_true',
+                         help="listen to ArduPilot's AP_DDS topics through ap_bridge instead "
+                              'of a scenario; runs until --timeout or Ctrl-C, then verifies '
+                              '(launch ardupilot:=true)')
+    sources.add_argument('--ardupilot-log', type=Path, default=None, metavar='LOG',
+                         help='play this ArduPilot flight log (DataFlash .bin) as AP_DDS would '
+                              '(ap_log_player on /ap/...) into ap_bridge and the command gate, '
+                              'with a stand-in mission sending cmd_vel; record; verify (needs '
+                              'ardupilot_msgs)')
     parser.add_argument('--speed', type=positive(float), default=None,
-                        help='with --input or --px4-ulog only: playback speed (default 1 = '
-                             'recorded pace)')
+                        help='with --input, --px4-ulog or --ardupilot-log only: playback speed '
+                             '(default 1 = recorded pace)')
     parser.add_argument('--state-topic', default=None,
                         help='with --input only: the belief topic inside the bag (default '
                              '/state/nav)')
@@ -357,6 +370,11 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
         return _Plan(options, None, f'PX4 log {args.px4_ulog} ({duration_s:.0f} s at '
                      f'{args.speed:g}x)', 'px4-ulog', duration_s / args.speed + 60.0,
                      'px4_log_player')
+    if args.ardupilot_log is not None:
+        return _ardupilot_log_plan(args, options)
+    if args.ardupilot:
+        return _Plan(replace(options, source=Source.ARDUPILOT, overrides={}), None,
+                     "ArduPilot's AP_DDS topics (Ctrl-C to stop)", 'ardupilot', float('inf'))
     if args.px4:
         # A live vehicle: no known number of cycles; run until --timeout or Ctrl-C.
         return _Plan(replace(options, source=Source.PX4, overrides={}), None,
@@ -387,10 +405,34 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
                  require_coverage=scenario.parameters.covers_both_properties)
 
 
+def _ardupilot_log_plan(args: argparse.Namespace, options: GraphOptions) -> _Plan:
+    """An ArduPilot DataFlash log played as AP_DDS would, through ap_bridge and the gate."""
+    from ghost_ardupilot.ap_playback import bridge_parameters, LOADED_TYPES
+    from ghost_ardupilot.dataflash_read import DataflashReadError, load_dataflash
+
+    try:
+        log = load_dataflash(args.ardupilot_log, LOADED_TYPES)
+    except DataflashReadError as err:
+        raise _BadInput(f'--ardupilot-log: {err}') from None
+    times = [int(row['TimeUS']) for row in log.rows('XKF1') or log.rows('NKF1')]
+    duration_s = (max(times) - min(times)) / 1e6 if times else 0.0
+    # The vehicle's own GNSS lag and height source, so the bridge reads it as ArduPilot did.
+    overrides: dict[str, Mapping[str, object]] = {
+        'ap_log_player': {'speed': float(args.speed), 'exit_when_done': True},
+        'ap_bridge': bridge_parameters(log)}
+    options = replace(options, source=Source.ARDUPILOT_LOG,
+                      ardupilot_log=str(args.ardupilot_log.resolve()), overrides=overrides)
+    return _Plan(options, None, f'ArduPilot log {args.ardupilot_log} ({duration_s:.0f} s at '
+                 f'{args.speed:g}x)', 'ardupilot-log', duration_s / args.speed + 60.0,
+                 'ap_log_player')
+
+
 def _playback_flags(args: argparse.Namespace) -> None:
     """Refuse a playback flag without its source; fill in the defaults of those given."""
-    if args.speed is not None and args.input is None and args.px4_ulog is None:
-        raise _UsageError('--speed needs --input or --px4-ulog (it is their playback speed)')
+    if (args.speed is not None and args.input is None and args.px4_ulog is None
+            and args.ardupilot_log is None):
+        raise _UsageError('--speed needs --input, --px4-ulog or --ardupilot-log (it is their '
+                          'playback speed)')
     for flag, name in (('--state-topic', 'state_topic'),
                        ('--observations-topic', 'observations_topic')):
         if getattr(args, name) is not None and args.input is None:
@@ -402,6 +444,11 @@ def _playback_flags(args: argparse.Namespace) -> None:
         raise _UsageError('--px4-ulog needs px4_msgs, which this workspace lacks: `make '
                           'demo-px4` builds it (from ../shared/vendor/px4_msgs) and runs the '
                           'real logs')
+    if ((args.ardupilot_log is not None or args.ardupilot)
+            and importlib.util.find_spec('ardupilot_msgs') is None):
+        raise _UsageError('--ardupilot and --ardupilot-log need ardupilot_msgs, which this '
+                          'workspace lacks: `make demo-ardupilot` builds it (from '
+                          '../shared/vendor/ardupilot_msgs) and runs the real logs')
 
 
 def _prepare(args: argparse.Namespace) -> tuple[_Plan, Path, list[NodeSpec]]:

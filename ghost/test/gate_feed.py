@@ -90,7 +90,9 @@ def _emission(m) -> dict:
             'command_kind': m.command_kind, 'received_ns': _ns(m.actuation_received),
             'timeout_s': m.timeout_s, 'position': _vec(m.position),
             'velocity': _vec(m.velocity), 'yaw': float(m.yaw), 'twist': _twist(m.twist),
-            'vehicle_command': m.vehicle_command, 'schema_version': m.schema_version}
+            'vehicle_command': m.vehicle_command, 'mode_asked': m.mode_asked,
+            'mode_answer': m.mode_answer, 'vehicle_mode': m.vehicle_mode,
+            'schema_version': m.schema_version}
 
 
 class Feed:

@@ -294,6 +294,28 @@ def _params(folder: Path, name: str, values: dict[str, Any]) -> Path:
     return path
 
 
+def test_ardupilot_starts_ap_bridge_and_an_ardupilot_gate(tmp_path, ros2_env, processes) -> None:
+    """ardupilot:=true: ap_bridge instead of the simulator, the gate in ardupilot mode.
+
+    The docs' recipe (docs/integration.md, "ArduPilot over AP_DDS"): the mission's cmd_vel in,
+    /ap/cmd_vel out, and the recorder records the bridge's /ap inputs and what the gate sent.
+    """
+    (ardupilot,) = _evaluate([
+        {'arguments': {'ardupilot': 'true', 'record': 'true',
+                       'cmd_vel_in_topic': '/mission/cmd_vel'},
+         'graph': {'source': 'ardupilot', 'record': True,
+                   'remaps': {'/cmd_vel_in': '/mission/cmd_vel'}}},
+    ], tmp_path, ros2_env, processes)
+    launched = _same_both_ways(ardupilot, tmp_path)
+    assert '/scenario' not in launched and '/ap_bridge' in launched
+    assert _value(launched, '/command_gate', 'mode') == 'ardupilot'
+    assert launched['/command_gate']['remaps'] == ['cmd_vel_in:=/mission/cmd_vel']
+    assert {'ghost/gate=ghost_interfaces/msg/GateEmission',
+            'ap/cmd_vel=geometry_msgs/msg/TwistStamped',
+            'ap/status=ardupilot_msgs/msg/Status',
+            'ap/navsat=sensor_msgs/msg/NavSatFix'} <= set(_value(launched, '/recorder', 'topics'))
+
+
 def test_namespace_changes_names_not_values(tmp_path, ros2_env, processes) -> None:
     """namespace:=uav1: every node is /uav1/<node>, with the values of the root-namespace launch.
 

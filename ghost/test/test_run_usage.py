@@ -13,7 +13,7 @@ pytestmark = pytest.mark.bag
 @pytest.mark.parametrize(('argv', 'says'), [
     (['--timeout', '-1'], 'argument --timeout: must be a finite number > 0, got -1'),
     (['--timeout', 'nan'], 'argument --timeout: must be a finite number > 0, got nan'),
-    (['--speed', '2'], '--speed needs --input or --px4-ulog'),
+    (['--speed', '2'], '--speed needs --input, --px4-ulog or --ardupilot-log'),
     (['--state-topic', '/odom'], '--state-topic needs --input'),
     (['--observations-topic', '/fix', '--px4'], '--observations-topic needs --input'),
     (['--input', 'a', '--px4'], 'argument --px4: not allowed with argument --input'),

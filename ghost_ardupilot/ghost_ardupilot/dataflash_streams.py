@@ -39,7 +39,13 @@ __all__ = [
     'STATUS_SOURCE',
     'STATUS_TYPES',
     'XKV_MAX_AGE_NS',
+    'BeliefStream',
     'GpsDelay',
+    'copter_status',
+    'ekf_beliefs',
+    'fix_about_origin',
+    'gnss_rows',
+    'status_changes',
     'gps_delay',
     'import_beliefs',
     'import_fixes',
@@ -232,9 +238,14 @@ def _odometry(row: Mapping[str, Any], q: tuple[float, float, float, float],
         position_valid=not flags.position, velocity_valid=not flags.velocity and velocity_ok)
 
 
-def _beliefs(log: DataflashLog, layout: EkfLayout, stream: BeliefStream
-             ) -> Iterator[tuple[int, px4.Px4Odometry, ekf.InvalidBlocks]]:
-    """Every state row of the primary core that carries a belief, flagged by the EKF."""
+def ekf_beliefs(log: DataflashLog, layout: EkfLayout, stream: BeliefStream, *,
+                flagged: bool = True
+                ) -> Iterator[tuple[int, px4.Px4Odometry, ekf.InvalidBlocks]]:
+    """Every state row of the primary core that carries a belief, flagged by the EKF.
+
+    ``flagged`` False: the XKF4 bits are not applied (what a live publisher of the state and
+    its variances states, ap_log_player's /ap/odometry/filtered); the flags are still given.
+    """
     primary = _Primary(log.rows(layout.status))
     quaternions = _Timeline(log.rows(layout.quaternion), layout.per_core)
     statuses = _Timeline(log.rows(layout.status), layout.per_core)
@@ -268,7 +279,7 @@ def _beliefs(log: DataflashLog, layout: EkfLayout, stream: BeliefStream
             int(status[1].get('FS', 0))))
         covariance = _covariance(layout, xkv, core, stamp, q, stream)
         try:
-            sample = _odometry(row, q, covariance, flags)
+            sample = _odometry(row, q, covariance, flags if flagged else ekf.InvalidBlocks())
         except Px4SampleRejected as err:
             stream.drop(str(err))
             continue
@@ -297,7 +308,7 @@ def import_beliefs(log: DataflashLog, layout: EkfLayout, rate_hz: float | None) 
     stream = BeliefStream(f'{layout.state} (primary core)')
     min_step = None if rate_hz is None else int(round(RATE_TOLERANCE * 1e9 / rate_hz))
     last_kept: int | None = None
-    for stamp, sample, flags in _beliefs(log, layout, stream):
+    for stamp, sample, flags in ekf_beliefs(log, layout, stream):
         if min_step is not None and last_kept is not None and stamp < last_kept + min_step:
             stream.decimated += 1
             continue
@@ -370,7 +381,7 @@ def gps_delay(log: DataflashLog, instance: int, given_ms: float | None) -> GpsDe
                     f'{stated})')
 
 
-def _gnss_rows(log: DataflashLog) -> list[tuple[int, Mapping[str, Any], Mapping[str, Any] | None]]:
+def gnss_rows(log: DataflashLog) -> list[tuple[int, Mapping[str, Any], Mapping[str, Any] | None]]:
     """(instance, GPS row, its GPA row or None) of every receiver, in log order."""
     accuracy: dict[tuple[int, int], Mapping[str, Any]] = {}
     for name, default in (('GPA', 0), ('GPA2', 1)):
@@ -421,6 +432,21 @@ def _origins(log: DataflashLog) -> tuple[list[int], list[px4.GeoOrigin]]:
     return times, origins
 
 
+def fix_about_origin(origin: px4.GeoOrigin, stamp_ns: int, lat_deg: float, lon_deg: float,
+                     alt_m: float, hacc: float, vacc: float, vertical_measured: bool) -> live.Fix:
+    """A GNSS fix in the EKF's own frame: ENU about its origin, as EKF3 places it.
+
+    North and east by ``ekf.distance_ne`` (ArduPilot's flat earth), up = altitude - origin
+    altitude (both AMSL); covariance ``fix_covariance(HAcc, VAcc)``, the vertical axis marked
+    not measured unless ``vertical_measured`` (the EKF's height follows GNSS). The importer
+    (GPS/GPA) and ap_bridge (/ap/navsat) both place their fixes with it.
+    """
+    north, east = ekf.distance_ne(origin.lat_deg, origin.lon_deg, lat_deg, lon_deg)
+    covariance = px4.fix_covariance(hacc, vacc, vertical_measured)
+    return live.Fix(stamp_ns, (east, north, alt_m - origin.alt_m),
+                    px4.observation_pose_covariance(covariance))
+
+
 def import_fixes(log: DataflashLog, layout: EkfLayout | None,
                  delay: Mapping[int, GpsDelay]) -> FixStream:
     """Every GNSS sample of the receiver the EKF uses (XKFS.GI), in the EKF's frame (ENU)."""
@@ -431,7 +457,7 @@ def import_fixes(log: DataflashLog, layout: EkfLayout | None,
     origin_times, origins = _origins(log)
     height = _Height(layout.generation if layout else 3, log.parameters)
     last: dict[int, int] = {}
-    for instance, row, accuracy in _gnss_rows(log):
+    for instance, row, accuracy in gnss_rows(log):
         log_ns = _ns(row['TimeUS'])
         core = primary.at(log_ns) if per_core else 0
         chosen = selection.at(core, log_ns, 10**18)
@@ -461,17 +487,12 @@ def import_fixes(log: DataflashLog, layout: EkfLayout | None,
         if index < 0:
             stream.drop(_NO_ORIGIN)
             continue
-        origin = origins[index]
-        north, east = ekf.distance_ne(origin.lat_deg, origin.lon_deg, float(row['Lat']),
-                                      float(row['Lng']))
         source_set = int(chosen[1].get('SS', 0)) if chosen is not None else 0
         parameter, value, source = height.at(source_set)
-        measured = source is ekf.GPS_HEIGHT
         stream.heights[f'{parameter}={value:g} ({source.value})' if parameter else
                        'height source not in the parameters'] += 1
-        covariance = px4.fix_covariance(hacc, vacc, measured)
-        fix = live.Fix(stamp, (east, north, float(row['Alt']) - origin.alt_m),
-                       px4.observation_pose_covariance(covariance))
+        fix = fix_about_origin(origins[index], stamp, float(row['Lat']), float(row['Lng']),
+                               float(row['Alt']), hacc, vacc, source is ekf.GPS_HEIGHT)
         last[instance] = log_ns
         stream.instances[instance] += 1
         stream.messages.append((stamp, log_ns, observation_dict(fix)))
@@ -500,7 +521,8 @@ COPTER_MODES: Mapping[int, tuple[str, MissionStatus]] = {
 _ARMED, _DISARMED, _LAND_COMPLETE, _NOT_LANDED = 10, 11, 18, 28
 
 
-def _status_changes(log: DataflashLog) -> list[tuple[int, str, object]]:
+def status_changes(log: DataflashLog) -> list[tuple[int, str, object]]:
+    """(time ns, 'armed' / 'landed' / 'mode', value) of ARM, EV and MODE, in time order."""
     changes: list[tuple[int, str, object]] = []
     for row in log.rows('ARM'):
         changes.append((_ns(row['TimeUS']), 'armed', bool(row.get('ArmState', 0))))
@@ -517,6 +539,20 @@ def _status_changes(log: DataflashLog) -> list[tuple[int, str, object]]:
 
 def _status(state: Mapping[str, object], copter: bool, stamp: int) -> VehicleStatus:
     armed, landed, mode = state.get('armed'), state.get('landed'), state.get('mode')
+    return copter_status(stamp, None if armed is None else bool(armed),
+                         None if landed is None else bool(landed),
+                         mode if isinstance(mode, int) else None, copter, STATUS_SOURCE)
+
+
+def copter_status(stamp_ns: int, armed: bool | None, landed: bool | None, mode: int | None,
+                  copter: bool, source: str) -> VehicleStatus:
+    """The vehicle status of ArduPilot's armed and landed state and its mode number.
+
+    Flight: UNKNOWN without the armed state, DISARMED, ARMED (landed not known),
+    ARMED_ON_GROUND or IN_AIR. Mission: an ArduCopter mode's (COPTER_MODES); another vehicle's
+    modes, or an unknown number, are UNKNOWN (never guessed).
+    """
+    stamp = stamp_ns
     if armed is None:
         flight = FlightStatus.UNKNOWN
     elif not armed:
@@ -526,9 +562,9 @@ def _status(state: Mapping[str, object], copter: bool, stamp: int) -> VehicleSta
     else:
         flight = FlightStatus.ARMED_ON_GROUND if landed else FlightStatus.IN_AIR
     mission = MissionStatus.UNKNOWN
-    if copter and isinstance(mode, int) and mode in COPTER_MODES:
+    if copter and mode is not None and mode in COPTER_MODES:
         mission = COPTER_MODES[mode][1]
-    return VehicleStatus(stamp, FRAME_ID, flight, mission, STATUS_SOURCE)
+    return VehicleStatus(stamp, FRAME_ID, flight, mission, source)
 
 
 def import_statuses(log: DataflashLog, beliefs: Sequence[tuple[int, int, object]]
@@ -539,7 +575,7 @@ def import_statuses(log: DataflashLog, beliefs: Sequence[tuple[int, int, object]
     from an ArduCopter MODE (another vehicle's modes are UNKNOWN: never guessed). Empty when
     the log says none of them.
     """
-    changes = _status_changes(log)
+    changes = status_changes(log)
     if not changes:
         return []
     copter = log.vehicle() == 'ArduCopter'

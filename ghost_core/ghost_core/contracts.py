@@ -15,6 +15,7 @@ from typing import Annotated, Any, get_args, get_origin, get_type_hints
 from ghost_core import _checks as check
 from ghost_core.distances import MAX_AXES, normalised_distance
 from ghost_core.gate import (
+    ARDUPILOT_MODES,
     GateAction,
     GateReason,
     VEHICLE_CMD_NAV_LAND,
@@ -580,8 +581,11 @@ class ActionEmission(_DecidedCycle):
     schema_version: LayoutVersion = SCHEMA_VERSION
 
 
-#: GateEmission.mode values: PX4 trajectory setpoints, or a twist (cmd_vel).
-GATE_MODES = ('px4', 'twist')
+#: GateEmission.mode values: PX4 trajectory setpoints, a twist (cmd_vel), or ArduPilot's
+#: /ap/cmd_vel and /ap/mode_switch.
+GATE_MODES = ('px4', 'twist', 'ardupilot')
+#: GateEmission.mode_answer values (MODE_* of the message).
+MODE_ANSWERS = range(4)
 _GATE_VEHICLE_COMMANDS = frozenset({VEHICLE_CMD_NAV_LAND, VEHICLE_CMD_NAV_RETURN_TO_LAUNCH})
 _UINT8_MAX = 255
 _FLOAT32 = struct.Struct('<f')
@@ -653,8 +657,10 @@ class GateEmission(_Header):
     holds on a kind outside the catalogue); timeout_s is finite and > 0; position, velocity
     and yaw are float32 values, None where not controlled (NaN given is stored as None, and
     is NaN on the wire); the twist is finite; the fields of the other mode are zero (PX4: the
-    twist; twist: position, velocity and yaw); vehicle_command is 21 (land) or 20 (return to
-    launch) for a VEHICLE_COMMAND and 0 otherwise; `schema_version` is 1.
+    twist; twist and ardupilot: position, velocity and yaw); vehicle_command is 21 (land) or
+    20 (return to launch) for a VEHICLE_COMMAND (ardupilot: the Copter mode asked for, one of
+    ARDUPILOT_MODES) and 0 otherwise; mode_asked, mode_answer and vehicle_mode are 0 outside
+    ardupilot mode, and an answer needs a mode asked; `schema_version` is 1.
     """
 
     action: Annotated[GateAction, check.member_of(GateAction)]
@@ -674,6 +680,9 @@ class GateEmission(_Header):
     twist_linear: FiniteVec3 = ZERO3
     twist_angular: FiniteVec3 = ZERO3
     vehicle_command: Count = 0
+    mode_asked: _Uint8 = 0
+    mode_answer: _Uint8 = 0
+    vehicle_mode: _Uint8 = 0
     schema_version: LayoutVersion = SCHEMA_VERSION
 
     def _check_together(self, owner: str) -> None:
@@ -699,15 +708,36 @@ class GateEmission(_Header):
                     raise check.failure(owner, name, 'zero in twist mode', getattr(self, name))
             if self.yaw != 0.0:
                 raise check.failure(owner, 'yaw', 'zero in twist mode', self.yaw)
+        self._check_ardupilot(owner)
         command = self.vehicle_command
+        allowed = ARDUPILOT_MODES if self.mode == 'ardupilot' else _GATE_VEHICLE_COMMANDS
         if self.action is GateAction.VEHICLE_COMMAND:
-            if command not in _GATE_VEHICLE_COMMANDS:
+            if command not in allowed:
                 raise check.failure(owner, 'vehicle_command',
-                                    f'one of {sorted(_GATE_VEHICLE_COMMANDS)} for a '
+                                    f'one of {sorted(allowed)} for a {self.mode} '
                                     'VEHICLE_COMMAND', command)
         elif command != 0:
             raise check.failure(owner, 'vehicle_command', f'0 for action {self.action.name}',
                                 command)
+
+
+    def _check_ardupilot(self, owner: str) -> None:
+        """The mode switch's answer: ArduPilot mode only, an answer only to a mode asked."""
+        names = ('mode_asked', 'mode_answer', 'vehicle_mode')
+        if self.mode != 'ardupilot':
+            for name in names:
+                if getattr(self, name) != 0:
+                    raise check.failure(owner, name, f'0 in {self.mode} mode', getattr(self, name))
+            return
+        if self.mode_answer not in MODE_ANSWERS:
+            raise check.failure(owner, 'mode_answer', f'one of {list(MODE_ANSWERS)}',
+                                self.mode_answer)
+        if self.mode_asked == 0 and (self.mode_answer or self.vehicle_mode):
+            raise check.failure(owner, 'mode_answer', '0 with vehicle_mode 0 when no mode was '
+                                'asked (mode_asked 0)', self.mode_answer)
+        if self.mode_asked != 0 and self.mode_asked not in ARDUPILOT_MODES:
+            raise check.failure(owner, 'mode_asked', f'0 or one of {sorted(ARDUPILOT_MODES)}',
+                                self.mode_asked)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,9 @@ The rule (docs/properties.md, GATE-v1; docs/integration.md):
 - decision PROCEED with command CONTINUE_MISSION: pass the mission's output unchanged;
 - command LAND or RETURN_TO_LAUNCH: the matching vehicle command (sent once by the node),
   and hold otherwise;
+- ArduPilot (``ardupilot_verdict``): the same, but a decision that does not proceed asks the
+  vehicle for a Copter mode (``ardupilot_mode_for``: LAND, RTL, else the hold mode BRAKE or
+  LOITER) through /ap/mode_switch, and holds (a zero /ap/cmd_vel) meanwhile;
 - anything else (HOLD_POSITION, NONE, VELOCITY_SETPOINT, KILL; any decision other than
   PROCEED): hold. The gate never sends a kill: flight termination stays with the pilot.
 """
@@ -24,6 +27,13 @@ from enum import IntEnum, StrEnum
 from ghost_core.levels import ActuatorCommandKind, DecisionKind
 
 __all__ = [
+    'ARDUPILOT_HOLD_MODES',
+    'ARDUPILOT_MODES',
+    'COPTER_BRAKE',
+    'COPTER_GUIDED',
+    'COPTER_LAND',
+    'COPTER_LOITER',
+    'COPTER_RTL',
     'DEFAULT_TIMEOUT_S',
     'GateAction',
     'GateReason',
@@ -32,6 +42,8 @@ __all__ = [
     'MAX_TIMEOUT_S',
     'VEHICLE_CMD_NAV_LAND',
     'VEHICLE_CMD_NAV_RETURN_TO_LAUNCH',
+    'ardupilot_mode_for',
+    'ardupilot_verdict',
     'gate_verdict',
     'is_fresh',
     'may_pass',
@@ -50,6 +62,17 @@ MAX_TIMEOUT_S = 5.0
 #: MAVLink / px4_msgs VehicleCommand command ids.
 VEHICLE_CMD_NAV_RETURN_TO_LAUNCH = 20
 VEHICLE_CMD_NAV_LAND = 21
+
+#: ArduCopter's mode numbers (ArduCopter/mode.h, Mode::Number; ModeSwitch.srv's ``mode``).
+COPTER_GUIDED = 4
+COPTER_LOITER = 5
+COPTER_RTL = 6
+COPTER_LAND = 9
+COPTER_BRAKE = 17
+#: The modes the ArduPilot gate holds the vehicle in (its ``hold_mode``).
+ARDUPILOT_HOLD_MODES = frozenset({COPTER_BRAKE, COPTER_LOITER})
+#: Every mode the ArduPilot gate may ask for.
+ARDUPILOT_MODES = frozenset({*ARDUPILOT_HOLD_MODES, COPTER_LAND, COPTER_RTL})
 
 
 class GateAction(IntEnum):
@@ -131,3 +154,30 @@ def gate_verdict(latest: LatestActuation | None, now_ns: int, timeout_ns: int) -
     if command == VEHICLE_CMD_NAV_RETURN_TO_LAUNCH:
         return GateVerdict(GateAction.VEHICLE_COMMAND, GateReason.RETURN_TO_LAUNCH, command)
     return GateVerdict(GateAction.HELD, GateReason.DECISION_NOT_PROCEED)
+
+
+def ardupilot_mode_for(command_kind: int, hold_mode: int) -> int:
+    """The Copter mode an actuation that does not pass names: LAND, RTL, else ``hold_mode``."""
+    if hold_mode not in ARDUPILOT_HOLD_MODES:
+        raise ValueError(f'ArduPilot hold mode must be BRAKE (17) or LOITER (5), got {hold_mode}')
+    if command_kind == ActuatorCommandKind.LAND:
+        return COPTER_LAND
+    if command_kind == ActuatorCommandKind.RETURN_TO_LAUNCH:
+        return COPTER_RTL
+    return hold_mode
+
+
+def ardupilot_verdict(latest: LatestActuation | None, now_ns: int, timeout_ns: int,
+                      hold_mode: int) -> GateVerdict:
+    """``gate_verdict`` for ArduPilot: a decision that does not proceed names a Copter mode.
+
+    VEHICLE_COMMAND with ``vehicle_command`` the mode (``ardupilot_mode_for``) for every fresh
+    actuation that may not pass; no actuation or a stale one stays a hold (a zero cmd_vel, and
+    Copter stops by itself about 3 s after the last cmd_vel): Ghost's silence names no mode.
+    """
+    verdict = gate_verdict(latest, now_ns, timeout_ns)
+    if latest is None or verdict.action is GateAction.PASSED or verdict.reason in (
+            GateReason.NO_ACTUATION, GateReason.ACTUATION_STALE):
+        return verdict
+    return GateVerdict(GateAction.VEHICLE_COMMAND, verdict.reason,
+                       ardupilot_mode_for(latest.command_kind, hold_mode))

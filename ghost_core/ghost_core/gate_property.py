@@ -33,6 +33,10 @@ from typing import Protocol
 
 from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.gate import (
+    ARDUPILOT_HOLD_MODES,
+    ARDUPILOT_MODES,
+    COPTER_LAND,
+    COPTER_RTL,
     DEFAULT_TIMEOUT_S,
     GateAction,
     is_fresh,
@@ -501,12 +505,43 @@ def _judge_vehicle_command(
         command_kind = actuation.command_kind
         if not _kinds_match(record, actuation):
             judged.add(GateViolationKind.KINDS_MISMATCH, 'G6', *_recorded_kinds(actuation))
+    if record.mode == 'ardupilot':
+        _judge_mode_switch(judged, command_kind)
+        return
     expected = vehicle_command_for(command_kind)
     values = (('vehicle_command', record.vehicle_command), ('expected_vehicle_command', expected))
     if record.vehicle_command not in VEHICLE_COMMANDS:
         judged.add(GateViolationKind.INVALID_VEHICLE_COMMAND, 'G6', *values)
     elif record.vehicle_command != expected:
         judged.add(GateViolationKind.VEHICLE_COMMAND_MISMATCH, 'G6', *values)
+
+
+def _judge_mode_switch(judged: _Judged, command_kind: int) -> None:
+    """G6 in ardupilot mode: the Copter mode asked is the one the actuation names.
+
+    LAND: LAND (9); RETURN_TO_LAUNCH: RTL (6); any other command of an actuation that may not
+    pass: a hold mode, BRAKE (17) or LOITER (5) (the gate's ``hold_mode``); a PROCEED with
+    CONTINUE_MISSION names no mode.
+    """
+    record = judged.record
+    mode = record.vehicle_command
+    if command_kind == ActuatorCommandKind.LAND:
+        expected: frozenset[int] = frozenset({COPTER_LAND})
+    elif command_kind == ActuatorCommandKind.RETURN_TO_LAUNCH:
+        expected = frozenset({COPTER_RTL})
+    elif may_pass(record.decision_kind, command_kind):
+        expected = frozenset()
+    else:
+        expected = ARDUPILOT_HOLD_MODES
+    values = (('vehicle_command', mode), ('expected_vehicle_command', _modes(expected)))
+    if mode not in ARDUPILOT_MODES:
+        judged.add(GateViolationKind.INVALID_VEHICLE_COMMAND, 'G6', *values)
+    elif mode not in expected:
+        judged.add(GateViolationKind.VEHICLE_COMMAND_MISMATCH, 'G6', *values)
+
+
+def _modes(modes: frozenset[int]) -> str:
+    return ' or '.join(str(mode) for mode in sorted(modes)) or 'none'
 
 
 def _vector(values: Sequence[float]) -> str:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from ghost_core.agent_parameters import ACCURACY_PROFILE_NAMES, INPUT_QOS_CHOICES
 from ghost_core.scenarios import SCENARIO_NAMES
 
-__all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC', 'CMD_VEL_TOPIC',
+__all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'AP_CMD_VEL_TOPIC',
+           'AP_MODE_SWITCH_SERVICE', 'AP_OUT_TOPICS', 'CMD_VEL_IN_TOPIC', 'CMD_VEL_TOPIC',
            'CONFIGURATION_TOPIC', 'CONFIGURATION_TYPE', 'DIAGNOSTICS_TOPIC', 'DIAGNOSTICS_TYPE',
            'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS', 'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES',
            'INPUT_QOS_CHOICES', 'INPUT_READERS', 'INPUT_TOPICS', 'MAVROS_TOPICS',
@@ -105,6 +106,21 @@ PX4_IN_TOPICS: Mapping[str, str] = {
     '/fmu/in/vehicle_command': 'px4_msgs/msg/VehicleCommand',
 }
 
+#: ArduPilot's AP_DDS topics ap_bridge reads (../shared/vendor/ardupilot_msgs/README.md), the
+#: EKF variances' /ap/odometry/filtered included (proposed upstream, ArduPilot PR #31857).
+AP_OUT_TOPICS: Mapping[str, str] = {
+    '/ap/odometry/filtered': 'nav_msgs/msg/Odometry',
+    '/ap/pose/filtered': 'geometry_msgs/msg/PoseStamped',
+    '/ap/twist/filtered': 'geometry_msgs/msg/TwistStamped',
+    '/ap/navsat': 'sensor_msgs/msg/NavSatFix',
+    '/ap/gps_global_origin/filtered': 'geographic_msgs/msg/GeoPointStamped',
+    '/ap/status': 'ardupilot_msgs/msg/Status',
+}
+#: What the command gate sends ArduPilot: velocity (TwistStamped, frame 'map' ENU or
+#: 'base_link' FLU), and the mode switch it asks for (ardupilot_msgs/srv/ModeSwitch).
+AP_CMD_VEL_TOPIC = '/ap/cmd_vel'
+AP_MODE_SWITCH_SERVICE = '/ap/mode_switch'
+
 
 class QosClass:
     """The QoS classes of the graph's topics (``ghost_nodes.qos`` has their profiles)."""
@@ -115,6 +131,12 @@ class QosClass:
     INPUT = 'input'
     #: PX4's uXRCE-DDS outputs: best-effort, transient-local, keep-last 5 (PX4's examples).
     PX4 = 'px4'
+    #: AP_DDS's outputs: best-effort, volatile, keep-last 5 (AP_DDS_Topic_Table.h).
+    AP = 'ardupilot'
+    #: /ap/status: reliable, transient-local, keep-last 1 (AP_DDS_Topic_Table.h).
+    AP_STATUS = 'ardupilot_status'
+    #: /ap/cmd_vel: best-effort, volatile, keep-last 5 (AP_DDS reads it best-effort).
+    AP_COMMAND = 'ardupilot_command'
     #: Commands to the vehicle (fmu/in/*, cmd_vel) and the mission's setpoints: reliable,
     #: volatile, keep-last 10 (px4_ros_com's offboard examples; matched by PX4's readers).
     COMMAND = 'command'
@@ -138,6 +160,9 @@ TOPIC_QOS: Mapping[str, str] = {
     CMD_VEL_TOPIC: QosClass.COMMAND,
     **{topic: QosClass.PX4 for topic in PX4_OUT_TOPICS},
     **{topic: QosClass.COMMAND for topic in PX4_IN_TOPICS},
+    **{topic: QosClass.AP for topic in AP_OUT_TOPICS if topic != '/ap/status'},
+    '/ap/status': QosClass.AP_STATUS,
+    AP_CMD_VEL_TOPIC: QosClass.AP_COMMAND,
     DIAGNOSTICS_TOPIC: QosClass.DIAGNOSTICS,
     CONFIGURATION_TOPIC: QosClass.CONFIGURATION,
 }
@@ -168,10 +193,11 @@ NODE_PACKAGES: Mapping[str, str] = {
         'command_gate')},
     **{name: 'ghost_px4' for name in ('px4_bridge', 'px4_log_player', 'mission_setpoints')},
     'mavros_bridge': 'ghost_mavros',
+    **{name: 'ghost_ardupilot' for name in ('ap_bridge', 'ap_log_player', 'ap_mission')},
 }
 
 #: Values of the gate's mode (launch ``gate:=``, ``ghost_run --gate``); 'none': no gate.
-GATE_MODES = ('none', 'px4', 'twist')
+GATE_MODES = ('none', 'px4', 'twist', 'ardupilot')
 
 #: The nodes single-process mode runs in one process (ghost_nodes.agent_process): the agent,
 #: the monitor, the bridge and the gate. The sources stand for the vehicle and the mission, and
@@ -183,7 +209,7 @@ IN_PROCESS_NODES = frozenset({
 AGENT_PROCESS = 'ghost_agent'
 
 #: The nodes that produce the inputs and wait for the whole graph before the first one.
-SOURCES = frozenset({'scenario', 'input_player', 'px4_log_player'})
+SOURCES = frozenset({'scenario', 'input_player', 'px4_log_player', 'ap_log_player'})
 
 #: The scenarios the scenario node can play (ghost_core's catalogue).
 SCENARIOS = SCENARIO_NAMES

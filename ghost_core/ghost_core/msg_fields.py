@@ -125,6 +125,9 @@ MESSAGE_FIELDS: Mapping[str, tuple[tuple[str, str], ...]] = MappingProxyType({
         ('yaw', 'float32'),
         ('twist', 'geometry_msgs/Twist'),
         ('vehicle_command', 'uint32'),
+        ('mode_asked', 'uint8'),
+        ('mode_answer', 'uint8'),
+        ('vehicle_mode', 'uint8'),
         ('schema_version', 'uint32'),
     ),
     'PredictionOutcome': (

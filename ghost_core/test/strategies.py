@@ -30,6 +30,7 @@ from ghost_core.contracts import (
 )
 from ghost_core.distances import normalised_distance
 from ghost_core.gate import (
+    ARDUPILOT_MODES,
     gate_verdict,
     GateAction,
     GateReason,
@@ -292,9 +293,18 @@ setpoint_values = st.one_of(
 )
 
 
+def _mode_answer(draw: st.DrawFn) -> dict[str, int]:
+    """An ardupilot record's mode switch: none asked yet, or a mode asked and any answer."""
+    asked = draw(st.sampled_from([0, *sorted(ARDUPILOT_MODES)]))
+    if asked == 0:
+        return {}
+    return {'mode_asked': asked, 'mode_answer': draw(st.integers(0, 3)),
+            'vehicle_mode': draw(st.integers(0, 255))}
+
+
 @st.composite
 def gate_emissions(draw: st.DrawFn) -> GateEmission:
-    """Draw a GateEmission: any action and reason, with or without an actuation, either mode.
+    """Draw a GateEmission: any action and reason, with or without an actuation, any mode.
 
     The other mode's fields are zero; without an actuation its fields are zero / empty; the
     kinds are any uint8 (the gate records what it received).
@@ -323,9 +333,11 @@ def gate_emissions(draw: st.DrawFn) -> GateEmission:
         yaw=yaw,
         twist_linear=linear,
         twist_angular=angular,
-        vehicle_command=draw(st.sampled_from([VEHICLE_CMD_NAV_LAND,
-                                              VEHICLE_CMD_NAV_RETURN_TO_LAUNCH]))
+        vehicle_command=draw(st.sampled_from(
+            sorted(ARDUPILOT_MODES) if mode == 'ardupilot'
+            else [VEHICLE_CMD_NAV_LAND, VEHICLE_CMD_NAV_RETURN_TO_LAUNCH]))
         if action is GateAction.VEHICLE_COMMAND else 0,
+        **(_mode_answer(draw) if mode == 'ardupilot' else {}),
     )
     if not draw(st.booleans()):
         return emission

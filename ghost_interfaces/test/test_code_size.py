@@ -62,7 +62,7 @@ LONG_MODULES = {
     'ghost_px4/ghost_px4/ulog_import.py': 'the ghost_import command',
     'ghost/ghost/run.py': 'the ghost_run command: plan, run, wait, verify',
     'ghost/ghost/bringup.py': 'options -> processes, parameter files, recorded topics',
-    'ghost_nodes/ghost_nodes/nodes/command_gate.py': 'the gate node, both modes',
+    'ghost_nodes/ghost_nodes/nodes/command_gate.py': 'the gate node, its three modes',
     'ghost_nodes/ghost_nodes/node_base.py': 'the node runtime: parameters, configuration '
                                             'records, readiness, drain',
     'ghost_verify/ghost_verify/evidence.py': 'EVIDENCE-v1: the input index and its five rules',

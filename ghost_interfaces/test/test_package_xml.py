@@ -69,6 +69,9 @@ OPTIONAL = {
     ('ghost_review', 'ghost_px4'): 'a PX4 ULog input is imported and read with ghost_px4',
     ('ghost_px4', 'ghost_ardupilot'): 'ghost_import reads a DataFlash log with ghost_ardupilot',
     ('ghost_review', 'ghost_ardupilot'): 'a DataFlash input is read with ghost_ardupilot',
+    ('ghost', 'ghost_ardupilot'): 'ghost_run --ardupilot-log reads the log with ghost_ardupilot',
+    ('ghost_nodes', 'ardupilot_msgs'): "the command gate's ardupilot mode (ghost_ardupilot "
+                                       'declares ardupilot_msgs)',
 }
 #: What a user without PX4 must not be made to install with the agent.
 PX4_ONLY = ('px4_msgs', 'pyulog')

@@ -162,7 +162,9 @@ _COMMAND_GATE = (
     ParamSpec('mode', 'px4', "'px4': gate ghost/mission/trajectory_setpoint into "
               'fmu/in/trajectory_setpoint (px4_msgs), keep fmu/in/offboard_control_mode alive, '
               "send LAND / RTL as fmu/in/vehicle_command. 'twist': gate cmd_vel_in into "
-              'cmd_vel (MAVROS/ArduPilot, ground robots).', (one_of(GATE_NODE_MODES),),
+              "cmd_vel (MAVROS, ground robots). 'ardupilot': gate cmd_vel_in (TwistStamped, "
+              "frame map or base_link) into ap/cmd_vel, ask ap/mode_switch for the mode a "
+              'decision that does not proceed names.', (one_of(GATE_NODE_MODES),),
               read_only=True),
     ParamSpec('timeout_s', DEFAULT_TIMEOUT_S, 'An actuation older than this (s, node clock) is '
               'stale: the gate holds until a new one arrives. Longer than the cycle period.',
@@ -172,6 +174,12 @@ _COMMAND_GATE = (
               (Bound(minimum=2.0, strict_minimum=True),), read_only=True),
     ParamSpec('twist_stamped', False, 'Twist mode: cmd_vel_in and cmd_vel are '
               'geometry_msgs/TwistStamped instead of Twist.', read_only=True),
+    ParamSpec('hold_mode', 'BRAKE', "ArduPilot mode: the Copter mode a HOLD or ABSTAIN asks "
+              "for: 'BRAKE' (17, stops at once) or 'LOITER' (5, holds position with the "
+              "pilot's sticks).", (one_of(('BRAKE', 'LOITER')),), read_only=True),
+    ParamSpec('mode_switch_timeout_s', 1.0, 'ArduPilot mode: how long (s) the gate waits for '
+              "/ap/mode_switch's answer before it records the request as unanswered.",
+              (positive,), read_only=True),
     ParamSpec('target_system', 1, "PX4 mode: VehicleCommand target_system (the vehicle's "
               'MAV_SYS_ID).', _MAVLINK_ID, read_only=True),
     ParamSpec('target_component', 1, 'PX4 mode: VehicleCommand target_component (1 the '

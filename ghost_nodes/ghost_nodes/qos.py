@@ -4,7 +4,8 @@ from rclpy.qos import QoSDurabilityPolicy, QoSHistoryPolicy, QoSProfile, QoSReli
 
 from ghost_core.graph import INPUT_QOS_CHOICES, QosClass, TOPIC_QOS
 
-__all__ = ['COMMAND_QOS', 'CONFIGURATION_QOS', 'DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH',
+__all__ = ['AP_COMMAND_QOS', 'AP_QOS', 'AP_STATUS_QOS', 'COMMAND_QOS', 'CONFIGURATION_QOS',
+           'DIAGNOSTICS_QOS', 'GHOST_QOS', 'GHOST_QOS_DEPTH',
            'INPUT_QOS_CHOICES', 'input_qos', 'PX4_QOS', 'topic_qos']
 
 #: History depth: at 1 kHz this is one second of messages, so no cycle is dropped while a slow
@@ -47,6 +48,28 @@ PX4_QOS = QoSProfile(
     depth=5,
 )
 
+#: ArduPilot's AP_DDS topics (AP_DDS_Topic_Table.h): best-effort, volatile, keep-last 5.
+AP_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.BEST_EFFORT,
+    durability=QoSDurabilityPolicy.VOLATILE,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=5,
+)
+#: /ap/status: reliable, transient-local, keep-last 1 (a late reader gets the current status).
+AP_STATUS_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.RELIABLE,
+    durability=QoSDurabilityPolicy.TRANSIENT_LOCAL,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=1,
+)
+#: /ap/cmd_vel: AP_DDS reads it best-effort, volatile, depth 5; a reliable writer matches it.
+#: Reliable, so that a recorder (reliable by default) records what the gate sent.
+AP_COMMAND_QOS = QoSProfile(
+    reliability=QoSReliabilityPolicy.RELIABLE,
+    durability=QoSDurabilityPolicy.VOLATILE,
+    history=QoSHistoryPolicy.KEEP_LAST,
+    depth=5,
+)
 #: The command topics in and out: reliable, volatile, keep last 10 (the ROS default profile).
 #: Out: PX4's uXRCE-DDS client reads fmu/in/* best-effort, volatile, keep-last (its
 #: create_data_reader), which matches any writer; px4_ros_com's offboard examples publish with
@@ -88,5 +111,7 @@ def topic_qos(topic: str, input_reliability: str = 'best_effort') -> QoSProfile:
     if qos_class == QosClass.INPUT:
         return input_qos(input_reliability)
     return {QosClass.GHOST: GHOST_QOS, QosClass.PX4: PX4_QOS, QosClass.COMMAND: COMMAND_QOS,
+            QosClass.AP: AP_QOS, QosClass.AP_STATUS: AP_STATUS_QOS,
+            QosClass.AP_COMMAND: AP_COMMAND_QOS,
             QosClass.DIAGNOSTICS: DIAGNOSTICS_QOS,
             QosClass.CONFIGURATION: CONFIGURATION_QOS}[qos_class]

@@ -89,9 +89,10 @@ def parse_run_config(document: dict[str, object]) -> tuple[PipelineConfig, dict[
     ConfigError names what is wrong.
     """
     topics = document.get('input_topics')
-    # The bridges' configurations (px4_bridge: bridge_rederive's; mavros_bridge): not the agent's.
+    # The bridges' configurations (px4_bridge: bridge_rederive's; mavros_, ap_bridge): not the
+    # agent's.
     agent = {key: value for key, value in document.items()
-             if key not in ('input_topics', BRIDGE_CONFIG_KEY, 'mavros_bridge')}
+             if key not in ('input_topics', BRIDGE_CONFIG_KEY, 'mavros_bridge', 'ap_bridge')}
     names: dict[str, str] = {}
     if topics is not None:
         if not isinstance(topics, dict) or set(topics) != {'state', 'observations'} or not all(

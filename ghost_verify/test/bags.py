@@ -341,6 +341,7 @@ def gate_msg(record: GateRecordView) -> dict[str, Any]:
         'yaw': 0.0,
         'twist': {'linear': vector(record.twist_linear), 'angular': vector(record.twist_angular)},
         'vehicle_command': int(record.vehicle_command),
+        'mode_asked': 0, 'mode_answer': 0, 'vehicle_mode': 0,
         'schema_version': 1,
     }
 

@@ -1,6 +1,6 @@
 """Command gate node: what the mission sends reaches the vehicle only while Ghost says PROCEED.
 
-One cohesive job (the gate node, both modes), so one module past 400 lines.
+One cohesive job (the gate node, its three modes), so one module past 400 lines.
 
 A thin adapter over ``ghost_core.gate.gate_verdict``. It keeps the latest actuation
 (``actuations``), asks the rule for a verdict at every output (``_verdict``), and sends what
@@ -16,6 +16,16 @@ Modes (parameter ``mode``):
   the hold while the verdict is not PASSED, so the vehicle holds when the mission stops
   publishing or Ghost is gone; LAND / RETURN_TO_LAUNCH go to ``fmu/in/vehicle_command``, once
   per transition into that command.
+- ``ardupilot``: ``cmd_vel_in`` -> ``ap/cmd_vel`` (geometry_msgs/TwistStamped, frame ``map``
+  ENU or ``base_link`` FLU: AP_DDS drops any other, so the gate holds one instead, reason
+  invalid_mission_output). Not passing, the timer repeats a zero twist (in the frame of the
+  last input, else ``map``), and Copter stops by itself about 3 s after the last cmd_vel
+  (GUID_TIMEOUT), so a gate that is gone stops the vehicle too. A fresh actuation that may not
+  pass names a Copter mode (``ghost_core.gate.ardupilot_verdict``: LAND, RTL, else
+  ``hold_mode`` BRAKE or LOITER), asked once per transition through ``ap/mode_switch``
+  (ardupilot_msgs/ModeSwitch); the vehicle's answer (switched, refused, or unanswered within
+  ``mode_switch_timeout_s``) is logged and carried by every later record (``mode_asked``,
+  ``mode_answer``, ``vehicle_mode``).
 - ``twist``: ``cmd_vel_in`` -> ``cmd_vel`` (geometry_msgs/Twist, or TwistStamped with
   ``twist_stamped``), for MAVROS/ArduPilot and ground robots. The timer repeats a zero twist
   while the verdict is not PASSED. A LAND or RETURN_TO_LAUNCH actuation is a zero twist here
@@ -60,8 +70,17 @@ from geometry_msgs.msg import Twist, TwistStamped
 from rclpy.event_handler import SubscriptionEventCallbacks, UnsupportedEventTypeError
 
 from ghost_core.contracts import GateEmission as GateEmissionContract
-from ghost_core.gate import gate_verdict, GateAction, GateReason, GateVerdict, LatestActuation
-from ghost_core.graph import GATE_TOPIC, relative_topic
+from ghost_core.gate import (
+    ardupilot_verdict,
+    COPTER_BRAKE,
+    COPTER_LOITER,
+    gate_verdict,
+    GateAction,
+    GateReason,
+    GateVerdict,
+    LatestActuation,
+)
+from ghost_core.graph import AP_CMD_VEL_TOPIC, AP_MODE_SWITCH_SERVICE, GATE_TOPIC, relative_topic
 from ghost_core.hashing import is_sha256_hex
 from ghost_core.ros_inputs import time_ns
 from ghost_core.run_configuration import GATE_SECTION
@@ -73,11 +92,17 @@ from ghost_nodes.node_base import (
     run,
 )
 from ghost_nodes.node_parameters import PARAMETERS
-from ghost_nodes.qos import COMMAND_QOS, GHOST_QOS, PX4_QOS
+from ghost_nodes.qos import AP_COMMAND_QOS, COMMAND_QOS, GHOST_QOS, PX4_QOS
 
 __all__ = ['CommandGateNode', 'main']
 
 _NAN = float('nan')
+#: The frames AP_DDS accepts on /ap/cmd_vel (ENU, FLU); any other is silently dropped by it.
+AP_FRAMES = ('map', 'base_link')
+#: ``hold_mode`` names -> Copter mode numbers.
+HOLD_MODES = {'BRAKE': COPTER_BRAKE, 'LOITER': COPTER_LOITER}
+#: GateEmission.mode_answer values (MODE_* of the message).
+_NO_ANSWER_YET, _SWITCHED, _REFUSED, _UNANSWERED = 0, 1, 2, 3
 _ZERO3 = (0.0, 0.0, 0.0)
 
 
@@ -126,6 +151,10 @@ class CommandGateNode(GhostNode):
         self._hold_at = [_NAN, _NAN, _NAN, _NAN]
         self._mission_position_mode = False  # the last passed setpoint set a position
         self._frame_id = ''                  # twist mode: the last input's frame
+        # ardupilot mode: the latest mode asked, the vehicle's answer, its reported mode.
+        self._answer = (0, _NO_ANSWER_YET, 0)
+        self._pending: Any = None            # the mode switch request awaiting its answer
+        self._mode_timer: Any = None         # its timeout
         self._record_pub = self.create_publisher(GateEmission, relative_topic(GATE_TOPIC),
                                                  GHOST_QOS)
         events = SubscriptionEventCallbacks(matched=self._on_matched)
@@ -140,6 +169,8 @@ class CommandGateNode(GhostNode):
             source_check = 'the timer (this rmw has no matched events)'
         if self._mode == 'px4':
             self._init_px4()
+        elif self._mode == 'ardupilot':
+            self._init_ardupilot()
         else:
             self._init_twist()
         self.create_timer(1.0 / self.param('rate_hz'), self._on_timer)
@@ -173,8 +204,24 @@ class CommandGateNode(GhostNode):
         self.create_subscription(VehicleLocalPosition, 'fmu/out/vehicle_local_position',
                                  self._on_local_position, PX4_QOS)
 
+    def _init_ardupilot(self) -> None:
+        from ardupilot_msgs.srv import ModeSwitch
+
+        self._twist_type: type[Any] = TwistStamped
+        self._hold_mode = HOLD_MODES[self.param('hold_mode')]
+        self._frame_id = 'map'
+        self._in_topic = self.resolve_topic_name('cmd_vel_in')
+        self._out_topic = self.resolve_topic_name(relative_topic(AP_CMD_VEL_TOPIC))
+        self._command_topic = self.resolve_topic_name(relative_topic(AP_MODE_SWITCH_SERVICE))
+        self._out_pub = self.create_publisher(TwistStamped, relative_topic(AP_CMD_VEL_TOPIC),
+                                              AP_COMMAND_QOS)
+        self._mode_switch = self.create_client(ModeSwitch,
+                                               relative_topic(AP_MODE_SWITCH_SERVICE))
+        self._mode_request = ModeSwitch.Request
+        self.create_subscription(TwistStamped, 'cmd_vel_in', self._on_twist, COMMAND_QOS)
+
     def _init_twist(self) -> None:
-        self._twist_type: type[Any] = TwistStamped if self.param('twist_stamped') else Twist
+        self._twist_type = TwistStamped if self.param('twist_stamped') else Twist
         self._in_topic = self.resolve_topic_name('cmd_vel_in')
         self._out_topic = self.resolve_topic_name('cmd_vel')
         self._out_pub = self.create_publisher(self._twist_type, 'cmd_vel', COMMAND_QOS)
@@ -205,6 +252,8 @@ class CommandGateNode(GhostNode):
         if self._actuation is not None and self._source_gone:
             return GateVerdict(GateAction.HELD, GateReason.ACTUATION_SOURCE_GONE)
         latest = self._actuation.latest if self._actuation is not None else None
+        if self._mode == 'ardupilot':
+            return ardupilot_verdict(latest, now_ns, self._timeout_ns, self._hold_mode)
         return gate_verdict(latest, now_ns, self._timeout_ns)
 
     def _decide(self, now_ns: int) -> GateVerdict:
@@ -213,6 +262,8 @@ class CommandGateNode(GhostNode):
         wanted = verdict.vehicle_command if verdict.action is GateAction.VEHICLE_COMMAND else 0
         if wanted and wanted != self._commanded and self._mode == 'px4':
             self._send_vehicle_command(verdict, now_ns)
+        elif wanted and wanted != self._commanded and self._mode == 'ardupilot':
+            self._ask_mode(verdict, now_ns)
         self._commanded = wanted
         self._passing = verdict.action is GateAction.PASSED
         if verdict.reason != self._reason:
@@ -291,16 +342,23 @@ class CommandGateNode(GhostNode):
 
     def _on_twist(self, msg: Any) -> None:
         now = self._now_ns()
-        if self._twist_type is TwistStamped:
+        if self._twist_type is TwistStamped and (
+                self._mode != 'ardupilot' or msg.header.frame_id in AP_FRAMES):
             self._frame_id = str(msg.header.frame_id)
         verdict = self._decide(now)
         if verdict.action is not GateAction.PASSED:
             zero = self._twist_type()
             if self._twist_type is TwistStamped:
                 zero.header = msg.header
+                # ArduPilot drops a frame it does not accept: the hold goes in one it does.
+                zero.header.frame_id = self._frame_id if self._mode == 'ardupilot' \
+                    else msg.header.frame_id
             self._send_zero_twist(zero, verdict, now)
             return
         try:
+            if self._mode == 'ardupilot' and msg.header.frame_id not in AP_FRAMES:
+                raise ValueError(f'cmd_vel frame_id {msg.header.frame_id!r} is not one '
+                                 f'ArduPilot accepts ({", ".join(AP_FRAMES)})')
             record = self._record(now, verdict, self._out_topic, self._frame_id,
                                   twist=msg.twist if self._twist_type is TwistStamped else msg)
         except ValueError as err:
@@ -380,6 +438,57 @@ class CommandGateNode(GhostNode):
         self.get_logger().info(f'sent VehicleCommand {verdict.vehicle_command} '
                                f'({verdict.reason})')
 
+    def _ask_mode(self, verdict: GateVerdict, now_ns: int) -> None:
+        """Ask ArduPilot for the Copter mode the verdict names; its answer comes later."""
+        mode = verdict.vehicle_command
+        record = self._record(now_ns, verdict, self._command_topic, '', vehicle_command=mode)
+        self._record_pub.publish(record)
+        self._answer = (mode, _NO_ANSWER_YET, 0)
+        if not self._mode_switch.service_is_ready():
+            self._answered(mode, _UNANSWERED, 0, 'no /ap/mode_switch service')
+            return
+        request = self._mode_request()
+        request.mode = mode
+        future = self._mode_switch.call_async(request)
+        self._pending = future
+        future.add_done_callback(lambda done: self._on_mode_answer(mode, done))
+        if self._mode_timer is not None:
+            self.destroy_timer(self._mode_timer)
+        self._mode_timer = self.create_timer(self.param('mode_switch_timeout_s'),
+                                             lambda: self._mode_timeout(mode, future))
+        self.get_logger().info(f'asked /ap/mode_switch for mode {mode} ({verdict.reason})')
+
+    def _on_mode_answer(self, mode: int, future: Any) -> None:
+        if future is not self._pending:
+            return  # a newer request is under way, or this one timed out
+        self._pending = None
+        try:
+            answer = future.result()
+        except Exception as err:  # noqa: BLE001 - the service failed: say so, keep holding
+            self._answered(mode, _UNANSWERED, 0, f'the call failed: {err}')
+            return
+        status = _SWITCHED if answer.status else _REFUSED
+        self._answered(mode, status, int(answer.curr_mode),
+                       f'status={bool(answer.status)} curr_mode={int(answer.curr_mode)}')
+
+    def _mode_timeout(self, mode: int, future: Any) -> None:
+        if self._mode_timer is not None:
+            self.destroy_timer(self._mode_timer)
+            self._mode_timer = None
+        if future is self._pending:
+            self._pending = None
+            self._answered(mode, _UNANSWERED, 0, 'no answer within '
+                           f'{self.param("mode_switch_timeout_s"):g} s')
+
+    def _answered(self, mode: int, answer: int, vehicle_mode: int, said: str) -> None:
+        """Keep the vehicle's answer for the next records, and log it."""
+        self._answer = (mode, answer, vehicle_mode)
+        line = f'/ap/mode_switch to mode {mode}: {said}'
+        if answer == _SWITCHED:
+            self.get_logger().info(line)
+        else:
+            self.get_logger().warning(line)
+
     @staticmethod
     def _as_held(verdict: GateVerdict) -> GateVerdict:
         # A LAND / RTL verdict's setpoint output is a hold; the command went separately.
@@ -411,6 +520,8 @@ class CommandGateNode(GhostNode):
             twist_linear=_ZERO3 if twist is None else _xyz(twist.linear),
             twist_angular=_ZERO3 if twist is None else _xyz(twist.angular),
             vehicle_command=vehicle_command,
+            **({} if self._mode != 'ardupilot' else dict(zip(
+                ('mode_asked', 'mode_answer', 'vehicle_mode'), self._answer, strict=True))),
         )
         return from_msg_dict(GateEmission, to_msg_dict(record))
 
