@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass
 import os
 from types import MappingProxyType
@@ -17,6 +18,7 @@ from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .completeness import CompletenessChecker, CompletenessReport
 from .conformance import ConformanceChecker, ConformanceReport
 from .cycle_properties import PropertyChecker, PropertyReport
+from .edges import EdgeFilter, EdgesReport, read_run_edges
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
 from .evidence import EvidenceChecker, EvidenceReport, load_input_index
 from .gate import GATE_REACH, GateChecker, GateReport
@@ -60,6 +62,8 @@ class VerificationResult:
     recovery: RecoveryReport | None = None
     #: EVIDENCE-v1: every named input on the recorder's log times; ``None``: not asked.
     evidence: EvidenceReport | None = None
+    #: The start-up and shutdown rule (ghost_verify.edges); ``None``: not applied.
+    edges: EdgesReport | None = None
 
     @property
     def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
@@ -74,8 +78,10 @@ class VerificationResult:
         spared = {cycle.cycle_stamp_ns: cycle
                   for cycle in (*self.baud.unverifiable, *self.erur.unverifiable)
                   if (cycle.cycle_stamp_ns, cycle.reason) not in listed}
+        edges = () if self.edges is None else self.edges.unverifiable
         return tuple(sorted(
-            (*self.completeness.unverifiable, *spared.values(), *self.history.unverifiable),
+            (*self.completeness.unverifiable, *spared.values(), *self.history.unverifiable,
+             *edges),
             key=lambda cycle: (cycle.cycle_stamp_ns, cycle.reason.value)))
 
     @property
@@ -109,6 +115,7 @@ class VerificationResult:
                 and (self.parameters is None or self.parameters.holds)
                 and (self.recovery is None or not self.recovery.violated)
                 and (self.evidence is None or self.evidence.holds)
+                and (self.edges is None or self.edges.holds)
                 and not self.incomplete_input
                 and (self.manifest is None or self.manifest.ok))
 
@@ -130,6 +137,8 @@ class VerificationResult:
             checks.append((not self.gate.violated, self.gate.summary()))
         if self.evidence is not None:
             checks.append((self.evidence.holds, self.evidence.summary()))
+        if self.edges is not None and not self.edges.holds:
+            checks.append((False, self.edges.summary() or ''))
         if self.replay is not None and self.replay.fails(self.strict):
             bridge = self.replay.bridge
             if bridge is not None and bridge.violated and not self.replay.messages_differing:
@@ -193,6 +202,9 @@ class VerificationResult:
             lines.append(self.gate.summary())
         if self.evidence is not None:
             lines.append(self.evidence.summary())
+        edges = None if self.edges is None else self.edges.summary()
+        if edges is not None:
+            lines.append(edges)
         if self.replay is not None:
             lines.append(self.replay.summary())
             if self.replay.bridge is not None:
@@ -242,6 +254,7 @@ class VerificationResult:
             'parameters': None if self.parameters is None else self.parameters.to_json(),
             'recovery': None if self.recovery is None else self.recovery.to_json(),
             'evidence': None if self.evidence is None else self.evidence.to_json(),
+            'edges': None if self.edges is None else self.edges.to_json(),
             'limits': list(self.limits()),
             'manifest': None if self.manifest is None else self.manifest.to_json(),
             'strict': self.strict,
@@ -283,7 +296,8 @@ def verify_single_pass(
     following = (rederivation is not None
                  and follow_the_re_run(checks.recovery, rederivation, parameters))
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for event in ghost_bag.events():
+    edges = EdgeFilter(read_run_edges(bag), strict=strict)
+    for event in edges.events(ghost_bag.events()):
         if rederivation is not None and isinstance(event, CycleEvent):
             # First: the checks take the messages it finds exactly the agent's as contracts.
             rederivation.update(event)
@@ -293,7 +307,8 @@ def verify_single_pass(
     info = ghost_bag.info
     replayed = None if rederivation is None else rederivation.result(info)
     every_input = following and rederivation is not None and rederivation.read_every_input()
-    return checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
+    result = checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
+    return dataclasses.replace(result, edges=edges.result())
 
 
 
