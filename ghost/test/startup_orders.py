@@ -1,4 +1,4 @@
-"""Ghost and its inputs started and stopped in every order, through the real tools; each bag verified.
+"""Ghost and its inputs started and stopped in every order, through the real tools; bags verified.
 
 One order is one run: ``ros2 launch ghost closed_loop.launch.py use_scenario:=false
 record:=true`` with a standalone ``input_player`` (started before or after the launch), or
@@ -46,9 +46,9 @@ class OrderResult:
 def write_inputs(path: Path, cycles: int = 300) -> Path:
     """An input bag of ``cycles`` cycles of INPUT_SCENARIO (10 Hz)."""
     sys.path.insert(0, str(HERE))
-    from input_bags import write_input_bag
-
     import dataclasses
+
+    from input_bags import write_input_bag
 
     from ghost_core.scenarios import generate_scenario
 
@@ -143,38 +143,58 @@ def _launch_record(bag: Path) -> list[str]:
     return [*LAUNCH, 'use_scenario:=false', 'record:=true', f'bag:={bag}']
 
 
-def ghost_first(runs: _Runs, inputs: Path, bag: Path) -> None:
-    """The launch first (its nodes up), then the inputs; they end; then Ctrl-C."""
+#: Actuations recorded before the run is stopped (2 s of cycles at 10 Hz).
+ACTUATED = 20
+
+
+def _ghost_then_inputs(runs: _Runs, inputs: Path, bag: Path) -> None:
     runs.start('launch', _launch_record(bag))
-    _started(runs, 'launch', r'\[action_emitter.*\]: ', 90.0)
-    runs.wait_for('launch', r'\[recorder.*\]: recording', 60.0)
+    _started(runs, 'launch', r'\[recorder.*\]: recording', 120.0)
     time.sleep(2.0)
-    runs.start('player', _player(inputs, speed=2.0))
-    runs.wait_for('player', r'input complete', 120.0)
-    time.sleep(1.0)
-    runs.interrupt('launch')
-    runs.interrupt('player')
-
-
-def inputs_first(runs: _Runs, inputs: Path, bag: Path) -> None:
-    """The inputs first, then the launch; Ctrl-C of the launch while the inputs still run."""
     runs.start('player', _player(inputs))
-    runs.wait_for('player', r'playing', 60.0)
-    runs.start('launch', _launch_record(bag))
-    _wait_actuations(runs, bag, 20, 120.0)
-    runs.interrupt('launch')
-    runs.interrupt('player')
+    _wait_actuations(runs, bag, ACTUATED, 120.0)
 
 
-def inputs_stop_first(runs: _Runs, inputs: Path, bag: Path) -> None:
-    """The inputs first, then the launch; the inputs end; Ghost runs on a while; then Ctrl-C."""
-    runs.start('player', _player(inputs, speed=4.0))
-    runs.wait_for('player', r'playing', 60.0)
+def _inputs_then_ghost(runs: _Runs, inputs: Path, bag: Path) -> None:
+    runs.start('player', _player(inputs))
+    _started(runs, 'player', r'playing', 60.0)
     runs.start('launch', _launch_record(bag))
-    runs.wait_for('player', r'input complete', 120.0)
+    _wait_actuations(runs, bag, ACTUATED, 120.0)
+
+
+def _inputs_stop_then_ghost(runs: _Runs) -> None:
     runs.interrupt('player')
     time.sleep(2.0)
     runs.interrupt('launch')
+
+
+def _ghost_stops(runs: _Runs) -> None:
+    runs.interrupt('launch')
+    runs.interrupt('player')
+
+
+def ghost_first_inputs_stop(runs: _Runs, inputs: Path, bag: Path) -> None:
+    """The launch, then the inputs; the inputs stop; Ghost runs on 2 s; then Ctrl-C."""
+    _ghost_then_inputs(runs, inputs, bag)
+    _inputs_stop_then_ghost(runs)
+
+
+def ghost_first_ghost_stops(runs: _Runs, inputs: Path, bag: Path) -> None:
+    """The launch, then the inputs; Ctrl-C of the launch while the inputs run."""
+    _ghost_then_inputs(runs, inputs, bag)
+    _ghost_stops(runs)
+
+
+def inputs_first_inputs_stop(runs: _Runs, inputs: Path, bag: Path) -> None:
+    """The inputs, then the launch; the inputs stop; Ghost runs on 2 s; then Ctrl-C."""
+    _inputs_then_ghost(runs, inputs, bag)
+    _inputs_stop_then_ghost(runs)
+
+
+def inputs_first_ghost_stops(runs: _Runs, inputs: Path, bag: Path) -> None:
+    """The inputs, then the launch; Ctrl-C of the launch while the inputs run."""
+    _inputs_then_ghost(runs, inputs, bag)
+    _ghost_stops(runs)
 
 
 def ghost_run_input(runs: _Runs, inputs: Path, bag: Path) -> None:
@@ -196,9 +216,10 @@ def ghost_run_sigint(runs: _Runs, inputs: Path, bag: Path) -> None:
 
 
 ORDERS: Mapping[str, Callable[[_Runs, Path, Path], None]] = {
-    'ghost_first': ghost_first,
-    'inputs_first': inputs_first,
-    'inputs_stop_first': inputs_stop_first,
+    'ghost_first_inputs_stop': ghost_first_inputs_stop,
+    'ghost_first_ghost_stops': ghost_first_ghost_stops,
+    'inputs_first_inputs_stop': inputs_first_inputs_stop,
+    'inputs_first_ghost_stops': inputs_first_ghost_stops,
     'ghost_run_input': ghost_run_input,
     'ghost_run_sigint': ghost_run_sigint,
 }

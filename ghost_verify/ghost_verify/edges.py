@@ -118,11 +118,16 @@ class EdgeFilter:
     _after_stop_ns: int | None = None
 
     def events(self, events: Iterator[CycleEvent | GateRecord]
-               ) -> Iterator[CycleEvent | GateRecord]:
-        """Yield `events` less the held-back cycles."""
+               ) -> Iterator[tuple[CycleEvent | GateRecord, bool]]:
+        """Yield each of `events` with True when it is held back (a check must not judge it)."""
         for event in events:
-            if isinstance(event, GateRecord) or not self._held(event):
-                yield event
+            yield event, not isinstance(event, GateRecord) and self._held(event)
+
+    @property
+    def last_before_ready_ns(self) -> int | None:
+        """The newest stamp held back as ``before_ready`` (None: none)."""
+        return max((cycle.cycle_stamp_ns for cycle in self._cut
+                    if cycle.reason is UnverifiableReason.BEFORE_READY), default=None)
 
     def _held(self, cycle: CycleEvent) -> bool:
         first = _first_log_time(cycle)

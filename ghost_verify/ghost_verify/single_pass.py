@@ -297,20 +297,43 @@ def verify_single_pass(
                  and follow_the_re_run(checks.recovery, rederivation, parameters))
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     edges = EdgeFilter(read_run_edges(bag), strict=strict)
-    for event in edges.events(ghost_bag.events()):
+    for event, held in edges.events(ghost_bag.events()):
         if rederivation is not None and isinstance(event, CycleEvent):
             # First: the checks take the messages it finds exactly the agent's as contracts.
+            # A held-back cycle is re-derived too (the re-run's state goes through it).
             rederivation.update(event)
-            checks.feed(event, rederivation.matched)
-        else:
+            if not held:
+                checks.feed(event, rederivation.matched)
+        elif not held:
             checks.feed(event)
     info = ghost_bag.info
-    replayed = None if rederivation is None else rederivation.result(info)
+    replayed = None if rederivation is None else _after_start_up(
+        rederivation.result(info), edges.last_before_ready_ns)
     every_input = following and rederivation is not None and rederivation.read_every_input()
     result = checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
     return dataclasses.replace(result, edges=edges.result())
 
 
+
+
+def _after_start_up(report: RederivationReport, ready_from: int | None) -> RederivationReport:
+    """A re-derivation whose first difference is before the run was ready: not possible.
+
+    Before every node was ready (ghost_verify.edges) a node may have missed what the re-run
+    reads, and its state differs from then on: the re-derivation is not possible from that
+    cycle (a limit of the verdict), not a difference. One that first differs later stands.
+    """
+    firsts = [topic.first.cycle_stamp_ns for topic in report.topics if topic.first is not None]
+    if ready_from is None or not report.violated or not firsts or min(firsts) > ready_from:
+        return report
+    first = min(firsts)
+    return dataclasses.replace(
+        report, not_possible_reason=(
+            f'start-up: the agent first differs from its re-run at cycle {first} ns, before '
+            f'every Ghost node was ready (see start-up and shutdown)'),
+        replayed_until_ns=first,
+        topics=tuple(dataclasses.replace(topic, differing=0, recorded_only=0, recomputed_only=0,
+                                         first=None) for topic in report.topics))
 
 
 def _evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
