@@ -199,7 +199,7 @@ def inputs_first_ghost_stops(runs: _Runs, inputs: Path, bag: Path) -> None:
 
 def ghost_run_input(runs: _Runs, inputs: Path, bag: Path) -> None:
     """``ghost_run --input``: it records, plays, ends by itself and verifies."""
-    runs.start('ghost_run', ['ghost_run', '--input', str(inputs), '--speed', '4',
+    runs.start('ghost_run', ['ghost_run', '--input', str(inputs), '--speed', '4', '--no-report',
                              '--run-dir', str(bag.parent / 'run')])
     runs.procs['ghost_run'].wait(timeout=300)
     _link_bag(bag.parent / 'run', bag)
@@ -207,10 +207,9 @@ def ghost_run_input(runs: _Runs, inputs: Path, bag: Path) -> None:
 
 def ghost_run_sigint(runs: _Runs, inputs: Path, bag: Path) -> None:
     """``ghost_run --input``, Ctrl-C while the inputs play."""
-    runs.start('ghost_run', ['ghost_run', '--input', str(inputs),
+    runs.start('ghost_run', ['ghost_run', '--input', str(inputs), '--no-report',
                              '--run-dir', str(bag.parent / 'run')])
-    runs.wait_for('ghost_run', r'playing|graph ready', 180.0)
-    time.sleep(3.0)
+    _wait_actuations(runs, bag.parent / 'run' / 'bag', ACTUATED, 180.0)
     runs.interrupt('ghost_run', 120.0)
     _link_bag(bag.parent / 'run', bag)
 
@@ -264,9 +263,25 @@ def run_order(order: str, workdir: Path, env: Mapping[str, str],
     return OrderResult(order, verify.returncode, verify.stdout + verify.stderr, runs.logs())
 
 
+def claimed_env(env: Mapping[str, str]) -> tuple[dict[str, str], object]:
+    """`env` on a free ROS domain of the tests' range, claimed as the tests claim one.
+
+    Returns the environment and the claim (``release()`` it when done).
+    """
+    from ghost.isolation import claim_free_domain
+
+    claim = claim_free_domain(list(range(101, 201)), probe_budget_s=0.0)
+    return {**env, 'ROS_DOMAIN_ID': str(claim.domain_id),
+            'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST'}, claim
+
+
 def main(argv: list[str]) -> int:
     """``startup_orders.py ORDER WORKDIR``: run it once, print the verdict, exit as verify_all."""
-    result = run_order(argv[0], Path(argv[1]), os.environ)
+    env, claim = claimed_env(os.environ)
+    try:
+        result = run_order(argv[0], Path(argv[1]), env)
+    finally:
+        claim.release()  # type: ignore[attr-defined]
     print(result.verdict)
     if not result.verified:
         print(result.logs)

@@ -113,6 +113,7 @@ class EdgeFilter:
 
     edges: RunEdges
     strict: bool = False
+    #: The first message of the first complete cycle (READY_BOUND_NS counts from it).
     _first_ns: int | None = None
     _cut: list[UnverifiableCycle] = field(default_factory=list)
     _after_stop_ns: int | None = None
@@ -138,7 +139,7 @@ class EdgeFilter:
         stop = self.edges.stop_ns
         if stop is not None and last > stop + STOP_BOUND_NS and self._after_stop_ns is None:
             self._after_stop_ns = last
-        if self._first_ns is None:
+        if self._first_ns is None and not missing_kinds(cycle):
             self._first_ns = first
         if self.strict:
             return False
@@ -162,6 +163,5 @@ class EdgeFilter:
 
     def result(self) -> EdgesReport:
         """The report (after the last event)."""
-        ready = (None if self._first_ns is None or self.strict
-                 else self.edges.ready_from(self._first_ns))
+        ready = None if self.strict else self.edges.ready_from(self._first_ns)
         return EdgesReport(self.edges, ready, tuple(self._cut), self._after_stop_ns)
