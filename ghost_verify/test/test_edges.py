@@ -92,8 +92,11 @@ def test_each_nodes_first_ready_counts_and_the_earliest_stop() -> None:
 
 def test_an_honest_run_cut_at_both_edges_holds_with_the_edges_unverifiable(
         tmp_path: Path) -> None:
-    """The first cycles lack their actuations (the emitter not matched yet), the last ones
-    their calibrated assessment and what follows (the nodes drained away): unverifiable."""
+    """The edges of an honest run cut by its start-up and its stop are unverifiable.
+
+    The first cycles lack their actuations (the emitter not matched yet), the last ones their
+    calibrated assessment and what follows (the nodes drained away).
+    """
     written, config = _run()
     stamps = _cycle_stamps(written)
     early, late = set(stamps[:3]), set(stamps[-3:])
