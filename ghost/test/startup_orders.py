@@ -235,6 +235,22 @@ def _wait_actuations(runs: _Runs, bag: Path, count: int, timeout_s: float) -> No
         time.sleep(0.2)
 
 
+#: What ros2 launch prints when a node did not exit on its SIGINT within its timeout.
+_ESCALATED = ("sending signal 'SIGTERM'", "sending signal 'SIGKILL'", 'process has died')
+
+
+def _unclean_stop(runs: _Runs) -> str:
+    """The first sign that a process did not exit on SIGINT by itself ('' when all did)."""
+    for name, proc in runs.procs.items():
+        if proc.returncode not in (0, None) and name != 'ghost_run':
+            return f'{name} exited {proc.returncode}'
+        found = [line for line in runs.log(name).splitlines()
+                 if any(sign in line for sign in _ESCALATED)]
+        if found:
+            return f'{name}: {found[0].strip()}'
+    return ''
+
+
 def _link_bag(run_dir: Path, bag: Path) -> None:
     found = sorted(path.parent for path in run_dir.glob('**/metadata.yaml'))
     if found and not bag.exists():
@@ -257,6 +273,10 @@ def run_order(order: str, workdir: Path, env: Mapping[str, str],
         runs.stop_all()
     if not (bag / 'metadata.yaml').exists():
         return OrderResult(order, -1, f'{order}: no closed bag at {bag}', runs.logs())
+    unclean = _unclean_stop(runs)
+    if unclean:
+        return OrderResult(order, -1, f'{order}: not every node exited on SIGINT: {unclean}',
+                           runs.logs())
     verify = subprocess.run([sys.executable, '-m', 'ghost_verify', str(bag)],  # noqa: S603
                             env=runs.env, capture_output=True, text=True, timeout=600,
                             check=False)
