@@ -62,8 +62,7 @@ class VerificationResult:
     recovery: RecoveryReport | None = None
     #: EVIDENCE-v1: every named input on the recorder's log times; ``None``: not asked.
     evidence: EvidenceReport | None = None
-    #: The start-up and shutdown rule (ghost_verify.edges); ``None``: not applied.
-    edges: EdgesReport | None = None
+    edges: EdgesReport | None = None  # the start-up and shutdown rule (ghost_verify.edges)
 
     @property
     def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
@@ -78,10 +77,9 @@ class VerificationResult:
         spared = {cycle.cycle_stamp_ns: cycle
                   for cycle in (*self.baud.unverifiable, *self.erur.unverifiable)
                   if (cycle.cycle_stamp_ns, cycle.reason) not in listed}
-        edges = () if self.edges is None else self.edges.unverifiable
         return tuple(sorted(
             (*self.completeness.unverifiable, *spared.values(), *self.history.unverifiable,
-             *edges),
+             *(() if self.edges is None else self.edges.unverifiable)),
             key=lambda cycle: (cycle.cycle_stamp_ns, cycle.reason.value)))
 
     @property
@@ -137,8 +135,8 @@ class VerificationResult:
             checks.append((not self.gate.violated, self.gate.summary()))
         if self.evidence is not None:
             checks.append((self.evidence.holds, self.evidence.summary()))
-        if self.edges is not None and not self.edges.holds:
-            checks.append((False, self.edges.summary() or ''))
+        if self.edges is not None:
+            checks.append((self.edges.holds, self.edges.summary() or ''))
         if self.replay is not None and self.replay.fails(self.strict):
             bridge = self.replay.bridge
             if bridge is not None and bridge.violated and not self.replay.messages_differing:
@@ -202,9 +200,7 @@ class VerificationResult:
             lines.append(self.gate.summary())
         if self.evidence is not None:
             lines.append(self.evidence.summary())
-        edges = None if self.edges is None else self.edges.summary()
-        if edges is not None:
-            lines.append(edges)
+        lines.extend(line for line in (self.edges and self.edges.summary(),) if line)
         if self.replay is not None:
             lines.append(self.replay.summary())
             if self.replay.bridge is not None:
@@ -307,33 +303,11 @@ def verify_single_pass(
         elif not held:
             checks.feed(event)
     info = ghost_bag.info
-    replayed = None if rederivation is None else _after_start_up(
-        rederivation.result(info), edges.last_before_ready_ns)
+    replayed = None if rederivation is None else edges.judge_replay(
+        rederivation.result(info))
     every_input = following and rederivation is not None and rederivation.read_every_input()
     result = checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
     return dataclasses.replace(result, edges=edges.result())
-
-
-
-
-def _after_start_up(report: RederivationReport, ready_from: int | None) -> RederivationReport:
-    """A re-derivation whose first difference is before the run was ready: not possible.
-
-    Before every node was ready (ghost_verify.edges) a node may have missed what the re-run
-    reads, and its state differs from then on: the re-derivation is not possible from that
-    cycle (a limit of the verdict), not a difference. One that first differs later stands.
-    """
-    firsts = [topic.first.cycle_stamp_ns for topic in report.topics if topic.first is not None]
-    if ready_from is None or not report.violated or not firsts or min(firsts) > ready_from:
-        return report
-    first = min(firsts)
-    return dataclasses.replace(
-        report, not_possible_reason=(
-            f'start-up: the agent first differs from its re-run at cycle {first} ns, before '
-            f'every Ghost node was ready (see start-up and shutdown)'),
-        replayed_until_ns=first,
-        topics=tuple(dataclasses.replace(topic, differing=0, recorded_only=0, recomputed_only=0,
-                                         first=None) for topic in report.topics))
 
 
 def _evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
