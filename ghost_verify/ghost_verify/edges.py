@@ -14,7 +14,6 @@ hide anything in the middle of a run.
 from __future__ import annotations
 
 from collections.abc import Iterator
-import dataclasses
 from dataclasses import dataclass, field
 import os
 
@@ -26,7 +25,6 @@ from ghost_core.lifecycle import parse_lifecycle, run_edges, RunEdges, STOP_BOUN
 from ghost_core.properties import JsonValue
 
 from .events import CycleEvent, GateRecord
-from .rederive import RederivationReport
 from .unverifiable import last_log_time, missing_kinds, UnverifiableCycle, UnverifiableReason
 
 __all__ = ['EdgeFilter', 'EdgesReport', 'read_run_edges']
@@ -126,12 +124,6 @@ class EdgeFilter:
         for event in events:
             yield event, not isinstance(event, GateRecord) and self._held(event)
 
-    @property
-    def last_before_ready_ns(self) -> int | None:
-        """The newest stamp held back as ``before_ready`` (None: none)."""
-        return max((cycle.cycle_stamp_ns for cycle in self._cut
-                    if cycle.reason is UnverifiableReason.BEFORE_READY), default=None)
-
     def _held(self, cycle: CycleEvent) -> bool:
         first = _first_log_time(cycle)
         last = last_log_time(cycle)
@@ -162,28 +154,6 @@ class EdgeFilter:
                 f'{(first - stop) / 1e6:+.0f} ms from the stop record'))
             return True
         return False
-
-    def judge_replay(self, report: RederivationReport) -> RederivationReport:
-        """A re-derivation whose first difference is before the run was ready: not possible.
-
-        Before every node was ready a node may have missed what the re-run reads, and its
-        state differs from then on: the re-derivation is not possible from that cycle (a
-        limit of the verdict), not a difference. One that first differs later stands.
-        """
-        ready_from = self.last_before_ready_ns
-        firsts = [topic.first.cycle_stamp_ns for topic in report.topics
-                  if topic.first is not None]
-        if ready_from is None or not report.violated or not firsts or min(firsts) > ready_from:
-            return report
-        first = min(firsts)
-        return dataclasses.replace(
-            report, not_possible_reason=(
-                f'start-up: the agent first differs from its re-run at cycle {first} ns, '
-                'before every Ghost node was ready (see start-up and shutdown)'),
-            replayed_until_ns=first,
-            topics=tuple(dataclasses.replace(topic, differing=0, recorded_only=0,
-                                             recomputed_only=0, first=None)
-                         for topic in report.topics))
 
     def result(self) -> EdgesReport:
         """The report (after the last event)."""

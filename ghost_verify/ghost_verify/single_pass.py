@@ -303,8 +303,7 @@ def verify_single_pass(
         elif not held:
             checks.feed(event)
     info = ghost_bag.info
-    replayed = None if rederivation is None else edges.judge_replay(
-        rederivation.result(info))
+    replayed = None if rederivation is None else rederivation.result(info)
     every_input = following and rederivation is not None and rederivation.read_every_input()
     result = checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
     return dataclasses.replace(result, edges=edges.result())
