@@ -3,6 +3,7 @@
 from collections.abc import Callable, Mapping, Sequence
 import faulthandler
 import json
+import os
 import signal
 import sys
 import time
@@ -473,3 +474,20 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
             rclpy.try_shutdown()
         finally:
             faulthandler.cancel_dump_traceback_later()
+    _leave()
+
+
+def _leave() -> None:
+    """End the process now that its nodes are gone and rclpy is shut down (exit code 0).
+
+    What is left is the interpreter's own finalisation (modules torn down, the middleware's
+    threads joined in its destructors), where nothing of Ghost runs. Under heavy load it took
+    seconds: 2.3 s with three CPU burners on two cores, past ``ros2 launch``'s 5 s before
+    SIGTERM with a whole graph (``make stress``). So flush what was written, and leave.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
