@@ -124,6 +124,10 @@ class EdgeFilter:
         for event in events:
             yield event, not isinstance(event, GateRecord) and self._held(event)
 
+    def ready_in_force(self) -> int | None:
+        """The run's readiness as the cycles so far fix it (None: no rule, or strict)."""
+        return None if self.strict else self.edges.ready_from(self._first_ns)
+
     def _held(self, cycle: CycleEvent) -> bool:
         first = _first_log_time(cycle)
         last = last_log_time(cycle)

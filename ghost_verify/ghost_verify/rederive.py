@@ -648,6 +648,8 @@ class _Comparison:
         # restarts).
         self._assessor_cut: bool | None = None
         self._assessor_started_log_ns = assessor_started_log_ns
+        # Inputs logged before this are before the recording (start_at: the run's readiness).
+        self.start_log_ns: int | None = None
         # The recorded messages of the last cycle compared that are exactly the re-run's, by
         # id: the contract each was written from (see Rederivation.matched).
         self.matched: dict[int, object] = {}
@@ -664,6 +666,8 @@ class _Comparison:
                 self._last_log_ns = 2**63
                 return
             self._last_log_ns = item.log_time_ns
+            if self.start_log_ns is not None and item.log_time_ns < self.start_log_ns:
+                continue
             if self._first_input_log_ns is None:
                 self._first_input_log_ns = item.log_time_ns
             sample = item.sample
@@ -867,6 +871,14 @@ class Rederivation:
                                                parameters.assessor_started_log_ns)
             except _NotPossible as err:
                 self._reason = str(err)
+
+    def start_at(self, log_ns: int | None) -> None:
+        """Take the inputs logged before `log_ns` as before the recording (ghost_verify.edges).
+
+        Call before the first ``update``: the cycles before the run was ready are not fed.
+        """
+        if self._comparison is not None:
+            self._comparison.start_log_ns = log_ns
 
     def tap_inputs(self, take: InputTap, state_topic: str, observations_topic: str) -> bool:
         """Give `take` every belief and fix the re-run reads, when it reads these topics.

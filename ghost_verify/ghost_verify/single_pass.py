@@ -294,13 +294,16 @@ def verify_single_pass(
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     edges = EdgeFilter(read_run_edges(bag), strict=strict)
     for event, held in edges.events(ghost_bag.events()):
+        if held:
+            continue
         if rederivation is not None and isinstance(event, CycleEvent):
+            # The run's start is where it was ready: what the recorder logged before it is
+            # before the recording for the re-run too.
+            rederivation.start_at(edges.ready_in_force())
             # First: the checks take the messages it finds exactly the agent's as contracts.
-            # A held-back cycle is re-derived too (the re-run's state goes through it).
             rederivation.update(event)
-            if not held:
-                checks.feed(event, rederivation.matched)
-        elif not held:
+            checks.feed(event, rederivation.matched)
+        else:
             checks.feed(event)
     info = ghost_bag.info
     replayed = None if rederivation is None else rederivation.result(info)
