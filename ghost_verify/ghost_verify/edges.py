@@ -4,7 +4,8 @@ The rule is ``ghost_core.lifecycle``'s (docs/properties.md, "Start-up and shutdo
 module reads what it needs from the bag (each node's first configuration record, the
 ghost/lifecycle records: their log times only) and stands between the bag's cycles and the
 checks (:class:`EdgeFilter`): a cycle whose first message the recorder logged before the run
-was ready (``before_ready``), or logged at or after its stop, or that is incomplete and whose
+was ready, or less than ``STOP_LEAD_NS`` after it for an incomplete one (``before_ready``),
+or logged at or after its stop, or that is incomplete and whose
 last message was logged less than ``STOP_LEAD_NS`` before the stop (``after_stop``), is
 unverifiable and reaches no check. A Ghost message logged more than ``STOP_BOUND_NS`` after
 the stop is ``output_after_stop``, a violation: the run did not stop, so a stop record cannot
@@ -142,7 +143,11 @@ class EdgeFilter:
         if self.strict:
             return False
         ready = self.edges.ready_from(self._first_ns)
-        if ready is not None and first < ready:
+        incomplete = bool(missing_kinds(cycle))
+        # An incomplete cycle's inputs may precede its first message by up to STOP_LEAD_NS
+        # (an outcome closes its cycle at the next fix, or the idle flush).
+        if ready is not None and (first < ready
+                                  or (incomplete and first < ready + STOP_LEAD_NS)):
             self._cut.append(UnverifiableCycle(
                 cycle.stamp_ns, UnverifiableReason.BEFORE_READY,
                 f'first message logged {(ready - first) / 1e6:.0f} ms before the run was '
@@ -150,7 +155,6 @@ class EdgeFilter:
             return True
         if stop is None or self._after_stop_ns is not None:
             return False
-        incomplete = bool(missing_kinds(cycle))
         if first >= stop or (incomplete and last >= stop - STOP_LEAD_NS):
             self._cut.append(UnverifiableCycle(
                 cycle.stamp_ns, UnverifiableReason.AFTER_STOP,

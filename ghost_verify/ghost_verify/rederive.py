@@ -872,6 +872,9 @@ class Rederivation:
             except _NotPossible as err:
                 self._reason = str(err)
 
+    #: Where the run began to stop (ghost_verify.edges), for the bridge's outputs.
+    stop_log_ns: int | None = None
+
     def start_at(self, log_ns: int | None) -> None:
         """Take the inputs logged before `log_ns` as before the recording (ghost_verify.edges).
 
@@ -927,7 +930,7 @@ class Rederivation:
         if comparison is not None and info.read_errors:
             comparison, reason = None, ('part of the bag could not be read (see read_errors): '
                                         'a re-run needs every input and every recorded message')
-        bridge = _bridge(self._bag, self._parameters, info)
+        bridge = _bridge(self._bag, self._parameters, info, self.stop_log_ns)
         if comparison is None:
             return _not_replayed(self._parameters, reason or 'the run configuration is missing',
                                  info, bridge)
@@ -959,14 +962,14 @@ def rederive(
 
 
 def _bridge(bag: str | os.PathLike[str], parameters: RunParameters,
-            info: BagInfo) -> BridgeReport | None:
+            info: BagInfo, stop_ns: int | None = None) -> BridgeReport | None:
     """The re-derivation of px4_bridge's conversion, when the bag holds its fmu/out inputs."""
     topics = bag_px4_topics(bag)
     if not topics:
         return None
     if info.read_errors:
         return BridgeReport('part of the bag could not be read (see read_errors)')
-    return rederive_bridge(bag, parameters.px4_bridge, topics)
+    return rederive_bridge(bag, parameters.px4_bridge, topics, stop_ns)
 
 
 def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,

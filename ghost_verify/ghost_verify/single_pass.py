@@ -293,6 +293,8 @@ def verify_single_pass(
                  and follow_the_re_run(checks.recovery, rederivation, parameters))
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
     edges = EdgeFilter(read_run_edges(bag), strict=strict)
+    if rederivation is not None and not strict:
+        rederivation.stop_log_ns = edges.edges.stop_ns
     for event, held in edges.events(ghost_bag.events()):
         if held:
             continue
