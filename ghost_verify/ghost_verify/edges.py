@@ -118,6 +118,7 @@ class EdgeFilter:
     _first_ns: int | None = None
     _cut: list[UnverifiableCycle] = field(default_factory=list)
     _after_stop_ns: int | None = None
+    _held_start: bool = False
 
     def events(self, events: Iterator[CycleEvent | GateRecord]
                ) -> Iterator[tuple[CycleEvent | GateRecord, bool]]:
@@ -125,9 +126,10 @@ class EdgeFilter:
         for event in events:
             yield event, not isinstance(event, GateRecord) and self._held(event)
 
-    def ready_in_force(self) -> int | None:
-        """The run's readiness as the cycles so far fix it (None: no rule, or strict)."""
-        return None if self.strict else self.edges.ready_from(self._first_ns)
+    @property
+    def held_before_ready(self) -> bool:
+        """True once a cycle was held back as ``before_ready``."""
+        return self._held_start
 
     def _held(self, cycle: CycleEvent) -> bool:
         first = _first_log_time(cycle)
@@ -148,6 +150,7 @@ class EdgeFilter:
         # (an outcome closes its cycle at the next fix, or the idle flush).
         if ready is not None and (first < ready
                                   or (incomplete and first < ready + STOP_LEAD_NS)):
+            self._held_start = True
             self._cut.append(UnverifiableCycle(
                 cycle.stamp_ns, UnverifiableReason.BEFORE_READY,
                 f'first message logged {(ready - first) / 1e6:.0f} ms before the run was '

@@ -648,8 +648,8 @@ class _Comparison:
         # restarts).
         self._assessor_cut: bool | None = None
         self._assessor_started_log_ns = assessor_started_log_ns
-        # Inputs logged before this are before the recording (start_at: the run's readiness).
-        self.start_log_ns: int | None = None
+        # Beliefs and fixes stamped before this are before the recording (start_at).
+        self.start_stamp_ns: int | None = None
         # The recorded messages of the last cycle compared that are exactly the re-run's, by
         # id: the contract each was written from (see Rederivation.matched).
         self.matched: dict[int, object] = {}
@@ -666,7 +666,8 @@ class _Comparison:
                 self._last_log_ns = 2**63
                 return
             self._last_log_ns = item.log_time_ns
-            if self.start_log_ns is not None and item.log_time_ns < self.start_log_ns:
+            if (self.start_stamp_ns is not None and item.sample.stamp_ns < self.start_stamp_ns
+                    and isinstance(item.sample, BeliefSample | Observation)):
                 continue
             if self._first_input_log_ns is None:
                 self._first_input_log_ns = item.log_time_ns
@@ -875,13 +876,15 @@ class Rederivation:
     #: Where the run began to stop (ghost_verify.edges), for the bridge's outputs.
     stop_log_ns: int | None = None
 
-    def start_at(self, log_ns: int | None) -> None:
-        """Take the inputs logged before `log_ns` as before the recording (ghost_verify.edges).
+    def start_at(self, stamp_ns: int) -> None:
+        """Take the beliefs and fixes stamped before `stamp_ns` as before the recording.
 
-        Call before the first ``update``: the cycles before the run was ready are not fed.
+        ghost_verify.edges: the first cycle judged after the start-up; the cycles before it are
+        not fed, so the agent's state from them is not in what the re-run reads. Call before
+        the first ``update``.
         """
-        if self._comparison is not None:
-            self._comparison.start_log_ns = log_ns
+        if self._comparison is not None and self._comparison.start_stamp_ns is None:
+            self._comparison.start_stamp_ns = stamp_ns
 
     def tap_inputs(self, take: InputTap, state_topic: str, observations_topic: str) -> bool:
         """Give `take` every belief and fix the re-run reads, when it reads these topics.

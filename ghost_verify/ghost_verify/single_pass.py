@@ -299,9 +299,9 @@ def verify_single_pass(
         if held:
             continue
         if rederivation is not None and isinstance(event, CycleEvent):
-            # The run's start is where it was ready: what the recorder logged before it is
-            # before the recording for the re-run too.
-            rederivation.start_at(edges.ready_in_force())
+            # After a start-up held back, the re-run starts at the first cycle judged.
+            if edges.held_before_ready:
+                rederivation.start_at(event.stamp_ns)
             # First: the checks take the messages it finds exactly the agent's as contracts.
             rederivation.update(event)
             checks.feed(event, rederivation.matched)
