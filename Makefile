@@ -57,7 +57,7 @@ lint: bootstrap
 typecheck: bootstrap
 	@source scripts/env.sh && mypy --strict ghost_core/ghost_core && mypy --strict ghost_bag/ghost_bag && mypy --strict ghost_verify/ghost_verify \
 		&& mypy --strict ghost_nodes/ghost_nodes && mypy --strict ghost_px4/ghost_px4 \
-		&& mypy --strict ghost_ardupilot/ghost_ardupilot \
+		&& mypy --strict ghost_ardupilot/ghost_ardupilot && mypy --strict ghost_mavros/ghost_mavros \
 		&& mypy --strict ghost/ghost && mypy --strict ghost_review/ghost_review
 
 bench: bootstrap

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parent
 VENDORED_ROS2 = ROOT.parent / 'shared' / 'vendor' / 'ros2-jazzy'
 #: The unmodified px4_msgs subset px4_bridge's tests publish (not in the repository; CI has it).
 VENDORED_PX4_MSGS = ROOT.parent / 'shared' / 'vendor' / 'px4_msgs'
+#: The unmodified mavros_msgs subset mavros_bridge's tests publish (likewise).
+VENDORED_MAVROS_MSGS = ROOT.parent / 'shared' / 'vendor' / 'mavros_msgs'
 
 
 #: Fast DDS's own ``fastdds shm clean`` (installed with the fastrtps wheel, beside the venv).
@@ -103,7 +105,7 @@ def isolated_ros_env(domain_id: int) -> dict[str, str]:
 #: Fixtures that start ROS 2 over DDS, or the vendored ros2 command-line tools: a test using one
 #: (directly or through another fixture) is in that tier.
 _DDS_FIXTURES = frozenset({'ros_domain', 'ros_env', 'module_ros_env', 'processes', 'px4_env',
-                           'px4_msgs_env'})
+                           'px4_msgs_env', 'mavros_env', 'mavros_msgs_env'})
 _ROS2_TOOLS_FIXTURES = frozenset({'ros2_tools', 'ros2_env'})
 #: Packages whose tests are pure (no bag, no file, no process): the unit tier.
 _UNIT_PACKAGES = frozenset({'ghost_core', 'ghost_interfaces'})
@@ -314,6 +316,23 @@ def px4_msgs_env() -> dict[str, str]:
 def px4_env(px4_msgs_env: dict[str, str], ros_domain: int) -> dict[str, str]:
     """``px4_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
     return _isolated(px4_msgs_env, ros_domain)
+
+
+@pytest.fixture(scope='session')
+def mavros_msgs_env() -> dict[str, str]:
+    """The environment with the vendored mavros_msgs subset importable.
+
+    ``$GHOST_MAVROS_MSGS`` overrides ../shared/vendor/mavros_msgs. Not isolated: tests take
+    ``mavros_env``.
+    """
+    sources = Path(os.environ.get('GHOST_MAVROS_MSGS') or VENDORED_MAVROS_MSGS)
+    return _vendored_env('mavros_msgs', sources, 'vendored mavros_msgs')
+
+
+@pytest.fixture
+def mavros_env(mavros_msgs_env: dict[str, str], ros_domain: int) -> dict[str, str]:
+    """``mavros_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
+    return _isolated(mavros_msgs_env, ros_domain)
 
 
 class ProcessGroup:

@@ -135,7 +135,8 @@ NO_POSITION_PROCEED_MAX = 1.0
 #: A flight whose position is lost (or an outage stand-in): "most" of its healthy part PROCEEDs.
 MOST_PERCENT = 50.0
 #: The raw assessment's reasons for a block PX4 flags invalid.
-INVALID_REASONS = frozenset({'estimator_position_invalid', 'estimator_velocity_invalid'})
+INVALID_REASONS = frozenset({'estimator_position_invalid', 'estimator_velocity_invalid',
+                             'estimator_orientation_invalid'})
 #: PX4 log messages that mention a failsafe (case-insensitively) are events of this kind.
 FAILSAFE_MESSAGE = 'failsafe_message'
 #: The kinds of the events table (a failsafe message is a log_message saying 'failsafe'; 'error'
@@ -553,7 +554,8 @@ class FlightRun:
     traces: tuple[CycleTrace, ...]
     #: PX4 flags the position valid: the belief's position block is finite.
     valid: tuple[bool, ...]
-    #: PX4 flags the position or the velocity invalid (+inf on that block's diagonal).
+    #: The estimator flags the position, velocity or attitude invalid (+inf on that block's
+    #: diagonal).
     flagged_invalid: tuple[bool, ...]
     #: (position m, velocity m/s, orientation rad) largest 1-σ; inf where not finite.
     sigmas: tuple[tuple[float, float, float], ...]
@@ -573,7 +575,7 @@ def replay_flight(inputs: Iterable[TimedInput], config: PipelineConfig) -> Fligh
         position = _block_sigma(belief.pose_covariance, 0)
         velocity = _block_sigma(belief.twist_covariance, 0)
         valid.append(math.isfinite(position))
-        flagged.append(any(belief.pose_covariance[k] == math.inf for k in (0, 7, 14))
+        flagged.append(any(belief.pose_covariance[k] == math.inf for k in range(0, 36, 7))
                        or any(belief.twist_covariance[k] == math.inf for k in (0, 7, 14)))
         sigmas.append((position, velocity, _block_sigma(belief.pose_covariance, 3)))
     return FlightRun(traces, tuple(valid), tuple(flagged), tuple(sigmas))
@@ -585,6 +587,28 @@ def _is_non_proceed(trace: CycleTrace) -> bool:
 
 def _percent(part: int, whole: int) -> float | None:
     return 100.0 * part / whole if whole else None
+
+
+def non_proceed_causes(traces: Iterable[CycleTrace]) -> dict[str, int]:
+    """Why each non-PROCEED cycle was not PROCEED, counted: 'block: reason' per block.
+
+    The blocks whose published raw level is not KNOWN, each with its reason (e.g.
+    'orientation: held_by_hysteresis'); a cycle whose raw level is KNOWN but whose adjusted
+    level is not counts as 'calibration: <adjustment reason>'. A cycle with two such blocks
+    counts under both.
+    """
+    causes: dict[str, int] = {}
+    for trace in traces:
+        if not _is_non_proceed(trace):
+            continue
+        names = [f'{name}: {getattr(trace.raw, name).reason}'
+                 for name in ('position', 'velocity', 'orientation')
+                 if getattr(trace.raw, name).level != SelfAssessmentLevel.KNOWN]
+        if not names:
+            names = [f'calibration: {trace.calibrated.adjustment_reason}']
+        for name in names:
+            causes[name] = causes.get(name, 0) + 1
+    return causes
 
 
 def flight_measures(run: FlightRun) -> dict[str, Any]:
@@ -603,7 +627,8 @@ def flight_measures(run: FlightRun) -> dict[str, Any]:
     # The raw reasons given to the blocks PX4 flags invalid (what the assessor made of them).
     block_reasons: dict[str, int] = {}
     for trace, sigma in zip(traces, run.sigmas, strict=True):
-        for name, value in (('position', sigma[0]), ('velocity', sigma[1])):
+        for name, value in (('position', sigma[0]), ('velocity', sigma[1]),
+                            ('orientation', sigma[2])):
             if value == math.inf:
                 key = f'{name}: {getattr(trace.raw, name).reason}'
                 block_reasons[key] = block_reasons.get(key, 0) + 1
@@ -632,6 +657,7 @@ def flight_measures(run: FlightRun) -> dict[str, Any]:
         'flagged_invalid_cycles': len(flagged),
         'flagged_invalid_proceed': sum(not _is_non_proceed(t) for t in flagged),
         'invalid_block_reasons': block_reasons,
+        'non_proceed_causes': non_proceed_causes(traces),
         'first_non_proceed_s': None if first is None else (first - start) / 1e9,
         'observed_outcomes': len(distances),
         'beyond_3_per_1000': 1000.0 * sum(d > 3.0 for d in distances) / len(distances)
@@ -1451,6 +1477,10 @@ def _real_table(real: Mapping[str, Any]) -> str:
     for file_name, counts in reasons.items():
         footer += f'\n{file_name}: raw reasons of the +inf blocks: ' + ', '.join(
             f'{reason} x{count}' for reason, count in sorted(counts.items()))
+    for row in real.values():
+        if isinstance(row, Mapping) and row.get('non_proceed_causes'):
+            footer += f'\n{row["file"]}: non-PROCEED cycles by cause: ' + ', '.join(
+                f'{cause} x{count}' for cause, count in sorted(row['non_proceed_causes'].items()))
     return _table(header, rows) + '\n' + footer
 
 

@@ -5,6 +5,7 @@
         observations_topic:=/rtk/pose
     ros2 launch ghost closed_loop.launch.py namespace:=uav1 record:=true   # /uav1/actuations ...
     ros2 launch ghost closed_loop.launch.py px4:=true record:=true   # PX4 over uXRCE-DDS
+    ros2 launch ghost closed_loop.launch.py mavros:=true record:=true   # MAVROS, PX4/ArduPilot
     ros2 launch ghost closed_loop.launch.py use_scenario:=false gate:=twist  # cmd_vel gate
     ros2 launch ghost closed_loop.launch.py single_process:=true   # the agent in one process
     ros2 launch ghost closed_loop.launch.py executor:=single_threaded   # rclpy's default
@@ -107,14 +108,17 @@ def _graph_status(context):
 
 
 def _source(context) -> Source:
-    """What feeds the agent: px4:=true, input:=BAG, the scenario, or the vehicle's own stack."""
-    if LaunchConfiguration('input').perform(context):
-        if _flag(context, 'px4'):
-            raise ValueError('launch arguments input:= and px4:=true: give one (each is the '
-                             "agent's inputs)")
-        return Source.INPUT_BAG
-    if _flag(context, 'px4'):
-        return Source.PX4
+    """What feeds the agent: px4:=true, mavros:=true, input:=BAG, the scenario, or your stack."""
+    chosen = {'input:=': Source.INPUT_BAG if LaunchConfiguration('input').perform(context)
+              else None,
+              'px4:=true': Source.PX4 if _flag(context, 'px4') else None,
+              'mavros:=true': Source.MAVROS if _flag(context, 'mavros') else None}
+    given = [name for name, source in chosen.items() if source is not None]
+    if len(given) > 1:
+        raise ValueError(f'launch arguments {" and ".join(given)}: give one (each is the '
+                         "agent's inputs)")
+    if given:
+        return chosen[given[0]]
     return Source.SCENARIO if _flag(context, 'use_scenario') else Source.EXTERNAL
 
 
@@ -275,6 +279,11 @@ def _arguments() -> list[DeclareLaunchArgument]:
                                           'uXRCE-DDS topics (fmu/out/vehicle_odometry, '
                                           'vehicle_local_position, vehicle_gps_position) become '
                                           'the inputs.'),
+        DeclareLaunchArgument('mavros', default_value='false',
+                              description='Start mavros_bridge instead of the simulator: '
+                                          "MAVROS's topics (mavros/local_position/odom, "
+                                          'global_position/raw/fix, state, extended_state; PX4 '
+                                          'or ArduPilot behind it) become the inputs.'),
         DeclareLaunchArgument('gate', default_value='', choices=['', *GATE_MODES],
                               description="The command gate between the mission and the "
                                           "vehicle: 'px4' (ghost/mission/trajectory_setpoint "

@@ -49,7 +49,7 @@ fi
 # shellcheck source=scripts/env.sh
 source "$root/scripts/env.sh" --no-install
 cd "$root"
-src_hash=$( { find ghost ghost_interfaces ghost_core ghost_bag ghost_nodes ghost_px4 ghost_ardupilot ghost_verify ghost_review launch config \
+src_hash=$( { find ghost ghost_interfaces ghost_core ghost_bag ghost_nodes ghost_px4 ghost_ardupilot ghost_mavros ghost_verify ghost_review launch config \
                 -type f ! -path '*/__pycache__/*' ! -path '*/.hypothesis/*' ! -path '*/test/*' \
                 ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum; sha256sum colcon.meta; } \
             | sha256sum | cut -d' ' -f1)

@@ -6,7 +6,10 @@
 #               (ghost/test/test_ros2_tools.py, fixture `ros2_tools`);
 #   px4_msgs    a subset of PX4's message package (a rosidl CMake package, built like
 #               ghost_interfaces): the px4_bridge tests need its types (fixture `px4_msgs_env`);
-#               a PX4 user builds the whole package in their own workspace.
+#               a PX4 user builds the whole package in their own workspace;
+#   mavros_msgs a subset of MAVROS's message package (rosidl CMake, built alike): the
+#               mavros_bridge tests need its types (fixture `mavros_msgs_env`); a MAVROS user
+#               has the whole package with MAVROS.
 #
 # Idempotent: the build is skipped when the vendored sources (and this script) hash as they did
 # at the last successful build. Concurrent callers (two pytest processes) wait on a lock. The
@@ -27,7 +30,8 @@ say() { printf '[vendored %s] %s\n' "$name" "$*" >&2; }
 case "$name" in
   ros2-jazzy) what='the vendored ROS 2 tools'; expect=README.md; about='about 40 s of CPU' ;;
   px4_msgs) what='the vendored px4_msgs'; expect=package.xml; about='once per clone' ;;
-  *) echo "usage: $0 ros2-jazzy|px4_msgs [SOURCES]" >&2; exit 2 ;;
+  mavros_msgs) what='the vendored mavros_msgs'; expect=package.xml; about='once per clone' ;;
+  *) echo "usage: $0 ros2-jazzy|px4_msgs|mavros_msgs [SOURCES]" >&2; exit 2 ;;
 esac
 vendor=${2:-$root/../shared/vendor/$name}
 base=$root/build/vendored/$name

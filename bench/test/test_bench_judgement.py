@@ -99,6 +99,12 @@ def test_quick_judgement_reports_every_section_with_finite_in_range_numbers(tmp_
             plot = Path(row['plot'])
             assert plot.read_bytes()[:8] == PNG and plot.name == f'quick_real_{name}.png'
             assert plot.stat().st_size < PLOT_MAX_BYTES
+            # Every non-PROCEED cycle has a cause ('block: reason' or 'calibration: ...').
+            causes = row['non_proceed_causes']
+            non_proceed = round(row['cycles'] * (100.0 - row['percent_proceed']) / 100.0)
+            assert sum(causes.values()) >= non_proceed and (non_proceed or not causes)
+            assert all(cause.split(': ')[0] in ('position', 'velocity', 'orientation',
+                                                'calibration') for cause in causes)
         # A belief PX4 flags invalid is never PROCEEDed, over every log: by the raw reason and
         # by the input's own +inf block.
         assert sum(row['invalid_reason_proceed'] for row in real.values()) == 0

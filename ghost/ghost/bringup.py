@@ -28,6 +28,7 @@ from ghost_core.graph import (
     GATE_TOPIC,
     GHOST_TOPICS,
     INPUT_TOPICS,
+    MAVROS_TOPICS,
     MISSION_SETPOINT_TOPIC,
     NODE_PACKAGES,
     node_topic,
@@ -64,6 +65,8 @@ class Source(enum.Enum):
     #: A PX4 flight log played as PX4 would (``px4_log_player`` -> ``px4_bridge``), with a
     #: stand-in mission (``mission_setpoints``) feeding the gate.
     PX4_ULOG = 'px4_ulog'
+    #: MAVROS (PX4 or ArduPilot behind it): ``mavros_bridge`` turns mavros/... into the inputs.
+    MAVROS = 'mavros'
     #: Your own estimator and fix publish the inputs: no source node.
     EXTERNAL = 'external'
 
@@ -211,6 +214,9 @@ def closed_loop_graph(config_dir: Path | str, options: GraphOptions) -> list[Nod
     if options.px4:
         # The bridge's own inputs, so that verify_all re-derives its conversion too.
         recorded.update(PX4_OUT_TOPICS)
+    for spec in specs:
+        if spec.name == 'mavros_bridge':  # its inputs too: what its source_samples name
+            recorded.update({topic: MAVROS_TOPICS[topic] for topic in spec.subscribes})
     if options.gate_mode != 'none':
         specs.append(_gate(common, options.gate_mode, recorded))
     topics = (*INPUT_TOPICS, *GHOST_TOPICS)
@@ -258,6 +264,15 @@ def _source_nodes(common: _Common, options: GraphOptions) -> list[NodeSpec]:
         specs.append(common.spec('px4_bridge', subscribes=tuple(PX4_OUT_TOPICS),
                                  publishes=(*with_status, SOURCE_SAMPLES_TOPIC),
                                  remapped=frozenset(with_status)))
+    if options.source is Source.MAVROS:
+        bridge = common.spec('mavros_bridge', publishes=(*with_status, SOURCE_SAMPLES_TOPIC),
+                             remapped=frozenset(with_status))
+        # Of the two fix topics, the one of its fix_source, as its parameter files set it.
+        fixes = {'navsat': '/mavros/global_position/raw/fix',
+                 'gpsraw': '/mavros/gpsstatus/gps1/raw'}
+        fix = fixes[str(_bridge_parameters(bridge)['fix_source'])]
+        specs.append(replace(bridge, subscribes=tuple(
+            topic for topic in MAVROS_TOPICS if topic not in fixes.values() or topic == fix)))
     return specs
 
 
@@ -309,33 +324,51 @@ def _recorder(common: _Common, bag_path: str, recorded: Mapping[str, str],
                        parameters=parameters)
 
 
-def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, object]:
-    """px4_bridge's parameters and topics for the run configuration (none without a bridge).
+def _bridge_parameters(spec: NodeSpec) -> dict[str, object]:
+    """A bridge's parameter values as its files and overrides give them (px4_ or mavros_bridge).
 
-    ``verify_all`` re-runs the bridge with them (ghost_verify.bridge_rederive).
+    Only a PX4 or MAVROS graph needs ghost_px4 or ghost_mavros (the agent's bringup does not).
     """
-    spec = next((spec for spec in specs if spec.name == 'px4_bridge'), None)
-    if spec is None:
-        return {}
-    # Only a PX4 graph needs ghost_px4 (the agent's bringup does not depend on it).
-    from ghost_px4.bridge import BRIDGE_CONFIG_KEY, BridgeConfig
-    from ghost_px4.node_parameters import PARAMETERS as PX4_PARAMETERS
-
+    if spec.name == 'px4_bridge':
+        from ghost_px4.node_parameters import PARAMETERS
+    else:
+        from ghost_mavros.node_parameters import PARAMETERS
     with tempfile.TemporaryDirectory(prefix='ghost_config_') as folder:
         overrides = None
         if spec.parameters:
-            overrides = str(Path(folder) / 'px4_bridge.yaml')
+            overrides = str(Path(folder) / f'{spec.name}.yaml')
             Path(overrides).write_text(overrides_yaml(spec), encoding='utf-8')
-        params = node_parameters(parameter_files(spec, overrides), 'px4_bridge',
-                                 {item.name: item.default
-                                  for item in PX4_PARAMETERS['px4_bridge']}, spec.namespace)
+        return node_parameters(parameter_files(spec, overrides), spec.name,
+                               {item.name: item.default for item in PARAMETERS[spec.name]},
+                               spec.namespace)
+
+
+def _bridge_run_config(common: _Common, specs: list[NodeSpec]) -> dict[str, object]:
+    """The bridge's parameters and topics for the run configuration (none without a bridge).
+
+    ``verify_all`` re-runs px4_bridge with them (ghost_verify.bridge_rederive); mavros_bridge's
+    are recorded in the same form, for its re-derivation.
+    """
+    spec = next((spec for spec in specs if spec.name in ('px4_bridge', 'mavros_bridge')), None)
+    if spec is None:
+        return {}
+    params = _bridge_parameters(spec)
+    if spec.name == 'px4_bridge':
+        from ghost_px4.bridge import BRIDGE_CONFIG_KEY, BridgeConfig
+
+        key, config = BRIDGE_CONFIG_KEY, BridgeConfig.from_parameters(params).to_dict()
+        inputs: tuple[str, ...] = tuple(PX4_OUT_TOPICS)
+    else:
+        from ghost_mavros.bridge import BRIDGE_CONFIG_KEY as key
+        from ghost_mavros.bridge import MavrosConfig
+
+        config, inputs = MavrosConfig.from_parameters(params).to_dict(), spec.subscribes
     remaps = dict(common.remaps)
     topics = {topic: topic_in_namespace(topic, common.namespace)
-              for topic in (*PX4_OUT_TOPICS, SOURCE_SAMPLES_TOPIC)}
+              for topic in (*inputs, SOURCE_SAMPLES_TOPIC)}
     topics.update({topic: _resolved(topic, remaps, common.namespace)
                    for topic in (*INPUT_TOPICS, VEHICLE_STATUS_TOPIC)})
-    return {BRIDGE_CONFIG_KEY: {'parameters': BridgeConfig.from_parameters(params).to_dict(),
-                                'topics': topics}}
+    return {key: {'parameters': config, 'topics': topics}}
 
 
 def _with_settings(overrides: Mapping[str, Mapping[str, object]],

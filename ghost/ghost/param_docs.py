@@ -22,7 +22,7 @@ __all__ = ['NODES', 'SHARED', 'declarations', 'render', 'render_config']
 #: The nodes in the page's order.
 NODES = ('scenario', 'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator',
          'decision_policy', 'action_emitter', 'recorder', 'monitor', 'px4_bridge',
-         'command_gate', 'px4_log_player', 'mission_setpoints')
+         'command_gate', 'px4_log_player', 'mission_setpoints', 'mavros_bridge')
 
 _HEADER = """\
 # Node parameters
@@ -73,10 +73,12 @@ def _allowed(spec: ParamSpec) -> str:
 
 def declarations() -> list[tuple[str, tuple[ParamSpec, ...]]]:
     """(node, its own parameters) in the page's order, 'every node' first."""
-    # The PX4 nodes too (ghost_px4, present wherever the docs are built).
+    # The PX4 and MAVROS nodes too (ghost_px4, ghost_mavros: present wherever the docs are
+    # built).
+    from ghost_mavros.node_parameters import PARAMETERS as MAVROS_PARAMETERS
     from ghost_px4.node_parameters import PARAMETERS as PX4_PARAMETERS
 
-    tables = {**PARAMETERS, **PX4_PARAMETERS}
+    tables = {**PARAMETERS, **PX4_PARAMETERS, **MAVROS_PARAMETERS}
     return [('every node', COMMON_PARAMS)] + [(node, tables[node]) for node in NODES]
 
 
@@ -99,7 +101,8 @@ SHARED = ('period_s', 'input_qos')
 
 _CONFIG_HEADER = """\
 # Ghost's node parameters with their declared defaults. GENERATED from the declarations
-# (ghost_core.agent_parameters, ghost_nodes.node_parameters, ghost_px4.node_parameters) by
+# (ghost_core.agent_parameters, ghost_nodes.node_parameters, ghost_px4.node_parameters,
+# ghost_mavros.node_parameters) by
 #   python -m ghost.param_docs --config > config/ghost.yaml
 # and a test checks it is current: change a default in its declaration, never here. Loaded
 # first by the launch file and ghost_run for every node; then config/scenarios/<name>.yaml

@@ -7,6 +7,8 @@ One cohesive job (the ghost_run command: plan, run, wait, verify), so one module
     ghost_run --scenario smoke --namespace uav1     (every node and topic under /uav1)
     ghost_run --px4-ulog LOG.ulg [--speed X]        (a PX4 flight log played as PX4 would,
                                                       through px4_bridge and the command gate)
+    ghost_run --mavros [--timeout S]                (MAVROS's topics, PX4 or ArduPilot behind
+                                                      it, through mavros_bridge)
 
 Exit code: 0 when the run completed and BAUD-v1, ERUR-v1 and the chain all hold; 1 when the
 verifier found a violation or a broken chain; 2 for a usage error; 3 when the run itself failed
@@ -70,8 +72,8 @@ def _parser() -> argparse.ArgumentParser:
                         help='folder with ghost.yaml and scenarios/ (default: share/ghost/config)')
     parser.add_argument('--timeout', type=positive(float), default=None,
                         help='seconds to wait for the loop to complete (default 120, or with '
-                             "--input the recording's duration / speed + 60; with --px4 none: "
-                             'until Ctrl-C)')
+                             "--input the recording's duration / speed + 60; with --px4 or "
+                             '--mavros none: until Ctrl-C)')
     _add_source_arguments(parser)
     parser.add_argument('--gate', choices=GATE_MODES, default=None,
                         help="the command gate between the mission and the vehicle: 'px4' "
@@ -98,6 +100,11 @@ def _add_source_arguments(parser: argparse.ArgumentParser) -> None:
                          help="listen to PX4's uXRCE-DDS topics through px4_bridge instead of "
                               'a scenario; runs until --timeout or Ctrl-C, then verifies '
                               '(launch px4:=true)')
+    sources.add_argument('--mavros', action='store_true',
+                         help="listen to MAVROS's topics (PX4 or ArduPilot) through "
+                              'mavros_bridge instead of a scenario; runs until --timeout or '
+                              'Ctrl-C, then verifies (launch mavros:=true; needs ghost_mavros '
+                              'and mavros_msgs)')
     sources.add_argument('--px4-ulog', type=Path, default=None, metavar='LOG',
                          help="play this PX4 flight log (ULog) as PX4's uXRCE-DDS bridge would "
                               '(px4_log_player on fmu/out/...) into px4_bridge and the command '
@@ -354,6 +361,12 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
         # A live vehicle: no known number of cycles; run until --timeout or Ctrl-C.
         return _Plan(replace(options, source=Source.PX4, overrides={}), None,
                      "PX4's uXRCE-DDS topics (Ctrl-C to stop)", 'px4', float('inf'))
+    if args.mavros:
+        if importlib.util.find_spec('mavros_msgs') is None:
+            raise _UsageError('--mavros needs mavros_msgs, which this workspace lacks: source '
+                              'your MAVROS workspace (docs/integration.md, MAVROS)')
+        return _Plan(replace(options, source=Source.MAVROS, overrides={}), None,
+                     "MAVROS's topics (Ctrl-C to stop)", 'mavros', float('inf'))
     if args.input is not None:
         from ghost_bag.errors import InputBagError
 

@@ -239,6 +239,61 @@ def test_gate_arguments_start_the_gate_with_its_remaps(tmp_path, ros2_env, proce
         _value(launched, '/recorder', 'topics'))
 
 
+def test_mavros_argument_starts_mavros_bridge_recording_its_inputs(tmp_path, ros2_env,
+                                                                   processes) -> None:
+    """mavros:=true (with gate:=twist to MAVROS's setpoint topic): mavros_bridge, not a scenario.
+
+    The recorder records the MAVROS topics the bridge reads (its fix_source's fix only) and
+    the bridge's configuration; mavros:=true with px4:=true is refused.
+    """
+    mavros = '/mavros/setpoint_velocity/cmd_vel_unstamped'
+    bag = str(tmp_path / 'flight_042')
+    # docs/integration.md's lines (ArduPilot with the twist gate; PX4 with a parameter file).
+    px4_file = _params(tmp_path, 'my_mavros', {'gps_delay_ms': 110.0})
+    gpsraw_file = _params(tmp_path, 'gpsraw', {'fix_source': 'gpsraw'})
+    live, px4, gpsraw, both = _evaluate([
+        {'arguments': {'mavros': 'true', 'record': 'true', 'bag': bag, 'gate': 'twist',
+                       'cmd_vel_in_topic': '/mission/cmd_vel', 'cmd_vel_topic': mavros},
+         'graph': {'source': 'mavros', 'record': True, 'bag_path': bag, 'gate': 'twist',
+                   'remaps': {'/cmd_vel': mavros, '/cmd_vel_in': '/mission/cmd_vel'}}},
+        {'arguments': {'mavros': 'true', 'record': 'true', 'bag': bag,
+                       'params_file': str(px4_file)},
+         'graph': {'source': 'mavros', 'record': True, 'bag_path': bag,
+                   'params_file': str(px4_file)}},
+        {'arguments': {'mavros': 'true', 'record': 'true', 'params_file': str(gpsraw_file)},
+         'graph': {'source': 'mavros', 'record': True, 'params_file': str(gpsraw_file)}},
+        {'arguments': {'mavros': 'true', 'px4': 'true'}, 'graph': None},
+    ], tmp_path, ros2_env, processes)
+    launched = _same_both_ways(live, tmp_path)
+    assert '/scenario' not in launched and '/mavros_bridge' in launched
+    topics = set(_value(launched, '/recorder', 'topics'))
+    assert {'mavros/local_position/odom=nav_msgs/msg/Odometry',
+            'mavros/global_position/raw/fix=sensor_msgs/msg/NavSatFix',
+            'mavros/state=mavros_msgs/msg/State',
+            'mavros/extended_state=mavros_msgs/msg/ExtendedState',
+            'source_samples=ghost_interfaces/msg/SourceSamples'} <= topics
+    assert not any(topic.startswith('mavros/gpsstatus') for topic in topics)
+    config = json.loads(_value(launched, '/recorder', 'run_config'))['mavros_bridge']
+    assert config['parameters']['fix_source'] == 'navsat' and config['parameters'][
+        'origin'] is None
+    launched = _same_both_ways(px4, tmp_path)
+    assert _value(launched, '/mavros_bridge', 'gps_delay_ms') == 110.0
+    assert json.loads(_value(launched, '/recorder', 'run_config'))['mavros_bridge'][
+        'parameters']['gps_delay_ns'] == 110_000_000
+    launched = _same_both_ways(gpsraw, tmp_path)
+    assert 'mavros/gpsstatus/gps1/raw=mavros_msgs/msg/GPSRAW' in _value(
+        launched, '/recorder', 'topics')
+    assert both['launch']['error'].endswith(
+        "launch arguments px4:=true and mavros:=true: give one (each is the agent's inputs)")
+
+
+def _params(folder: Path, name: str, values: dict[str, Any]) -> Path:
+    """A user's parameter file ``name``.yaml setting ``values`` on mavros_bridge."""
+    path = folder / f'{name}.yaml'
+    path.write_text(json.dumps({'/**/mavros_bridge': {'ros__parameters': values}}))
+    return path
+
+
 def test_namespace_changes_names_not_values(tmp_path, ros2_env, processes) -> None:
     """namespace:=uav1: every node is /uav1/<node>, with the values of the root-namespace launch.
 

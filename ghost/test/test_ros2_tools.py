@@ -171,7 +171,7 @@ def test_show_args_lists_every_launch_argument(ros2_env, processes) -> None:
             'observations_topic', 'enclave_prefix', 'config_dir'} <= declared, out
     # issue 11's new arguments
     missing = {'namespace', 'period_s', 'min_outcomes', 'downgrade_threshold', 'max_history',
-               'input_qos', 'params_file'} - declared
+               'input_qos', 'params_file', 'px4', 'mavros'} - declared
     assert not missing, f'not declared: {sorted(missing)}\n{out}'
 
 
@@ -184,6 +184,7 @@ def test_show_args_lists_every_launch_argument(ros2_env, processes) -> None:
     ('accuracy_profile:=lidar', ('accuracy_profile', 'lidar')),
     ('input:=no_such_bag', ('input', 'no_such_bag')),
     ('speed:=0', ('speed', '0')),
+    ('mavros:=maybe', ('mavros', 'maybe')),
 ])
 def test_bad_launch_argument_is_refused(tmp_path, ros2_env, processes, argument, named) -> None:
     """A bad value is refused before any node starts: non-zero exit, the argument named."""

@@ -112,7 +112,7 @@ def _covariance_lines(layout: EkfLayout, beliefs: BeliefStream) -> list[str]:
 
 def _invalid_lines(beliefs: BeliefStream) -> list[str]:
     lines = [f'  beliefs with a block the EKF flags invalid (XKF4 SS/TS/FS): '
-             f'{sum(beliefs.invalid.values())} (kept, +inf variances: judged UNKNOWN)']
+             f'{beliefs.flagged} (kept, +inf variances: judged UNKNOWN)']
     lines += [f'    {count}: {reason}' for reason, count in sorted(beliefs.invalid.items())]
     return lines
 

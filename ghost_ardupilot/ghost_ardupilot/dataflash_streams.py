@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import math
 import re
 from typing import Any
@@ -182,6 +182,8 @@ class BeliefStream(Stream):
     cores: Counter[int] = field(default_factory=Counter)
     #: State rows of the other cores (not beliefs: Ghost judges the primary core).
     other_cores: int = 0
+    #: Beliefs with at least one block the EKF flags invalid (``invalid`` counts the reasons).
+    flagged: int = 0
 
 
 def _variances(v1: Mapping[str, Any], v2: Mapping[str, Any] | None) -> list[float]:
@@ -275,6 +277,21 @@ def _beliefs(log: DataflashLog, layout: EkfLayout, stream: BeliefStream
         yield stamp, sample, flags
 
 
+def _attitude_invalid(ros: px4.RosOdometry) -> px4.RosOdometry:
+    """``ros`` with its rotation block flagged invalid: +inf variances, no cross terms.
+
+    Set after the frame conversion, as convert.odometry_to_ros does for a position or velocity
+    block PX4 flags invalid (an infinite variance rotated between frames would give NaN).
+    """
+    pose = list(ros.pose_covariance)
+    for row in range(6):
+        for col in range(3, 6):
+            pose[row * 6 + col] = pose[col * 6 + row] = 0.0
+    for k in range(3, 6):
+        pose[k * 7] = px4.INVALID_VARIANCE
+    return replace(ros, pose_covariance=tuple(pose))
+
+
 def import_beliefs(log: DataflashLog, layout: EkfLayout, rate_hz: float | None) -> BeliefStream:
     """The beliefs of the primary core, decimated to ``rate_hz`` if given."""
     stream = BeliefStream(f'{layout.state} (primary core)')
@@ -286,9 +303,13 @@ def import_beliefs(log: DataflashLog, layout: EkfLayout, rate_hz: float | None) 
             continue
         last_kept = stamp
         ros = live.ros_odometry(sample)
-        for reason in (flags.position, flags.velocity):
-            if reason:
-                stream.invalid[reason] += 1
+        if flags.orientation:
+            ros = _attitude_invalid(ros)
+        reasons = [reason for reason in (flags.position, flags.velocity, flags.orientation)
+                   if reason]
+        for reason in reasons:
+            stream.invalid[reason] += 1
+        stream.flagged += bool(reasons)
         if flags.position:
             stream.position_invalid += 1
         if sample.pose_covariance[21:36:7] == (0.0, 0.0, 0.0):

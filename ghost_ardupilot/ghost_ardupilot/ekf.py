@@ -77,10 +77,11 @@ def _set(value: int, name: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class InvalidBlocks:
-    """Why the EKF's own bits mark a belief's position or velocity invalid ('' : valid)."""
+    """Why the EKF's bits mark a belief's position, velocity or attitude invalid (empty: valid)."""
 
     position: str = ''
     velocity: str = ''
+    orientation: str = ''
 
 
 def invalid_blocks(solution: int, timeouts: int, faults: int) -> InvalidBlocks:
@@ -91,9 +92,13 @@ def invalid_blocks(solution: int, timeouts: int, faults: int) -> InvalidBlocks:
     neither ``horiz_pos_abs`` nor ``horiz_pos_rel``, or ``const_pos_mode``, or no
     ``vert_pos``); a position or height measurement timeout (TS bits 0, 2). Velocity invalid:
     NaN states; SS without ``horiz_vel`` or ``vert_vel``; a velocity timeout (TS bit 1).
-    ArduCopter's own position check is the same test (``horiz_pos_abs`` and not
-    ``const_pos_mode`` once armed). Airspeed, drag and magnetometer timeouts and conditioning
-    faults are not about position or velocity and judge nothing here.
+    Orientation invalid: NaN quaternions (FS bit 0); SS without ``attitude``, which EKF3 and
+    EKF2 set only while the filter is healthy with its tilt and yaw aligned
+    (``updateFilterStatus``): ArduPilot's own test of a usable attitude, which never looks at
+    the attitude variance. ArduCopter's own position check is the same test
+    (``horiz_pos_abs`` and not ``const_pos_mode`` once armed). Airspeed, drag and
+    magnetometer timeouts and conditioning faults are not about position, velocity or
+    attitude and judge nothing here.
     """
     nan = bit_names(int(faults) & 0b11, FAULT_BITS)
     position = ''
@@ -116,7 +121,12 @@ def invalid_blocks(solution: int, timeouts: int, faults: int) -> InvalidBlocks:
             velocity = 'velocity not usable (XKF4.SS: no horiz_vel or vert_vel)'
         elif int(timeouts) & 0b10:
             velocity = 'velocity measurement timeout (XKF4.TS)'
-    return InvalidBlocks(position, velocity)
+    orientation = ''
+    if int(faults) & 0b1:
+        orientation = 'EKF fault: quaternions are NaN (XKF4.FS)'
+    elif not _set(solution, 'attitude'):
+        orientation = 'attitude not usable (XKF4.SS: no attitude)'
+    return InvalidBlocks(position, velocity, orientation)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,19 @@ def test_xkf4_bits_are_the_estimators_invalid(solution: int, timeouts: int, faul
     assert found.velocity.startswith(velocity) and bool(found.velocity) == bool(velocity)
 
 
+@pytest.mark.parametrize(('solution', 'faults', 'orientation'), [
+    (HEALTHY, 0, ''),
+    (HEALTHY & ~1, 0, 'attitude not usable'),  # SS attitude clear: ArduPilot's own test
+    (HEALTHY, 1, 'EKF fault: quaternions are NaN'),
+    (HEALTHY, 1 << 1, ''),  # velocities NaN: the attitude stays usable
+    (HEALTHY | 1 << 14, 0, ''),  # GPS glitching says nothing of the attitude
+])
+def test_the_attitude_is_invalid_only_where_ardupilot_says_so(solution: int, faults: int,
+                                                              orientation: str) -> None:
+    found = ekf.invalid_blocks(solution, 0, faults).orientation
+    assert found.startswith(orientation) and bool(found) == bool(orientation)
+
+
 def _variances(q: tuple[float, float, float, float], position: tuple[float, ...] = (1, 2, 3),
                velocity: tuple[float, ...] = (0.1, 0.2, 0.3)) -> list[float]:
     return [*q, *velocity, *position, 0.0, 0.0]

@@ -49,8 +49,12 @@ def _replay(items: list[TimedInput]) -> list[object]:
 # --- synthetic logs ---
 
 def _ekf_log(path: Path, generation: int, *, variances: bool = True,
-             glitch: tuple[float, float] | None = None, seconds: float = 20.0) -> Path:
-    """A hovering copter at the origin, EKF and GNSS at 10 / 5 Hz, core 0 primary."""
+             glitch: tuple[float, float] | None = None, seconds: float = 20.0,
+             flagged: int = GLITCHING) -> Path:
+    """A hovering copter at the origin, EKF and GNSS at 10 / 5 Hz, core 0 primary.
+
+    During ``glitch`` (s after the start) XKF4.SS is ``flagged`` instead of HEALTHY.
+    """
     prefix = 'XK' if generation == 3 else 'NK'
     log = DataflashWriter()
     log.define('MSG', 'QZ', 'TimeUS,Message')
@@ -75,7 +79,7 @@ def _ekf_log(path: Path, generation: int, *, variances: bool = True,
         for core in (0, 1):
             log.row(f'{prefix}F1', t, core, 0.0, 0.0, 0.0, 0.0, 0.0, -5.0)
             log.row(f'{prefix}Q', t, core, 1.0, 0.0, 0.0, 0.0)
-            log.row(f'{prefix}F4', t, core, GLITCHING if glitching else HEALTHY, 0, 0, 0)
+            log.row(f'{prefix}F4', t, core, flagged if glitching else HEALTHY, 0, 0, 0)
             log.row(f'{prefix}FS', t, core, 0, 0)
         if variances and generation == 3 and k % 5 == 0:
             log.row('XKV1', t, 0, 1e-5, 1e-5, 1e-5, 1e-4, 0.01, 0.01, 0.01, 0.04, 0.04, 0.09,
@@ -153,6 +157,89 @@ def test_beliefs_the_ekf_flags_glitching_are_judged_and_never_proceeded_on(
     assert len(judged) == 40
     assert all(t.rationale.decision.kind != DecisionKind.PROCEED for t in judged)
     assert {t.raw.position.reason for t in judged} == {'estimator_position_invalid'}
+
+
+def test_beliefs_whose_attitude_the_ekf_flags_unusable_are_never_proceeded_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # XKF4.SS without its attitude bit (0): ArduPilot's own "attitude not usable", whatever
+    # the attitude variance says. The position bits stay set: only the attitude is flagged.
+    log = _ekf_log(tmp_path / 'attitude.bin', 3, glitch=(8.0, 12.0), flagged=HEALTHY & ~1)
+    code, out, err = _import(log, tmp_path / 'bag', capsys)
+    assert code == 0, err
+    assert '40: attitude not usable (XKF4.SS: no attitude)' in out
+    assert 'flags invalid (XKF4 SS/TS/FS): 40 (kept' in out
+    items = _inputs(tmp_path / 'bag')
+    beliefs = [i.sample for i in items if isinstance(i.sample, BeliefSample)]
+    flagged = {b.stamp_ns for b in beliefs if b.pose_covariance[21] == math.inf}
+    assert len(flagged) == 40
+    for belief in beliefs:
+        if belief.stamp_ns in flagged:
+            rotation = [belief.pose_covariance[row * 6 + col] for row in range(6)
+                        for col in range(3, 6)]
+            assert sorted(rotation)[-3:] == [math.inf] * 3 and not any(
+                math.isnan(x) for x in rotation)
+            assert belief.pose_covariance[0] == pytest.approx(0.04)  # position kept
+    judged = [t for t in _replay(items) if t.stamp_ns in flagged]
+    assert len(judged) == 40
+    assert all(t.rationale.decision.kind != DecisionKind.PROCEED for t in judged)
+    assert {t.raw.orientation.reason for t in judged} == {'estimator_orientation_invalid'}
+
+
+def _old_layout_log(path: Path, generation: int) -> Path:
+    """An ArduCopter 3.6-style log (before 4.1): one message name per core, no C field.
+
+    Core 0 is NKF1/NKQ1/NKF4 (EKF3: XKF1/XKQ1/XKF4), core 1 NKF6/NKQ2/NKF9, never read; GPS
+    and GPA carry no instance field. No XKV: neither generation states variances here.
+    """
+    prefix = 'XK' if generation == 3 else 'NK'
+    log = DataflashWriter()
+    log.define('MSG', 'QZ', 'TimeUS,Message')
+    for name in (f'{prefix}F1', f'{prefix}F6'):
+        log.define(name, 'Qffffff', 'TimeUS,VN,VE,VD,PN,PE,PD')
+    for name in (f'{prefix}Q1', f'{prefix}Q2'):
+        log.define(name, 'Qffff', 'TimeUS,Q1,Q2,Q3,Q4')
+    log.define(f'{prefix}F4', 'QIBHb', 'TimeUS,SS,TS,FS,PI')
+    log.define('ORGN', 'QBLLf', 'TimeUS,Type,Lat,Lng,Alt')
+    log.define('GPS', 'QBLLf', 'TimeUS,Status,Lat,Lng,Alt')
+    log.define('GPA', 'Qff', 'TimeUS,HAcc,VAcc')
+    log.parameters([('AHRS_EKF_TYPE', generation), ('EK2_ALT_SOURCE', 0),
+                    ('EK3_ALT_SOURCE', 0), ('GPS_DELAY_MS', 100)])
+    log.row('MSG', 1_000_000, 'APM:Copter V3.6.12 (fcf2b90b)')
+    log.row('ORGN', 1_000_000, 0, 52.0, -4.0, 10.0)
+    for k in range(100):
+        t = 1_000_000 + 100_000 * (k + 1)
+        log.row(f'{prefix}F1', t, 0.0, 0.0, 0.0, 0.0, 0.0, -5.0)
+        log.row(f'{prefix}F6', t, 9.0, 9.0, 9.0, 99.0, 99.0, -99.0)
+        log.row(f'{prefix}Q1', t, 1.0, 0.0, 0.0, 0.0)
+        log.row(f'{prefix}Q2', t, 0.0, 0.0, 0.0, 1.0)
+        log.row(f'{prefix}F4', t, HEALTHY, 0, 0, 0)
+        if k % 2 == 0:
+            log.row('GPS', t + 100_000, 3, 52.0, -4.0, 15.0)
+            log.row('GPA', t + 100_000, 0.3, 0.5)
+    path.write_bytes(log.bytes())
+    return path
+
+
+@pytest.mark.parametrize('generation', [2, 3])
+def test_a_log_older_than_4_1_imports_core_0_and_is_never_proceeded_on(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], generation: int) -> None:
+    log = _old_layout_log(tmp_path / f'old{generation}.bin', generation)
+    code, out, err = _import(log, tmp_path / 'bag', capsys)
+    assert code == 0, err
+    items = _inputs(tmp_path / 'bag')
+    beliefs = [i.sample for i in items if isinstance(i.sample, BeliefSample)]
+    fixes = [i.sample for i in items if isinstance(i.sample, Observation)]
+    assert len(beliefs) == 100 and len(fixes) == 50
+    # Core 0's state and attitude, never core 1's (NKF6/NKQ2).
+    assert all(b.position == pytest.approx((0.0, 0.0, 5.0)) for b in beliefs)
+    half = math.sqrt(0.5)  # NED yaw 0 (core 0) is ROS yaw +90°; core 1 faces south
+    assert all(b.orientation_xyzw == pytest.approx((0.0, 0.0, half, half)) for b in beliefs)
+    assert fixes[0].position[:2] == pytest.approx((0.0, 0.0), abs=1e-9)
+    why = 'EKF2 logs no state variances' if generation == 2 else 'no XKV1/XKV2'
+    assert out.count(why) == 1 and why in err
+    traces = _replay(items)
+    assert len(traces) == 100
+    assert all(t.rationale.decision.kind != DecisionKind.PROCEED for t in traces)
 
 
 def test_a_log_without_an_ekf_state_is_one_line_exit_3(

@@ -16,11 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ghost_core.parameters import at_least, below, non_negative, one_of, ParamSpec, positive
+from ghost_core.parameters import (
+    at_least,
+    at_most,
+    below,
+    non_negative,
+    one_of,
+    ParamSpec,
+    positive,
+)
 
 __all__ = ['ACCURACY_PROFILE_NAMES', 'AGENT_PARAMETERS', 'CALIBRATOR', 'DEFAULT_PROFILE',
-           'declared', 'FORWARD_PREDICTOR', 'INPUT_QOS_CHOICES', 'NO_COVARIANCE_CHOICES',
-           'OUTCOME_EVALUATOR', 'SELF_ASSESSOR']
+           'declared', 'FORWARD_PREDICTOR', 'INPUT_QOS_CHOICES', 'MAX_HYSTERESIS_S',
+           'MAX_PROCESS_NOISE', 'MAX_WINDOW', 'NO_COVARIANCE_CHOICES', 'OUTCOME_EVALUATOR',
+           'SELF_ASSESSOR']
 
 #: Values of every ``input_qos`` parameter (the input subscriptions' reliability).
 INPUT_QOS_CHOICES = ('best_effort', 'reliable')
@@ -32,6 +41,20 @@ ACCURACY_PROFILE_NAMES = ('gnss', 'rtk', 'indoor')
 DEFAULT_PROFILE = 'gnss'
 
 _BLOCKS = (('position', 'm'), ('velocity', 'm/s'), ('orientation', 'rad'))
+
+# Declared upper bounds (SPEC 5 v1.3: a recorded value outside them is a violation). Each is
+# where a value stops meaning what the property it feeds promises, not a tuning:
+#: The hysteresis durations (dwell, interval, bound R): a belief held worse for more than a
+#: minute after it is healthy again is a monitor that has stopped judging, and RECOVERY-v1
+#: with R beyond it promises nothing a flight would notice.
+MAX_HYSTERESIS_S = 60.0
+#: Q (m^2/s per axis): at 10, one 0.1 s period adds 1 m^2 per axis to every prediction, so no
+#: metre-level drift could ever fall beyond 3 sigma: BAUD-v1 would hold vacuously by design.
+MAX_PROCESS_NOISE = 10.0
+#: W, in observed outcomes: the verifier recomputes each history from the last W outcomes it
+#: keeps (ghost_verify.history.HISTORY_OUTCOME_LIMIT is 4096); M and K are at most W, since a
+#: K larger than the window can never be reached and would switch drift detection off.
+MAX_WINDOW = 1024
 
 
 def _input_qos(topics: str) -> ParamSpec:
@@ -63,13 +86,14 @@ SELF_ASSESSOR = (
               'its std is <= (1 - margin) x the threshold it must clear.',
               (non_negative, below(1))),
     ParamSpec('recovery_dwell_s', 2.0, 'Hysteresis: ... for this long (s, belief stamps) '
-              'without interruption.', (non_negative,)),
+              'without interruption.', (non_negative, at_most(MAX_HYSTERESIS_S))),
     ParamSpec('min_level_interval_s', 5.0, 'Hysteresis: ... and no sooner than this (s) after '
               "the block's last level change. Degradations are always immediate.",
-              (non_negative,)),
+              (non_negative, at_most(MAX_HYSTERESIS_S))),
     ParamSpec('recovery_bound_s', 5.0, 'Hysteresis bound: a block whose instantaneous level '
               'has been better for this long (s) without interruption is published at that '
-              'level, margin and interval notwithstanding.', (non_negative,)),
+              'level, margin and interval notwithstanding.',
+              (non_negative, at_most(MAX_HYSTERESIS_S))),
     _input_qos('state/nav and observations'),
 )
 
@@ -77,7 +101,7 @@ FORWARD_PREDICTOR = (
     ParamSpec('period_s', 0.1, 'Cycle period (s): the prediction horizon, i.e. the next '
               'belief is expected period_s after this one.', (positive,), read_only=True),
     ParamSpec('process_noise', 0.05, 'Process noise Q (m^2/s per axis) added as Q*period to '
-              'the predicted position covariance.', (non_negative,)),
+              'the predicted position covariance.', (non_negative, at_most(MAX_PROCESS_NOISE))),
     _input_qos('state/nav'),
 )
 
@@ -109,14 +133,15 @@ OUTCOME_EVALUATOR = (
 # (docs/real-data.md, bench/judgement.py). The scenarios keep SPEC §7's K = 2, stated with
 # them (ghost_core.scenarios, config/scenarios/*.yaml).
 CALIBRATOR = (
-    ParamSpec('min_outcomes', 4, 'M: observed outcomes needed before a downgrade is allowed.',
-              (at_least(1),)),
+    ParamSpec('min_outcomes', 4, 'M: observed outcomes needed before a downgrade is allowed '
+              '(at most W).', (at_least(1), at_most(MAX_WINDOW))),
     ParamSpec('downgrade_threshold', 3, 'K: outcomes beyond 3 sigma (beyond_3 + beyond_5) in '
               'the window that trigger a downgrade. 3, not the SPEC reference 2: far fewer '
               'false HOLDs on a consistent estimator at the same detection latency '
-              '(docs/real-data.md); the scenarios use K = 2.', (at_least(1),)),
-    ParamSpec('max_history', 32, 'W: the window, in observed outcomes.', (at_least(1),),
-              read_only=True),
+              '(docs/real-data.md); the scenarios use K = 2. At most W.',
+              (at_least(1), at_most(MAX_WINDOW))),
+    ParamSpec('max_history', 32, 'W: the window, in observed outcomes.',
+              (at_least(1), at_most(MAX_WINDOW)), read_only=True),
 )
 
 #: The agent nodes' parameters (beside every node's common ones), by node name.

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 import math
 
-from ghost_core.agent_parameters import ACCURACY_PROFILE_NAMES, declared
+from ghost_core.agent_parameters import ACCURACY_PROFILE_NAMES, declared, MAX_HYSTERESIS_S
 from ghost_core.contracts import AxisAssessment, BeliefSelfAssessment, EVIDENCE_SCHEMA_VERSION
 from ghost_core.errors import ConfigError, ContractError
 from ghost_core.geometry import block3, covariance_defect
@@ -129,7 +129,8 @@ class HysteresisConfig:
     without interruption for recovery_bound_ns is published at L or better, whatever the
     margin and the interval say. So a statistic that stays inside the margin band (between
     (1 - margin) x threshold and the threshold) is KNOWN after recovery_bound_ns, not never.
-    Invariants: 0 <= recovery_margin < 1; the durations are integers >= 0 (all 0 disables).
+    Invariants: 0 <= recovery_margin < 1; the durations are integers in [0, 60 s] (all 0
+    disables; ``agent_parameters.MAX_HYSTERESIS_S``).
     The defaults are the self_assessor's declared ones (``ghost_core.agent_parameters``).
     """
 
@@ -151,6 +152,9 @@ class HysteresisConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(f'HysteresisConfig.{name} must be an integer >= 0, '
                                   f'got {value!r}')
+            if value > MAX_HYSTERESIS_S * 1e9:
+                raise ConfigError(f'HysteresisConfig.{name} must be at most '
+                                  f'{MAX_HYSTERESIS_S:g} s (its declared bound), got {value} ns')
 
     def to_dict(self) -> dict[str, float | int]:
         """Return the settings as the dict that is content-addressed."""

@@ -29,6 +29,7 @@ __all__ = [
     'GateReason',
     'GateVerdict',
     'LatestActuation',
+    'MAX_TIMEOUT_S',
     'VEHICLE_CMD_NAV_LAND',
     'VEHICLE_CMD_NAV_RETURN_TO_LAUNCH',
     'gate_verdict',
@@ -41,6 +42,10 @@ __all__ = [
 #: ghost_nodes.node_parameters uses this value; GATE-v1 judges with it when the run's
 #: configuration record does not hold the gate's).
 DEFAULT_TIMEOUT_S = 0.5
+#: The declared bound of ``timeout_s`` (SPEC 5 v1.3): a gate that passes the mission on an
+#: actuation older than this is not gating any more (Copter itself stops about 3 s after its
+#: last cmd_vel), so a recorded timeout beyond it is a violation.
+MAX_TIMEOUT_S = 5.0
 
 #: MAVLink / px4_msgs VehicleCommand command ids.
 VEHICLE_CMD_NAV_RETURN_TO_LAUNCH = 20

@@ -23,10 +23,10 @@ __all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'CMD_VEL_IN_TOPIC'
            'CONFIGURATION_TOPIC', 'CONFIGURATION_TYPE', 'DIAGNOSTICS_TOPIC', 'DIAGNOSTICS_TYPE',
            'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS', 'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES',
            'INPUT_QOS_CHOICES', 'INPUT_READERS', 'INPUT_TOPICS', 'LIFECYCLE_TOPIC',
-           'LIFECYCLE_TYPE', 'MISSION_SETPOINT_TOPIC',
-           'NODE_PACKAGES', 'node_topic', 'normalise_namespace', 'OPTIONAL_INPUTS',
-           'PX4_IN_TOPICS', 'PX4_OUT_TOPICS', 'QosClass', 'RECORDED_TOPICS', 'relative_topic',
-           'SCENARIOS', 'SOURCE_SAMPLES_TOPIC', 'SOURCE_SAMPLES_TYPE', 'SOURCES',
+           'LIFECYCLE_TYPE', 'MAVROS_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NODE_PACKAGES',
+           'node_topic', 'normalise_namespace', 'OPTIONAL_INPUTS', 'PX4_IN_TOPICS',
+           'PX4_OUT_TOPICS', 'QosClass', 'RECORDED_TOPICS', 'relative_topic', 'SCENARIOS',
+           'SOURCE_SAMPLES_TOPIC', 'SOURCE_SAMPLES_TYPE', 'SOURCES',
            'topic_in_namespace', 'TOPIC_QOS', 'VEHICLE_STATUS_TOPIC', 'VEHICLE_STATUS_TYPE',
            'WIRING']
 
@@ -98,6 +98,15 @@ PX4_OUT_TOPICS: Mapping[str, str] = {
     '/fmu/out/vehicle_land_detected': 'px4_msgs/msg/VehicleLandDetected',
     '/fmu/out/mission_result': 'px4_msgs/msg/MissionResult',
 }
+#: MAVROS's topics (PX4 or ArduPilot behind it) that mavros_bridge reads, by default the
+#: fix source 'navsat' (raw/fix); with 'gpsraw' it reads gps1/raw instead.
+MAVROS_TOPICS: Mapping[str, str] = {
+    '/mavros/local_position/odom': 'nav_msgs/msg/Odometry',
+    '/mavros/global_position/raw/fix': 'sensor_msgs/msg/NavSatFix',
+    '/mavros/gpsstatus/gps1/raw': 'mavros_msgs/msg/GPSRAW',
+    '/mavros/state': 'mavros_msgs/msg/State',
+    '/mavros/extended_state': 'mavros_msgs/msg/ExtendedState',
+}
 PX4_IN_TOPICS: Mapping[str, str] = {
     '/fmu/in/trajectory_setpoint': 'px4_msgs/msg/TrajectorySetpoint',
     '/fmu/in/offboard_control_mode': 'px4_msgs/msg/OffboardControlMode',
@@ -167,6 +176,7 @@ NODE_PACKAGES: Mapping[str, str] = {
         'calibrator', 'decision_policy', 'action_emitter', 'recorder', 'monitor',
         'command_gate')},
     **{name: 'ghost_px4' for name in ('px4_bridge', 'px4_log_player', 'mission_setpoints')},
+    'mavros_bridge': 'ghost_mavros',
 }
 
 #: Values of the gate's mode (launch ``gate:=``, ``ghost_run --gate``); 'none': no gate.
@@ -177,7 +187,7 @@ GATE_MODES = ('none', 'px4', 'twist')
 #: the recorder for ``ros2 bag record``: they keep processes of their own.
 IN_PROCESS_NODES = frozenset({
     'self_assessor', 'forward_predictor', 'outcome_evaluator', 'calibrator', 'decision_policy',
-    'action_emitter', 'monitor', 'px4_bridge', 'command_gate'})
+    'action_emitter', 'monitor', 'px4_bridge', 'mavros_bridge', 'command_gate'})
 #: The name of that one process (its log, its entry in the launcher).
 AGENT_PROCESS = 'ghost_agent'
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ghost_core.actions import emit_reference_action
-from ghost_core.agent_parameters import declared
+from ghost_core.agent_parameters import declared, MAX_WINDOW
 from ghost_core.calibration import (
     history_of_window,
     MahalanobisDowngradePolicy,
@@ -40,7 +40,7 @@ _REFERENCE_POLICY = UncertaintyAwareReferencePolicy()
 
 @dataclass(frozen=True, slots=True)
 class LoopConfig:
-    """Parameters of the closed loop: M, K and the window W (all integers >= 1).
+    """Parameters of the closed loop: M, K and the window W (integers, 1 <= M, K <= W <= 1024).
 
     The defaults are the calibrator's declared ones (``ghost_core.agent_parameters``).
     """
@@ -55,6 +55,14 @@ class LoopConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f'LoopConfig.{name} must be an integer >= 1, got {value!r}')
+        if self.max_history > MAX_WINDOW:
+            raise ConfigError(f'LoopConfig.max_history must be at most {MAX_WINDOW} (its '
+                              f'declared bound), got {self.max_history}')
+        for name in ('min_outcomes', 'downgrade_threshold'):
+            if getattr(self, name) > self.max_history:
+                raise ConfigError(f'LoopConfig.{name} must be at most max_history '
+                                  f'({self.max_history}: a count the window cannot reach '
+                                  f'would switch drift detection off), got {getattr(self, name)}')
 
     @property
     def adjustment_policy(self) -> MahalanobisDowngradePolicy:

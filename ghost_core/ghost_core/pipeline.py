@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from ghost_core.actions import REFERENCE_EMISSION_CONTRACT_ID
-from ghost_core.agent_parameters import declared
+from ghost_core.agent_parameters import declared, MAX_PROCESS_NOISE
 from ghost_core.assessment import (
     ASSESSOR_ID,
     BlockThresholds,
@@ -87,9 +87,10 @@ class PipelineConfig:
             raise ConfigError(f'PipelineConfig.period_ns must be an integer >= 1, '
                               f'got {self.period_ns!r}')
         q = self.process_noise_q
-        if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0.0 <= q < float('inf'):
-            raise ConfigError(f'PipelineConfig.process_noise_q must be a finite number >= 0, '
-                              f'got {q!r}')
+        if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0.0 <= q <= (
+                MAX_PROCESS_NOISE):
+            raise ConfigError(f'PipelineConfig.process_noise_q must be a number in [0, '
+                              f'{MAX_PROCESS_NOISE:g}] (its declared bound), got {q!r}')
         grace = self.grace_cycles
         if isinstance(grace, bool) or not isinstance(grace, int) or grace < 1:
             raise ConfigError(f'PipelineConfig.grace_cycles must be an integer >= 1, '

@@ -21,10 +21,16 @@ from types import MappingProxyType
 
 from ghost_core import bounded_json
 from ghost_core.errors import ConfigError
+from ghost_core.gate import MAX_TIMEOUT_S
 from ghost_core.pipeline import PipelineConfig
 
-__all__ = ['CHANGEABLE_SECTIONS', 'ChangeInForce', 'ConfigurationRecord', 'ConfigurationTimeline',
-           'ParametersInForce', 'change_in_force', 'configuration_from_records']
+__all__ = ['CHANGEABLE_SECTIONS', 'GATE_SECTION', 'ChangeInForce', 'ConfigurationRecord',
+           'ConfigurationTimeline', 'ParametersInForce', 'change_in_force',
+           'configuration_from_records', 'gate_timeouts']
+
+#: The command gate's part of the configuration records: its timeout, which GATE-v1 judges
+#: freshness with. Not part of the agent's PipelineConfig: kept apart (``gate_timeouts``).
+GATE_SECTION = 'gate'
 
 #: The keys of the run configuration a node may change while it runs, by the node that owns
 #: each (the others are read-only parameters: a change would need a restart).
@@ -108,12 +114,9 @@ def configuration_from_records(
     for record in records:
         where = (f'configuration change of {record.node or "(no node)"} at log time '
                  f'{record.log_time_ns}')
-        try:
-            section = bounded_json.loads(record.configuration)
-        except ValueError as err:
-            raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
-        if not isinstance(section, dict) or not section:
-            raise ConfigError(f'{where}: configuration must be a non-empty JSON object')
+        section = _section(record, where)
+        if set(section) == {GATE_SECTION}:
+            continue  # the gate's timeout (gate_timeouts)
         if set(section) <= set(CHANGEABLE_SECTIONS):
             changes.append(change_in_force(record.node, record.in_force_after_stamp_ns,
                                            record.configuration, record.log_time_ns))
@@ -141,6 +144,40 @@ def configuration_from_records(
         return document, changes, (f'the start configuration recorded in the bag lacks '
                                    f'{", ".join(missing)} (a node did not record its part)')
     return document, changes, ''
+
+
+def _section(record: ConfigurationRecord, where: str) -> dict[str, object]:
+    try:
+        section = bounded_json.loads(record.configuration)
+    except ValueError as err:
+        raise ConfigError(f'{where}: configuration is not JSON ({err})') from None
+    if not isinstance(section, dict) or not section:
+        raise ConfigError(f'{where}: configuration must be a non-empty JSON object')
+    return section
+
+
+def gate_timeouts(records: Sequence[ConfigurationRecord]) -> tuple[tuple[int, int], ...]:
+    """The command gate's timeout records: (log time, timeout in ns), in log-time order.
+
+    Each is in force for the gate records logged after it (its start record, then each
+    change). ConfigError for a timeout that is not a number in (0, MAX_TIMEOUT_S], its
+    declared bound.
+    """
+    found = []
+    for record in records:
+        where = (f'configuration record of {record.node or "(no node)"} at log time '
+                 f'{record.log_time_ns}')
+        section = _section(record, where)
+        if set(section) != {GATE_SECTION}:
+            continue
+        gate = section[GATE_SECTION]
+        timeout = gate.get('timeout_s') if isinstance(gate, Mapping) else None
+        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                or not 0.0 < timeout <= MAX_TIMEOUT_S):
+            raise ConfigError(f'{where}: gate.timeout_s must be a number in (0, '
+                              f'{MAX_TIMEOUT_S:g}] s (its declared bound), got {timeout!r}')
+        found.append((record.log_time_ns, round(timeout * 1e9)))
+    return tuple(sorted(found))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,20 +28,24 @@ from ghost_core.levels import FlightStatus, MissionStatus
 __all__ = ['MAVROS_LANDED_STATES', 'MAVROS_MODES', 'MissionPlan', 'VehicleStatusTracker',
            'mavros_status', 'mission_in_progress']
 
-#: MAVROS mode strings (PX4 custom modes as MAVROS names them, and ArduPilot's) -> status.
+#: MAVROS mode strings (PX4 custom modes as MAVROS names them, and ArduPilot Copter's, Plane's
+#: and Rover's: every MODE_* of mavros_msgs/State but INITIALISING, which says nothing) -> status.
 MAVROS_MODES: Mapping[str, MissionStatus] = MappingProxyType({
     **dict.fromkeys(('MANUAL', 'ACRO', 'ALTCTL', 'POSCTL', 'STABILIZED', 'RATTITUDE',
                      'STABILIZE', 'ALT_HOLD', 'POSHOLD', 'SPORT', 'DRIFT', 'FLOWHOLD',
-                     'GUIDED_NOGPS'), MissionStatus.NO_MISSION),
+                     'GUIDED_NOGPS', 'FLIP', 'POSITION', 'TURTLE', 'TRAINING', 'FBWA', 'FBWB',
+                     'CRUISE', 'QSTABILIZE', 'QHOVER', 'QACRO', 'LEARNING', 'STEERING'),
+                    MissionStatus.NO_MISSION),
     **dict.fromkeys(('AUTO.MISSION', 'AUTO'), MissionStatus.ON_MISSION),
     **dict.fromkeys(('OFFBOARD', 'GUIDED'), MissionStatus.OFFBOARD),
-    **dict.fromkeys(('AUTO.TAKEOFF', 'AUTO.VTOL_TAKEOFF'), MissionStatus.TAKING_OFF),
-    **dict.fromkeys(('AUTO.LOITER', 'AUTO.READY', 'LOITER', 'BRAKE'), MissionStatus.HOLDING),
-    **dict.fromkeys(('AUTO.RTL', 'AUTO.RTGS', 'RTL', 'SMART_RTL', 'AUTO_RTL'),
+    **dict.fromkeys(('AUTO.TAKEOFF', 'AUTO.VTOL_TAKEOFF', 'TAKEOFF'), MissionStatus.TAKING_OFF),
+    **dict.fromkeys(('AUTO.LOITER', 'AUTO.READY', 'LOITER', 'BRAKE', 'OF_LOITER', 'QLOITER',
+                     'HOLD'), MissionStatus.HOLDING),
+    **dict.fromkeys(('AUTO.RTL', 'AUTO.RTGS', 'RTL', 'SMART_RTL', 'AUTO_RTL', 'QRTL'),
                     MissionStatus.RETURNING),
-    **dict.fromkeys(('AUTO.LAND', 'AUTO.PRECLAND', 'LAND'), MissionStatus.LANDING),
-    **dict.fromkeys(('AUTO.FOLLOW_TARGET', 'FOLLOW', 'CIRCLE', 'ZIGZAG'),
-                    MissionStatus.OTHER_AUTONOMOUS),
+    **dict.fromkeys(('AUTO.LAND', 'AUTO.PRECLAND', 'LAND', 'QLAND'), MissionStatus.LANDING),
+    **dict.fromkeys(('AUTO.FOLLOW_TARGET', 'FOLLOW', 'CIRCLE', 'ZIGZAG', 'AUTOTUNE', 'THROW',
+                     'AVOID_ADSB', 'SYSTEMID', 'AUTOROTATE'), MissionStatus.OTHER_AUTONOMOUS),
 })
 #: mavros_msgs/ExtendedState.landed_state codes (LANDED_STATE_*) -> airborne (None: undefined).
 MAVROS_LANDED_STATES: Mapping[int, bool | None] = MappingProxyType(

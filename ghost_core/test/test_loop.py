@@ -62,6 +62,17 @@ def test_loop_config_rejects_values_below_one(field: str) -> None:
         LoopConfig(**{field: 0})
 
 
+@pytest.mark.parametrize(('config', 'message'), [
+    ({'max_history': 1025}, 'max_history must be at most 1024'),
+    ({'downgrade_threshold': 100}, 'downgrade_threshold must be at most max_history (32'),
+    ({'min_outcomes': 33}, 'min_outcomes must be at most max_history (32'),
+])
+def test_loop_config_rejects_values_beyond_their_declared_bounds(config, message: str) -> None:
+    """K = 100 in a window of 32 could never be reached: drift detection would be off."""
+    with pytest.raises(ConfigError, match=message.replace('(', r'\(')):
+        LoopConfig(**config)
+
+
 def test_step_links_the_chain() -> None:
     """One step yields calibrated, rationale and actuation hash-linked and equally stamped."""
     outcomes = [ex.outcome(d, stamp_ns=ex.STAMP_NS - 4 + i) for i, d in
@@ -86,7 +97,7 @@ def test_step_from_history_equals_step_from_outcomes() -> None:
     """Calibrating on the built history gives exactly closed_loop_step's result."""
     outcomes = [ex.outcome(d, stamp_ns=ex.STAMP_NS - 9 + i)
                 for i, d in enumerate((0.2, 3.5, 9.0, 0.1, 7.5))]
-    config = LoopConfig(4, 2, 3)
+    config = LoopConfig(3, 2, 3)
     history = build_calibration_history(outcomes, 3)
     window = tuple(outcome.stamp_ns for outcome in outcomes)[-3:]
     assert ex.step_from_history(ex.raw(), history, config, window) == closed_loop_step(
@@ -108,6 +119,7 @@ def test_step_is_pure(
     raw: BeliefSelfAssessment, outcomes: list[PredictionOutcome], m: int, k: int, w: int
 ) -> None:
     """Same inputs give byte-equal canonical JSON on every message of the cycle."""
+    m, k = min(m, w), min(k, w)  # M and K are at most W (a count the window cannot reach)
     config = LoopConfig(m, k, w)
     first = closed_loop_step(raw, outcomes, config)
     second = closed_loop_step(raw, list(outcomes), LoopConfig(m, k, w))
@@ -125,7 +137,9 @@ def test_policy_pair_satisfies_baud_and_erur(
 ) -> None:
     """For every history, raw level, M and K: BAUD-v1 and ERUR-v1 postconditions hold."""
     raw = data.draw(belief_self_assessments(stamp_ns=10**15))
-    result = ex.step_from_history(raw, history, LoopConfig(m, k, history.window_size))
+    w = history.window_size
+    m, k = min(m, w), min(k, w)  # M and K are at most W (LoopConfig's declared bound)
+    result = ex.step_from_history(raw, history, LoopConfig(m, k, w))
     calibrated, decision = result.calibrated, result.emission.decision
     assert_chain(result)
     drift = drift_condition(history.outcomes_considered, history.count_beyond_3_std,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ('ghost', 'ghost_core', 'ghost_bag', 'ghost_verify', 'ghost_nodes', 'ghost_px4',
-            'ghost_review')
+            'ghost_mavros', 'ghost_review')
 
 
 def _module_name(path: Path) -> str:

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ('ghost', 'ghost_interfaces', 'ghost_core', 'ghost_bag', 'ghost_nodes', 'ghost_px4',
-            'ghost_ardupilot', 'ghost_verify', 'ghost_review')
+            'ghost_ardupilot', 'ghost_mavros', 'ghost_verify', 'ghost_review')
 #: Where each package's run-time Python lives (``ghost`` installs the root launch/ folder).
 RUNTIME_SOURCES = {
     'ghost': (ROOT / 'launch', ROOT / 'ghost' / 'ghost'),
@@ -29,6 +29,7 @@ RUNTIME_SOURCES = {
     'ghost_nodes': (ROOT / 'ghost_nodes' / 'ghost_nodes',),
     'ghost_px4': (ROOT / 'ghost_px4' / 'ghost_px4',),
     'ghost_ardupilot': (ROOT / 'ghost_ardupilot' / 'ghost_ardupilot',),
+    'ghost_mavros': (ROOT / 'ghost_mavros' / 'ghost_mavros',),
     'ghost_verify': (ROOT / 'ghost_verify' / 'ghost_verify',),
     'ghost_review': (ROOT / 'ghost_review' / 'ghost_review',),
 }
@@ -64,6 +65,7 @@ UNDECLARABLE: dict[tuple[str, str], str] = {}
 OPTIONAL = {
     ('ghost_nodes', 'px4_msgs'): "the command gate's px4 mode (ghost_px4 declares px4_msgs)",
     ('ghost', 'ghost_px4'): 'ghost_run --px4-ulog reads the log with ghost_px4',
+    ('ghost', 'ghost_mavros'): "a MAVROS graph records mavros_bridge's parameters",
     ('ghost_review', 'ghost_px4'): 'a PX4 ULog input is imported and read with ghost_px4',
     ('ghost_px4', 'ghost_ardupilot'): 'ghost_import reads a DataFlash log with ghost_ardupilot',
     ('ghost_review', 'ghost_ardupilot'): 'a DataFlash input is read with ghost_ardupilot',

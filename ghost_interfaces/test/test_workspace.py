@@ -16,7 +16,7 @@ def test_colcon_finds_every_package() -> None:
     out = subprocess.run(['colcon', 'list', '--names-only'], cwd=ROOT, text=True,
                          capture_output=True, check=True, timeout=60).stdout
     assert sorted(out.split()) == ['ghost', 'ghost_ardupilot', 'ghost_bag', 'ghost_core',
-                                   'ghost_interfaces',
+                                   'ghost_interfaces', 'ghost_mavros',
                                    'ghost_nodes', 'ghost_px4', 'ghost_review', 'ghost_verify']
 
 

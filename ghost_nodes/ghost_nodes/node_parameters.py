@@ -22,7 +22,7 @@ from ghost_core.agent_parameters import (
     OUTCOME_EVALUATOR,
     SELF_ASSESSOR,
 )
-from ghost_core.gate import DEFAULT_TIMEOUT_S
+from ghost_core.gate import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from ghost_core.graph import GATE_MODES, node_topic, RECORDED_TOPICS, SCENARIOS
 from ghost_core.parameters import (
     at_least,
@@ -123,9 +123,9 @@ _RECORDER = (
     ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
               'directory). It must not exist yet.', read_only=True),
     ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two '
-              'inputs, vehicle_status, every ghost topic, ghost/configuration and ghost/lifecycle, '
-              'by their default names, relative to the namespace, and the absolute /diagnostics; remaps '
-              'apply).', read_only=True),
+              'inputs, vehicle_status, every ghost topic, ghost/configuration and '
+              'ghost/lifecycle, by their default names, relative to the namespace, and the '
+              'absolute /diagnostics; remaps apply).', read_only=True),
     ParamSpec('input_qos', INPUT_QOS_CHOICES[0], "Reliability of the subscriptions to the inputs "
               "(state/nav, observations) and to topics of other packages' types (the command "
               "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "
@@ -166,7 +166,7 @@ _COMMAND_GATE = (
               read_only=True),
     ParamSpec('timeout_s', DEFAULT_TIMEOUT_S, 'An actuation older than this (s, node clock) is '
               'stale: the gate holds until a new one arrives. Longer than the cycle period.',
-              (positive,)),
+              (positive, at_most(MAX_TIMEOUT_S))),
     ParamSpec('rate_hz', 10.0, 'Rate (Hz) of the keep-alive timer: offboard_control_mode (PX4 '
               'needs > 2 Hz), and the hold or zero twist while not passing.',
               (Bound(minimum=2.0, strict_minimum=True),), read_only=True),

@@ -8,18 +8,15 @@ order, replayed copies, actuations out of order, floods. One line, ``cycles:``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
 
 from ghost_core.properties import JsonValue
 
 from .events import CycleEvent, GhostTopicKind
 from .log_order import OrderViolation, OrderViolationKind
 from .unverifiable import (
-    absorb_cuts,
     CycleCuts,
     missing_kinds,
     REQUIRED_KINDS,
-    resume_cuts,
     UnverifiableCycle,
 )
 
@@ -116,12 +113,6 @@ class CompletenessChecker:
     Unless `strict`, :meth:`result` ends the stream (the cycles still waiting are cut).
     """
 
-    #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
-    #: only checkers whose state is exactly this, so a field added without absorbing it
-    #: makes the verifier fall back to one pass instead of losing it.
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
-        'strict', '_seen', '_incomplete', '_cuts', '_order_counts', '_order_listed'})
-
     strict: bool = False
     _seen: int = 0
     _incomplete: list[IncompleteCycle] = field(default_factory=list)
@@ -131,20 +122,6 @@ class CompletenessChecker:
 
     def __post_init__(self) -> None:
         self._cuts = CycleCuts(strict=self.strict)
-
-    def resume(self) -> None:
-        """Start after the cycles of an earlier part of the bag, the last of them complete."""
-        resume_cuts(self._cuts)
-
-    def absorb(self, later: CompletenessChecker) -> None:
-        """Continue with the part of the bag after this one (`later` resumed after it)."""
-        absorb_cuts(self._cuts, later._cuts)
-        self._seen += later._seen
-        self._incomplete.extend(later._incomplete)
-        for kind, count in later._order_counts.items():
-            self._order_counts[kind] = self._order_counts.get(kind, 0) + count
-        room = ORDER_LISTED_LIMIT - len(self._order_listed)
-        self._order_listed.extend(later._order_listed[:max(room, 0)])
 
     def update(self, cycle: CycleEvent) -> None:
         """Check one cycle (every cycle the reader yields has at least one ghost message)."""

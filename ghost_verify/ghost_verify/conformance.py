@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 import os
 from types import MappingProxyType
-from typing import ClassVar, TypeVar
+from typing import TypeVar
 
 from ghost_core.conformance import (
     ADJUSTMENT_POLICIES,
@@ -167,13 +167,6 @@ class ConformanceChecker:
     cycle completeness reports the missing message.
     """
 
-    #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
-    #: only checkers whose state is exactly this, so a field added without absorbing it
-    #: makes the verifier fall back to one pass instead of losing it.
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
-        '_cycles_total', '_conforming', '_not_checked_cycles', '_stages', '_not_checked',
-        '_violations'})
-
     def __init__(self) -> None:
         self._cycles_total = 0
         self._conforming = 0
@@ -182,21 +175,6 @@ class ConformanceChecker:
         # (stage, kind, id) -> [cycles, first stamp]
         self._not_checked: dict[tuple[Stage, ConformanceKind, str], list[int]] = {}
         self._violations: list[ConformanceViolation] = []
-
-    def absorb(self, later: ConformanceChecker) -> None:
-        """Continue with the part of the bag after this one: counts add, lists follow."""
-        self._cycles_total += later._cycles_total
-        self._conforming += later._conforming
-        self._not_checked_cycles += later._not_checked_cycles
-        for stage, count in later._stages.items():
-            self._stages[stage] = self._stages.get(stage, 0) + count
-        for key, (cycles, first_ns) in later._not_checked.items():
-            seen = self._not_checked.get(key)
-            if seen is None:
-                self._not_checked[key] = [cycles, first_ns]
-            else:
-                seen[0] += cycles
-        self._violations.extend(later._violations)
 
     def update(self, cycle: CycleEvent, rederived: Mapping[int, object] = _NOTHING) -> None:
         """Check every stage recorded at one cycle.

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 import os
-from typing import ClassVar, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 from ghost_core.properties import (
     BAUD_V1,
@@ -196,19 +196,6 @@ class _ResolvedParameters:
 class _ParameterTracker(ParameterTracker):
     """ghost_core's M/K resolution (see ParameterTracker), plus what the report shows of it."""
 
-    def absorb(self, later: ParameterTracker) -> None:
-        """Continue with what `later` saw on the part of the bag after this one (jobs.py)."""
-        for pair, (cycles, first_ns) in later._recorded.items():
-            seen = self._recorded.get(pair)
-            if seen is None:
-                self._recorded[pair] = [cycles, first_ns]
-            else:
-                seen[0] += cycles
-        if later._used is not None:
-            self._used = later._used
-        if self._first_used is None:
-            self._first_used = later._first_used
-
     def resolved(self) -> _ResolvedParameters:
         given_m, given_k = self.given
         used_m, used_k = self.first_used
@@ -255,14 +242,6 @@ class PropertyChecker:
     until :meth:`result` (which ends the stream) knows the bag's last message; at most
     CUT_CYCLE_LIMIT cycles wait, the oldest is judged beyond.
     """
-
-    #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
-    #: only checkers whose state is exactly this, so a field added without absorbing it
-    #: makes the verifier fall back to one pass instead of losing it.
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
-        'cycle_property', 'property_version', '_strict', '_parameters', '_waiting',
-        '_unverifiable', '_last_log_ns', '_cycles_total', '_held', '_first_held', '_runs',
-        '_run_open', '_violations', '_first_judged'})
 
     def __init__(
         self,
@@ -348,46 +327,6 @@ class PropertyChecker:
             else:
                 self._runs.append(PreconditionRun(cycle.stamp_ns, cycle.stamp_ns, 1))
         self._run_open = held
-
-    def resume(self) -> None:
-        """Start after the cycles of an earlier part of the bag, the last of them complete."""
-
-    def absorb(self, later: PropertyChecker) -> None:
-        """Continue with the part of the bag after this one (`later` resumed after it).
-
-        The cycles still waiting here were recorded whole when `later` saw a later message:
-        they are judged first. Then counts add up, lists follow each other, and a
-        precondition run still open here goes on in the first run of `later` when that
-        starts with its first judged cycle.
-        """
-        self._release(later._last_log_ns)
-        if self._waiting:
-            # Nothing later was logged after them: they wait on, before later's own.
-            later._waiting[:0] = self._waiting
-            self._waiting = []
-        self._parameters.absorb(later._parameters)
-        self._unverifiable.extend(later._unverifiable)
-        if later._last_log_ns is not None and (self._last_log_ns is None
-                                               or later._last_log_ns > self._last_log_ns):
-            self._last_log_ns = later._last_log_ns
-        self._cycles_total += later._cycles_total
-        self._held += later._held
-        if self._first_held is None:
-            self._first_held = later._first_held
-        runs = list(later._runs)
-        if (self._run_open and runs and self._runs
-                and runs[0].first_cycle_stamp_ns == later._first_judged):
-            last, first = self._runs.pop(), runs.pop(0)
-            self._runs.append(PreconditionRun(last.first_cycle_stamp_ns,
-                                              first.last_cycle_stamp_ns,
-                                              last.cycles + first.cycles))
-        self._runs.extend(runs)
-        if later._first_judged is not None:
-            self._run_open = later._run_open
-        if self._first_judged is None:
-            self._first_judged = later._first_judged
-        self._violations.extend(later._violations)
-        self._waiting = later._waiting
 
     def _finish(self, info: BagInfo) -> None:
         """End the stream: a waiting cycle after the bag's last message is unverifiable."""

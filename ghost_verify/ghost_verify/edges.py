@@ -26,6 +26,7 @@ from ghost_core.lifecycle import parse_lifecycle, run_edges, RunEdges, STOP_BOUN
 from ghost_core.properties import JsonValue
 
 from .events import CycleEvent, GateRecord
+from .rederive import Rederivation
 from .unverifiable import last_log_time, missing_kinds, UnverifiableCycle, UnverifiableReason
 
 __all__ = ['EdgeFilter', 'EdgesReport', 'read_run_edges']
@@ -114,6 +115,10 @@ class EdgeFilter:
 
     edges: RunEdges
     strict: bool = False
+    #: The pass's re-derivation: told where the run stops, and, after a start-up held back,
+    #: that it starts at the first cycle judged (the agent's state from before is not in
+    #: what it reads).
+    rederivation: Rederivation | None = None
     #: The first message of the first complete cycle (READY_BOUND_NS counts from it).
     _first_ns: int | None = None
     _cut: list[UnverifiableCycle] = field(default_factory=list)
@@ -121,15 +126,17 @@ class EdgeFilter:
     _held_start: bool = False
 
     def events(self, events: Iterator[CycleEvent | GateRecord]
-               ) -> Iterator[tuple[CycleEvent | GateRecord, bool]]:
-        """Yield each of `events` with True when it is held back (a check must not judge it)."""
+               ) -> Iterator[CycleEvent | GateRecord]:
+        """Yield `events` less the held-back cycles (no check judges them)."""
+        if self.rederivation is not None and not self.strict:
+            self.rederivation.stop_log_ns = self.edges.stop_ns
         for event in events:
-            yield event, not isinstance(event, GateRecord) and self._held(event)
-
-    @property
-    def held_before_ready(self) -> bool:
-        """True once a cycle was held back as ``before_ready``."""
-        return self._held_start
+            if isinstance(event, GateRecord):
+                yield event
+            elif not self._held(event):
+                if self._held_start and self.rederivation is not None:
+                    self.rederivation.start_at(event.stamp_ns)
+                yield event
 
     def _held(self, cycle: CycleEvent) -> bool:
         first = _first_log_time(cycle)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import math
 import os
 
+from ghost_bag.errors import BagError
 from ghost_bag.recorded_inputs import read_inputs
 from ghost_core.contracts import VehicleStatus
 from ghost_core.evidence import TRANSPORT_BOUND_NS
@@ -43,9 +44,10 @@ from ghost_core.properties import JsonValue
 from ghost_core.samples import BeliefSample, Observation
 
 from .events import CycleEvent, GhostMessage
+from .run_parameters import RunParameters
 
-__all__ = ['EVIDENCE_VERSION', 'EvidenceChecker', 'EvidenceReport', 'EvidenceViolation',
-           'InputIndex', 'load_input_index']
+__all__ = ['EVIDENCE_VERSION', 'evidence_checker', 'EvidenceChecker', 'EvidenceReport',
+           'EvidenceViolation', 'InputIndex', 'load_input_index']
 
 EVIDENCE_VERSION = 'EVIDENCE-v1'
 _NS_PER_S = 1_000_000_000
@@ -181,6 +183,9 @@ class EvidenceReport:
     violations: tuple[EvidenceViolation, ...] = ()
     by_kind: tuple[tuple[str, int], ...] = ()
     why_not: str = ''
+    #: The most the recorder logged a named input after the message naming it (ns; <= 0:
+    #: never after): the transport lag measured on this bag, beside the bound.
+    largest_input_after_ns: int = 0
 
     @property
     def holds(self) -> bool:
@@ -207,6 +212,7 @@ class EvidenceReport:
                 'why_not': self.why_not, 'transport_bound_ns': TRANSPORT_BOUND_NS,
                 'names_checked': self.names_checked, 'late_admitted': self.late_admitted,
                 'before_recording': self.before_recording,
+                'largest_input_after_ns': self.largest_input_after_ns,
                 'violations_total': self.violations_total,
                 'violations_by_kind': dict(self.by_kind),
                 'violations': [v.to_json() for v in self.violations]}
@@ -245,6 +251,7 @@ class EvidenceChecker:
         self._prediction_order: deque[int] = deque()
         self._observed: deque[int] = deque(maxlen=_RECENT)  # observed outcome stamps
         self._first_outcome_ns: int | None = None
+        self._largest_after = -(2**62)
 
     def _violate(self, stamp_ns: int, kind: str, topic: str, detail: str) -> None:
         self._total += 1
@@ -263,6 +270,7 @@ class EvidenceChecker:
                 self._violate(cycle_ns, 'named_input_missing', message.topic,
                               f'names {what} stamped {stamp_ns} ns, which the bag lacks')
             return False
+        self._largest_after = max(self._largest_after, input_log_ns - message.log_time_ns)
         if input_log_ns - message.log_time_ns > TRANSPORT_BOUND_NS:
             self._violate(cycle_ns, 'named_input_from_the_future', message.topic,
                           f'names {what} stamped {stamp_ns} ns, logged '
@@ -444,4 +452,20 @@ class EvidenceChecker:
         if self._index is None:
             return EvidenceReport(False, why_not=self._why_not)
         return EvidenceReport(True, self._names, self._late, self._before, self._total,
-                              tuple(self._found), tuple(sorted(self._kinds.items())))
+                              tuple(self._found), tuple(sorted(self._kinds.items())),
+                              largest_input_after_ns=max(self._largest_after, 0))
+
+
+def evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
+                     ) -> EvidenceChecker:
+    """EVIDENCE-v1 on the bag's recorded inputs; not checked (and why) when it has none."""
+    topics = {'state': '/state/nav', 'observations': '/observations',
+              'status': '/vehicle_status', **parameters.input_topics}
+    config = None if parameters.timeline is None else parameters.timeline.config_at(-1)
+    lag_ns = 250_000_000 if config is None else config.evaluator.max_observation_lag_ns
+    idle_ns = 1_000_000_000 if config is None else (config.idle_flush_ns or 2**62)
+    try:
+        return EvidenceChecker(load_input_index(bag, topics), max_observation_lag_ns=lag_ns,
+                               idle_flush_ns=idle_ns)
+    except BagError as err:
+        return EvidenceChecker(None, ' '.join(str(err).split())[:120] or 'no recorded inputs')

@@ -13,13 +13,11 @@ bounded: the actuations of the last `reach` delivered cycles are kept (GATE_REAC
 actuation for an hour is still judged against the one it had). A record citing an older
 actuation than that is judged ``actuation_out_of_reach``: not checked is not passing.
 
-Freshness (G3) is judged with the configured timeout (``timeout_ns``: the command_gate's
-declared default ``ghost_core.gate.DEFAULT_TIMEOUT_S`` unless the caller has the run's),
-never the record's own, and by the recorder's clock: a PASSED record also waits until an
-actuation logged no earlier than itself is delivered, so that the first newer actuation it
-must not pass (a HOLD, a LAND, ...) is known. Per cycle that has one, the earliest logged
-of those is kept for the last ``reach`` (at least GATE_REACH) such cycles, about 100 bytes
-each; a record citing an older actuation is long stale by the recorder's clock.
+Freshness (G3) is judged with the timeout the gate recorded in force (its configuration
+records; without one the declared default ``ghost_core.gate.DEFAULT_TIMEOUT_S``), never the
+record's own, and by the recorder's clock: a PASSED record waits until an actuation logged no
+earlier than itself is delivered, so that the first newer actuation it must not pass (a HOLD,
+a LAND, ...) is known; per cycle, the earliest such one is kept for the last ``reach`` cycles.
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-import os
 
 from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.gate import GateAction, may_pass
@@ -44,7 +41,6 @@ from ghost_core.gate_property import (
 )
 from ghost_core.properties import JsonValue
 
-from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
 from .report_json import read_errors_to_json
 
@@ -54,7 +50,6 @@ __all__ = [
     'GateChecker',
     'GateReport',
     'UnverifiableRecord',
-    'verify_gate',
 ]
 
 #: How many delivered cycles' actuations the checker keeps at least (about 400 bytes each;
@@ -178,18 +173,20 @@ class GateChecker:
 
     ``record(gate_record)`` per gate record, in bag order; ``update(cycle)`` per cycle; then
     ``result(info)``. `reach` is how many delivered cycles' actuations are kept;
-    `timeout_ns` the configured gate timeout G3 is judged with.
+    `timeout_ns` the configured gate timeout G3 is judged with, unless `timeouts` (the gate's
+    configuration records: log time, timeout) give the one in force: the latest logged
+    before the gate record judged (none yet: `timeout_ns`).
     """
 
     def __init__(self, *, strict: bool = False, reach: int = GATE_REACH,
-                 timeout_ns: int = DEFAULT_TIMEOUT_NS) -> None:
-        if reach < 1:
-            raise ValueError(f'reach must be at least 1, got {reach}')
-        if timeout_ns < 1:
-            raise ValueError(f'timeout_ns must be at least 1, got {timeout_ns}')
-        self._strict = strict
-        self._reach = reach
-        self._timeout_ns = timeout_ns
+                 timeout_ns: int = DEFAULT_TIMEOUT_NS,
+                 timeouts: Sequence[tuple[int, int]] = ()) -> None:
+        if reach < 1 or timeout_ns < 1 or any(value < 1 for _, value in timeouts):
+            raise ValueError(f'reach and timeouts must be at least 1, got {reach}, '
+                             f'{timeout_ns}, {timeouts}')
+        self._strict, self._reach, self._default_timeout_ns = strict, reach, timeout_ns
+        self._timeout_logs = [log_ns for log_ns, _ in timeouts]
+        self._timeout_values = [value for _, value in timeouts]
         # Per delivered cycle that has one, in stamp order: its earliest logged actuation
         # that may not pass (stamps apart for bisect).
         self._blocking: list[NewerActuation] = []
@@ -232,7 +229,7 @@ class GateChecker:
             GateAction.PASSED, GateAction.VEHICLE_COMMAND)
         if not needs_chain:
             self._add(GATE_V1.judge(record, latest_cited_ns=latest_before,
-                                    timeout_ns=self._timeout_ns,
+                                    timeout_ns=self._timeout_at(record.message.log_time_ns),
                                     record_log_time_ns=record.message.log_time_ns))
         elif self._ready(record):
             self._judge_chained(record, latest_before)
@@ -366,8 +363,12 @@ class GateChecker:
                     UnverifiableRecord(record.stamp_ns, record.gate, stamp_ns))
         newer = self._newer_blocking(record) if record.action == GateAction.PASSED else None
         self._add(GATE_V1.judge(record, cited, lookup=lookup, latest_cited_ns=latest_before,
-                                timeout_ns=self._timeout_ns,
+                                timeout_ns=self._timeout_at(record.message.log_time_ns),
                                 record_log_time_ns=record.message.log_time_ns, newer=newer))
+
+    def _timeout_at(self, log_time_ns: int) -> int:
+        index = bisect_right(self._timeout_logs, log_time_ns) - 1  # the one logged before
+        return self._timeout_values[index] if index >= 0 else self._default_timeout_ns
 
     def _add(self, violations: Sequence[GateViolation]) -> None:
         for violation in violations:
@@ -380,21 +381,3 @@ class GateChecker:
             self._listed.sort(key=lambda item: (item[0], item[1]))
             del self._listed[LISTED_LIMIT:]
 
-
-def verify_gate(
-    bag: str | os.PathLike[str],
-    *,
-    cycle_window: int = DEFAULT_CYCLE_WINDOW,
-    strict: bool = False,
-    timeout_ns: int = DEFAULT_TIMEOUT_NS,
-) -> GateReport:
-    """Read the bag once and return its GATE-v1 report (G3 judged with `timeout_ns`)."""
-    checker = GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH),
-                          timeout_ns=timeout_ns)
-    ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for event in ghost_bag.events():
-        if isinstance(event, GateRecord):
-            checker.record(event)
-        else:
-            checker.update(event)
-    return checker.result(ghost_bag.info)

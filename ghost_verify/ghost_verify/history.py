@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from types import MappingProxyType
-from typing import ClassVar
 
 from ghost_core.calibration import build_calibration_history
 from ghost_core.contracts import PredictionOutcome
@@ -16,7 +15,7 @@ from ghost_core.msg_fields import MESSAGE_FIELDS
 from ghost_core.properties import JsonValue
 from ghost_core.wire import parse_prediction_outcome, to_msg_dict
 
-from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostMessage, GhostTopicKind
+from .events import BagInfo, CycleEvent, GHOST_SCHEMAS, GhostTopicKind
 from .unverifiable import unverifiable_to_json, UnverifiableCycle, UnverifiableReason
 
 __all__ = [
@@ -177,14 +176,6 @@ class HistoryChecker:
     the claimed W is used.
     """
 
-    #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
-    #: only checkers whose state is exactly this, so a field added without absorbing it
-    #: makes the verifier fall back to one pass instead of losing it.
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
-        'outcome_limit', 'strict', '_lead_in', '_unverifiable', '_window', '_observed',
-        '_checked', '_mismatches', '_invalid', '_observed_before', '_before_complete',
-        '_unsure', 'window_at'})
-
     outcome_limit: int = HISTORY_OUTCOME_LIMIT
     strict: bool = False
     window_at: Callable[[int, int], int] | None = None
@@ -196,9 +187,6 @@ class HistoryChecker:
     _mismatches: list[HistoryMismatch] = field(default_factory=list)
     _invalid: list[InvalidOutcome] = field(default_factory=list)
     # Resumed mid-bag (resume()): the observed outcomes before, as far as they are known.
-    _observed_before: int = 0
-    _before_complete: bool = True
-    _unsure: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.outcome_limit < 1:
@@ -241,11 +229,7 @@ class HistoryChecker:
                                    f'window_size {window_size!r} is not an integer >= 1')
         if self.window_at is not None:
             window_size = self.window_at(stamp_ns, window_size)
-        if window_size > len(self._window) and not self._before_complete:
-            self._unsure.append(f'the history at {stamp_ns} ns needs more outcomes than the '
-                                'part before was read for')
-        if (window_size > len(self._window)
-                and self._observed_before + self._observed > len(self._window)):
+        if window_size > len(self._window) and self._observed > len(self._window):
             return HistoryMismatch(
                 stamp_ns, _shown(recorded), (), (),
                 f'window_size {window_size} exceeds the {self.outcome_limit} observed outcomes '
@@ -255,9 +239,6 @@ class HistoryChecker:
         newest_first = (outcome for outcome in reversed(self._window)
                         if outcome.stamp_ns <= stamp_ns)
         eligible = list(islice(newest_first, window_size))
-        if len(eligible) < window_size and not self._before_complete:
-            self._unsure.append(f'the history at {stamp_ns} ns reaches outcomes before the '
-                                'part before was read for')
         eligible.reverse()
         expected = to_msg_dict(
             build_calibration_history(eligible, window_size))
@@ -282,47 +263,10 @@ class HistoryChecker:
         self._lead_in = False
         return HistoryMismatch(stamp_ns, _shown(recorded), _shown(expected), differing)
 
-    def resume(self, outcomes: Iterable[GhostMessage], *, complete: bool) -> None:
-        """Start after the cycles of an earlier part of the bag (jobs.py), before any update.
-
-        `outcomes` are the outcome messages of the last cycles before, in cycle order: the
-        observed ones refill the window. `complete` says they are all the outcomes before;
-        otherwise a history that needs more of them than these is noted in :attr:`unsure`
-        (a whole pass would compare it with outcomes this checker never saw). The lead-in is
-        over: the part before verified a history, or :attr:`lead_in` says it did not.
-        Outcomes before count only for the window: :meth:`result` counts this part's.
-        """
-        for message in outcomes:
-            try:
-                outcome = parse_prediction_outcome(message.msg)
-            except (GhostError, ValueError, TypeError, ArithmeticError):
-                continue  # reported by the part before
-            if outcome.observed:
-                self._window.append(outcome)
-                self._observed_before += 1
-        self._before_complete = complete
-        self._lead_in = False
-
     @property
     def lead_in(self) -> bool:
         """True while no recorded history has yet been judged (matched, or not)."""
         return self._lead_in
-
-    @property
-    def unsure(self) -> tuple[str, ...]:
-        """Why this resumed checker may not have judged as a whole pass (see resume())."""
-        return tuple(self._unsure)
-
-    def absorb(self, later: HistoryChecker) -> None:
-        """Continue with the part of the bag after this one (`later` resumed after it)."""
-        self._unverifiable.extend(later._unverifiable)
-        self._observed += later._observed
-        self._checked += later._checked
-        self._mismatches.extend(later._mismatches)
-        self._invalid.extend(later._invalid)
-        self._unsure.extend(later._unsure)
-        self._window = later._window
-        self._lead_in = later._lead_in
 
     def result(self, info: BagInfo) -> HistoryReport:
         """Return the frozen report; skipped when the bag has no PredictionOutcome topic."""

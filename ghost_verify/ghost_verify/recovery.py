@@ -185,9 +185,6 @@ class RecoveryChecker:
     given its cycle's level (the inputs waiting are those the re-run read ahead: a window).
     """
 
-    #: A part of a split run never follows another reader (it reads the inputs at the end).
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'_stamps', '_levels', '_following'})
-
     def __init__(self) -> None:
         self._stamps = array('q')
         self._levels = array('q')
@@ -221,14 +218,6 @@ class RecoveryChecker:
         self._levels.append(level)
         if self._following is not None:
             self._following.level(cycle.stamp_ns, level)
-
-    def absorb(self, later: RecoveryChecker) -> None:
-        """Continue with the cycles `later` took on the part of the bag after this one."""
-        if self._following is not None or later._following is not None:
-            raise ValueError('RecoveryChecker.absorb: a part that follows another reader '
-                             'cannot be merged (split runs read the inputs at the end)')
-        self._stamps.extend(later._stamps)
-        self._levels.extend(later._levels)
 
     def result(self, bag: str | os.PathLike[str], parameters: RunParameters,
                info: BagInfo, *, followed_every_input: bool = False) -> RecoveryReport:

@@ -61,7 +61,12 @@ from ghost_core.rederive import (
 )
 from ghost_core.run_configuration import ConfigurationTimeline
 from ghost_core.samples import BeliefSample, Observation
-from ghost_core.wire import message_address, parse_belief_self_assessment, to_msg_dict
+from ghost_core.wire import (
+    message_address,
+    parse_belief_self_assessment,
+    parse_prediction_outcome,
+    to_msg_dict,
+)
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
 from .bridge_rederive import bag_px4_topics, BridgeReport, rederive_bridge
@@ -607,6 +612,13 @@ def _same_message(message: GhostMessage, ours: Mapping[str, object], contract: o
     return first_difference(message.msg, ours) is None
 
 
+def _parsed_outcome(msg: Mapping[str, object]) -> PredictionOutcome | None:
+    try:
+        return parse_prediction_outcome(msg)
+    except (TypeError, ValueError, KeyError, ArithmeticError):
+        return None
+
+
 def _recorded(cycle: CycleEvent) -> dict[str, tuple[GhostMessage, ...]]:
     return {
         'raw_assessment': tuple(item.message for item in cycle.raw_assessments),
@@ -709,6 +721,11 @@ class _Comparison:
             outcome = self._outcome(belief, recorded['outcome'][0].msg, why)
             if outcome is not None:
                 ours['outcome'] = outcome
+            else:
+                # The calibrator's input is the outcome it received: its window is judged
+                # with the recorded one (this one's failure is counted already).
+                outcome = _parsed_outcome(recorded['outcome'][0].msg)
+            if outcome is not None:
                 if outcome.observed:
                     self._outcomes[t] = outcome
                     if len(self._outcomes) > _RECENT_STAMPS:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 import json
 import os
-from typing import ClassVar
 
 from ghost_bag.errors import BagError
 from ghost_bag.manifest import MANIFEST_NAME
@@ -31,21 +30,18 @@ from ghost_core.errors import ConfigError
 from ghost_core.evidence import TRANSPORT_BOUND_NS
 from ghost_core.hashing import content_address
 from ghost_core.pipeline import PipelineConfig
-from ghost_core.properties import JsonValue
 from ghost_core.run_configuration import (
     ChangeInForce,
     configuration_from_records,
     ConfigurationRecord,
     ConfigurationTimeline,
-    ParametersInForce,
+    gate_timeouts,
 )
 
-from .events import CycleEvent
 from .manifest import manifest_dir
 
 __all__ = ['BRIDGE_CONFIG_KEY', 'load_run_config', 'load_run_parameters', 'ParameterSource',
-           'ParametersChecker', 'ParametersMismatch', 'ParametersReport', 'RunParameters',
-           'parse_run_config']
+           'RunParameters', 'parse_run_config']
 
 #: The run configuration's key for px4_bridge's (ghost_px4.bridge.BRIDGE_CONFIG_KEY; the
 #: auditor does not import ghost_px4 to read it).
@@ -93,9 +89,9 @@ def parse_run_config(document: dict[str, object]) -> tuple[PipelineConfig, dict[
     ConfigError names what is wrong.
     """
     topics = document.get('input_topics')
-    # The PX4 bridge's configuration is the bridge re-derivation's (bridge_rederive).
+    # The bridges' configurations (px4_bridge: bridge_rederive's; mavros_bridge): not the agent's.
     agent = {key: value for key, value in document.items()
-             if key not in ('input_topics', BRIDGE_CONFIG_KEY)}
+             if key not in ('input_topics', BRIDGE_CONFIG_KEY, 'mavros_bridge')}
     names: dict[str, str] = {}
     if topics is not None:
         if not isinstance(topics, dict) or set(topics) != {'state', 'observations'} or not all(
@@ -125,6 +121,8 @@ class RunParameters:
     px4_bridge: object = None
     #: When the recorder logged the self-assessor's start configuration (None: not recorded).
     assessor_started_log_ns: int | None = None
+    #: The command gate's recorded timeouts: (log time, timeout ns), in log-time order.
+    gate_timeouts: tuple[tuple[int, int], ...] = ()
     missing: str = ''
     problem: str = ''
 
@@ -181,10 +179,12 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
                                        record.configuration, record.log_time_ns)
                    for record in read_configuration_changes(bag)]
         in_bag, changes, why = configuration_from_records(records)
+        timeouts = gate_timeouts(records)
     except (BagError, ConfigError) as err:
         return replace(given, problem=f'the recorded configuration changes cannot be used: '
                                       f'{err}')
-    given = replace(given, assessor_started_log_ns=_assessor_started(records))
+    given = replace(given, assessor_started_log_ns=_assessor_started(records),
+                    gate_timeouts=timeouts)
     document, missing = load_run_config(bag)
     if document is not None:
         given = replace(given, config_sha256=content_address(document))
@@ -279,135 +279,3 @@ def _not_retroactive(bag: str | os.PathLike[str], changes: list[ChangeInForce],
         bounded.append(change if change.in_force_after_stamp_ns >= floor
                        else replace(change, in_force_after_stamp_ns=floor))
     return bounded
-
-
-@dataclass(frozen=True, slots=True)
-class ParametersMismatch:
-    """A message whose parameter differs from the run configuration in force at its cycle."""
-
-    cycle_stamp_ns: int
-    topic: str
-    parameter: str
-    recorded: JsonValue
-    in_force: JsonValue
-
-    def to_json(self) -> dict[str, JsonValue]:
-        """Return the mismatch as a JSON object."""
-        return {'cycle_stamp_ns': self.cycle_stamp_ns, 'kind': 'parameters_mismatch',
-                'topic': self.topic, 'parameter': self.parameter, 'recorded': self.recorded,
-                'in_force': self.in_force}
-
-
-@dataclass(frozen=True, slots=True)
-class ParametersReport:
-    """The check of every message's parameters against the run's configuration."""
-
-    authority: ParameterSource
-    changes: tuple[ChangeInForce, ...]
-    messages_checked: int
-    mismatches: tuple[ParametersMismatch, ...]
-    problem: str = ''
-    warning: str | None = None
-
-    @property
-    def holds(self) -> bool:
-        """True when no message differs and the recorded configuration (if any) is usable."""
-        return not self.mismatches and not self.problem
-
-    @property
-    def checked(self) -> bool:
-        """True when there was a recorded configuration to check against (usable or not)."""
-        return self.authority is ParameterSource.RUN_CONFIGURATION or bool(self.problem)
-
-    def summary(self) -> str:
-        """The one-line verdict."""
-        if self.problem:
-            return f'parameters: VIOLATED ({self.problem})'
-        if self.authority is ParameterSource.COMMAND_LINE:
-            return ("parameters: not checked (no run configuration recorded; judged with the "
-                    "auditor's -m/-k/-w)")
-        if self.authority is ParameterSource.SELF_REPORTED:
-            return 'parameters: not checked (self-reported parameters; see the warning)'
-        changes = len(self.changes)
-        changed = f'; {changes} recorded change{"" if changes == 1 else "s"}' if changes else ''
-        if self.holds:
-            return (f'parameters: HOLDS ({self.messages_checked} messages carry the run '
-                    f'configuration in force{changed})')
-        cycles = len({mismatch.cycle_stamp_ns for mismatch in self.mismatches})
-        first = self.mismatches[0]
-        return (f'parameters: VIOLATED ({cycles} cycles parameters_mismatch{changed}; first at '
-                f'{first.cycle_stamp_ns} ns: {first.topic} {first.parameter} '
-                f'{first.recorded}, in force {first.in_force})')
-
-    def to_json(self) -> dict[str, JsonValue]:
-        """Return the report as a JSON object."""
-        return {
-            'holds': self.holds,
-            'authority': self.authority.value,
-            'changes': [{'node': change.node,
-                         'in_force_after_stamp_ns': change.in_force_after_stamp_ns,
-                         'configuration': json.dumps(change.section, sort_keys=True),
-                         'log_time_ns': change.log_time_ns} for change in self.changes],
-            'messages_checked': self.messages_checked,
-            'mismatches': [mismatch.to_json() for mismatch in self.mismatches],
-            'problem': self.problem,
-            'warning': self.warning,
-        }
-
-
-class ParametersChecker:
-    """Compare each message's M, K, W, thresholds address and Q with the configuration in force.
-
-    Fed every cycle (``update``), in any order; a split run merges parts with ``absorb``.
-    Without a recorded configuration there is nothing to compare with: it only counts.
-    """
-
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({'parameters', '_checked',
-                                                          '_mismatches'})
-
-    def __init__(self, parameters: RunParameters) -> None:
-        self.parameters = parameters
-        self._checked = 0
-        self._mismatches: list[ParametersMismatch] = []
-
-    def update(self, cycle: CycleEvent) -> None:
-        """Check the parameters every message of one cycle carries."""
-        timeline = self.parameters.timeline
-        if timeline is None:
-            return
-        expected = timeline.parameters_at(cycle.stamp_ns)
-        for calibrated in cycle.calibrated:
-            self._compare(cycle.stamp_ns, calibrated.message.topic, expected, (
-                ('min_outcomes', calibrated.min_outcomes),
-                ('downgrade_threshold', calibrated.downgrade_threshold),
-                ('window_size', calibrated.window_size),
-                ('thresholds_sha256', calibrated.thresholds_sha256)))
-        for raw in cycle.raw_assessments:
-            self._compare(cycle.stamp_ns, raw.message.topic, expected,
-                          (('thresholds_sha256', raw.thresholds_sha256),))
-        for prediction in cycle.predictions:
-            noise = prediction.msg.get('process_noise')
-            self._compare(cycle.stamp_ns, prediction.topic, expected,
-                          (('process_noise_q', noise if isinstance(noise, float) else None),))
-
-    def _compare(self, stamp_ns: int, topic: str, expected: ParametersInForce,
-                 carried: tuple[tuple[str, int | float | str | None], ...]) -> None:
-        self._checked += 1
-        for name, value in carried:
-            wanted: int | float | str = getattr(expected, name)
-            if value is None or type(value) is not type(wanted) or value != wanted:
-                self._mismatches.append(ParametersMismatch(stamp_ns, topic, name, value,
-                                                           wanted))
-
-    def absorb(self, later: ParametersChecker) -> None:
-        """Continue with what `later` checked on the part of the bag after this one."""
-        self._checked += later._checked
-        self._mismatches.extend(later._mismatches)
-
-    def result(self) -> ParametersReport:
-        """The report of every message checked."""
-        timeline = self.parameters.timeline
-        return ParametersReport(
-            self.parameters.authority, () if timeline is None else timeline.changes,
-            self._checked, tuple(self._mismatches), self.parameters.problem,
-            self.parameters.warning())

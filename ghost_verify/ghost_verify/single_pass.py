@@ -1,17 +1,12 @@
-"""One pass over a bag: every checker fed every event, then one result (``VerificationResult``).
-
-``ghost_verify.verify.verify_all`` runs it: one bag is one pass in one process.
-"""
+"""One pass over a bag (``verify_all``): every checker fed every event, then one result."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import os
 from types import MappingProxyType
 
-from ghost_bag.errors import BagError
 from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
@@ -20,14 +15,15 @@ from .conformance import ConformanceChecker, ConformanceReport
 from .cycle_properties import PropertyChecker, PropertyReport
 from .edges import EdgeFilter, EdgesReport, read_run_edges
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
-from .evidence import EvidenceChecker, EvidenceReport, load_input_index
+from .evidence import evidence_checker, EvidenceChecker, EvidenceReport
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import ManifestCheck
+from .parameters_check import ParametersChecker, ParametersReport
 from .recovery import RecoveryChecker, RecoveryReport
 from .rederive import Rederivation, RederivationReport
 from .report_json import read_error_notes, read_errors_to_json
-from .run_parameters import ParametersChecker, ParametersReport, RunParameters
+from .run_parameters import RunParameters
 from .trace import DecisionTracer, DecisionTraceReport
 from .unverifiable import unverifiable_to_json, UnverifiableCycle
 
@@ -287,21 +283,14 @@ def verify_single_pass(
     `replay`, the bag is re-derived from its inputs in the same pass (``Rederivation``).
     """
     checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict,
-                        evidence=_evidence_checker(bag, parameters))
+                        evidence=evidence_checker(bag, parameters))
     rederivation = Rederivation(bag, parameters) if replay else None
     following = (rederivation is not None
                  and follow_the_re_run(checks.recovery, rederivation, parameters))
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    edges = EdgeFilter(read_run_edges(bag), strict=strict)
-    if rederivation is not None and not strict:
-        rederivation.stop_log_ns = edges.edges.stop_ns
-    for event, held in edges.events(ghost_bag.events()):
-        if held:
-            continue
+    edges = EdgeFilter(read_run_edges(bag), strict=strict, rederivation=rederivation)
+    for event in edges.events(ghost_bag.events()):
         if rederivation is not None and isinstance(event, CycleEvent):
-            # After a start-up held back, the re-run starts at the first cycle judged.
-            if edges.held_before_ready:
-                rederivation.start_at(event.stamp_ns)
             # First: the checks take the messages it finds exactly the agent's as contracts.
             rederivation.update(event)
             checks.feed(event, rederivation.matched)
@@ -310,23 +299,8 @@ def verify_single_pass(
     info = ghost_bag.info
     replayed = None if rederivation is None else rederivation.result(info)
     every_input = following and rederivation is not None and rederivation.read_every_input()
-    result = checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
-    return dataclasses.replace(result, edges=edges.result())
-
-
-def _evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
-                      ) -> EvidenceChecker:
-    """EVIDENCE-v1 on the bag's recorded inputs; not checked (and why) when it has none."""
-    topics = {'state': '/state/nav', 'observations': '/observations',
-              'status': '/vehicle_status', **parameters.input_topics}
-    config = None if parameters.timeline is None else parameters.timeline.config_at(-1)
-    lag_ns = 250_000_000 if config is None else config.evaluator.max_observation_lag_ns
-    idle_ns = 1_000_000_000 if config is None else (config.idle_flush_ns or 2**62)
-    try:
-        return EvidenceChecker(load_input_index(bag, topics), max_observation_lag_ns=lag_ns,
-                               idle_flush_ns=idle_ns)
-    except BagError as err:
-        return EvidenceChecker(None, ' '.join(str(err).split())[:120] or 'no recorded inputs')
+    return replace(checks.result(info, manifest, replayed, bag=bag,
+                                 recovery_inputs_read=every_input), edges=edges.result())
 
 
 @dataclass(slots=True)
@@ -368,7 +342,8 @@ class Checks:
             completeness=CompletenessChecker(strict=strict),
             history=HistoryChecker(strict=strict, window_at=parameters.window_at),
             conformance=ConformanceChecker(),
-            gate=GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH)),
+            gate=GateChecker(strict=strict, reach=max(cycle_window, GATE_REACH),
+                             timeouts=parameters.gate_timeouts),
             parameters=ParametersChecker(parameters),
             recovery=RecoveryChecker(),
             strict=strict,

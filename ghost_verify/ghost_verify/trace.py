@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 import os
-from typing import ClassVar, TypeVar
+from typing import TypeVar
 
 from ghost_core.levels import DecisionKind
 from ghost_core.properties import JsonValue, kind_name
@@ -18,9 +18,7 @@ from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .events import BagFileDigest, BagInfo, CycleEvent, GhostMessage, Rationale, ReadError
 from .report_json import digests_to_json, read_errors_to_json
 from .unverifiable import (
-    absorb_cuts,
     CycleCuts,
-    resume_cuts,
     unverifiable_to_json,
     UnverifiableCycle,
 )
@@ -318,13 +316,6 @@ class DecisionTracer:
     by the number of problems, not by the bag's length.
     """
 
-    #: Every field, as absorb() carries it over; a split verification (jobs.py) merges
-    #: only checkers whose state is exactly this, so a field added without absorbing it
-    #: makes the verifier fall back to one pass instead of losing it.
-    ABSORBED_STATE: ClassVar[frozenset[str]] = frozenset({
-        'keep_records', 'strict', '_cuts', '_records', '_links', '_kinds', '_policies',
-        '_statuses', '_per_link', '_end_to_end', '_first_ns', '_last_ns'})
-
     keep_records: bool = True
     #: Unless strict, the links of the cycles cut by the recording are unverifiable, not
     #: problems (see unverifiable.py); :meth:`result` then ends the stream.
@@ -341,31 +332,6 @@ class DecisionTracer:
     _end_to_end: int = 0
     _first_ns: int | None = None
     _last_ns: int | None = None
-
-    def resume(self) -> None:
-        """Start after the cycles of an earlier part of the bag, the last of them complete."""
-        resume_cuts(self._cuts)
-
-    def absorb(self, later: DecisionTracer) -> None:
-        """Continue with the part of the bag after this one (`later` resumed after it).
-
-        Counts add up, records follow each other, the first and last decision stamps widen.
-        """
-        absorb_cuts(self._cuts, later._cuts)
-        self._records.extend(later._records)
-        self._links.extend(later._links)
-        _add_counts(self._kinds, later._kinds)
-        _add_counts(self._policies, later._policies)
-        _add_counts(self._statuses, later._statuses)
-        for link, per_status in later._per_link.items():
-            _add_counts(self._per_link[link], per_status)
-        self._end_to_end += later._end_to_end
-        if later._first_ns is not None:
-            self._first_ns = (later._first_ns if self._first_ns is None
-                              else min(self._first_ns, later._first_ns))
-        if later._last_ns is not None:
-            self._last_ns = (later._last_ns if self._last_ns is None
-                             else max(self._last_ns, later._last_ns))
 
     def _add_link(self, record: LinkRecord) -> None:
         self._per_link[record.link][record.chain_status] += 1

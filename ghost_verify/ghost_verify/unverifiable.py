@@ -32,10 +32,8 @@ __all__ = [
     'CycleCuts',
     'UnverifiableCycle',
     'UnverifiableReason',
-    'absorb_cuts',
     'last_log_time',
     'missing_kinds',
-    'resume_cuts',
     'unverifiable_to_json',
 ]
 
@@ -218,17 +216,3 @@ class CycleCuts:
         """The cycles found cut so far, in stream order."""
         return tuple(self._cut)
 
-
-def resume_cuts(cuts: CycleCuts) -> None:
-    """Set `cuts` as after a complete cycle: nothing waits, nothing more is cut at the start."""
-    cuts._seen_complete = True
-    cuts._overflowed = False
-    cuts._pending.clear()
-
-
-def absorb_cuts(cuts: CycleCuts, later: CycleCuts) -> None:
-    """Continue `cuts` (which ended with a complete cycle) with `later` (resumed after it)."""
-    cuts._cut.extend(later._cut)
-    cuts._pending = later._pending
-    cuts._seen_complete = later._seen_complete
-    cuts._overflowed = later._overflowed

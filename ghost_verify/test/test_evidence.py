@@ -17,6 +17,7 @@ import pytest
 from run_bags import (
     configuration_change,
     GHOST_TOPIC,
+    LyingEvaluator,
     run_bag,
     run_config,
     run_messages,
@@ -117,6 +118,30 @@ def test_an_outcome_naming_a_prediction_the_bag_lacks_fails(tmp_path: Path) -> N
     assert result.evidence is not None
     assert dict(result.evidence.by_kind).get('named_input_missing', 0) == 1
     assert not result.holds
+    # Not a switch either for the re-derivation: that one outcome is not re-derived (a
+    # failure), and every other message, before and after it, is still compared.
+    replay = result.replay
+    assert replay is not None and replay.violated and replay.messages_differing == 0
+    assert replay.messages_not_rederived == 1
+    assert replay.messages_compared == sum(1 for item in written if item.stamp_ns) - 1
+
+
+def test_an_evaluator_lying_after_a_bad_reference_is_still_re_derived(tmp_path: Path) -> None:
+    """The audit's second class: one outcome names a missing prediction, every later one lies."""
+    written, config = _messages('drift_then_recovery', LyingEvaluator)
+    honest, _ = _messages('drift_then_recovery')
+    outcomes = [i for i, item in enumerate(written) if item.topic == GHOST_TOPIC['outcome']]
+    target = written[outcomes[3]]
+    written[outcomes[3]] = replace(target, msg={**target.msg, 'prediction_stamp': ns_to_stamp(
+        (target.stamp_ns or 0) - 37_000_000)})
+    assert written[outcomes[-1]].msg != honest[outcomes[-1]].msg  # it lies to the end
+    replay = _verify(tmp_path, written, config).replay
+    assert replay is not None and replay.violated
+    outcome = {topic.kind: topic for topic in replay.topics}['outcome']
+    lies_before = sum(written[i].msg != honest[i].msg for i in outcomes[:3])
+    lies_after = sum(written[i].msg != honest[i].msg for i in outcomes[4:])
+    assert outcome.not_rederived == 1 and lies_after > 0
+    assert outcome.differing == lies_before + lies_after  # every lie, before and after it
 
 
 def test_a_confirmation_from_the_future_fails(tmp_path: Path) -> None:

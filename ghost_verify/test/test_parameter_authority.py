@@ -89,8 +89,10 @@ def test_a_calibrator_claiming_k_above_its_counts_fails(tmp_path: Path) -> None:
 def test_a_calibrator_claiming_a_window_of_one_fails(tmp_path: Path) -> None:
     """W = 1: one outcome never reaches K. The history is recomputed with the W in force."""
     loop = SMOKE_CONFIG.loop
-    forged = _forged(scenario_traces('smoke'),
-                     lambda _trace: LoopConfig(loop.min_outcomes, loop.downgrade_threshold, 1))
+    # A forger ignores LoopConfig's bounds (M and K at most W): set W past the constructor.
+    window_of_one = LoopConfig(loop.min_outcomes, loop.downgrade_threshold, loop.max_history)
+    object.__setattr__(window_of_one, 'max_history', 1)
+    forged = _forged(scenario_traces('smoke'), lambda _trace: window_of_one)
     assert verify_all(_bag(tmp_path / 'alone', forged, manifest=False)).holds
     result = verify_all(_bag(tmp_path / 'bag', forged))
     assert not result.holds
@@ -121,6 +123,31 @@ def test_a_recorded_change_makes_the_same_messages_hold(tmp_path: Path) -> None:
     # The auditor's own K still judges every cycle.
     given = verify_all(bag, downgrade_threshold=2)
     assert not given.baud.holds
+
+
+@pytest.mark.parametrize(('section', 'bound'), [
+    ({'loop': {'downgrade_threshold': 100, 'max_history': 32, 'min_outcomes': 4}},
+     'downgrade_threshold must be at most max_history (32'),
+    ({'process_noise_q': 1.0e4}, 'process_noise_q must be a number in [0, 10]'),
+    ({'thresholds': {**SMOKE_CONFIG.thresholds.to_dict(), 'hysteresis': {
+        **SMOKE_CONFIG.thresholds.hysteresis.to_dict(), 'recovery_bound_ns': 10**15}}},
+     'recovery_bound_ns must be at most 60 s'),
+])
+def test_a_recorded_value_beyond_its_declared_bound_fails(tmp_path: Path, section,
+                                                          bound: str) -> None:
+    """The audit's unbounded changes (K = 100, Q = 1e4, R = 1e15 ns), recorded as a node would.
+
+    Each would switch a property off (a K no window reaches; predictions too wide for any
+    drift; a recovery bound no flight outlasts): the parameters check fails, naming the bound.
+    """
+    traces = scenario_traces('smoke')
+    node = '/calibrator' if 'loop' in section else (
+        '/forward_predictor' if 'process_noise_q' in section else '/self_assessor')
+    change = configuration_change(node, traces[4].stamp_ns, section, traces[4].stamp_ns + 10)
+    result = verify_all(_bag(tmp_path / 'bag', traces, (change,)))
+    assert not result.holds and result.parameters is not None
+    assert not result.parameters.holds and bound in result.parameters.summary()
+    assert result.verdict_line().startswith('NOT VERIFIED: parameters: VIOLATED (')
 
 
 def test_a_bag_without_a_configuration_says_so(tmp_path: Path,

@@ -22,6 +22,7 @@ from ghost_verify_test.bags import (
     with_policy,
     write_bag,
 )
+from ghost_verify_test.run_bags import configuration_change
 from ghost_verify_test.strategies import gate_record_runs
 from hypothesis import given, HealthCheck, settings
 from hypothesis import strategies as st
@@ -45,7 +46,7 @@ from ghost_core.pipeline import CycleTrace
 from ghost_verify import cli
 from ghost_verify.bag import GhostBag
 from ghost_verify.events import GateRecord
-from ghost_verify.gate import GateChecker, GateReport, verify_gate
+from ghost_verify.gate import GATE_REACH, GateChecker, GateReport
 from ghost_verify.verify import verify_all
 
 #: docs/properties.md shows the GATE-v1 lines these bags print.
@@ -92,6 +93,12 @@ def _check(bag: Path, *, reach: int, cycle_window: int = 256,
     return checker.result(ghost_bag.info)
 
 
+def verify_gate(bag: Path, *, cycle_window: int = 256, strict: bool = False) -> GateReport:
+    """GATE-v1 alone over a bag, as verify_all's pass feeds it (the default reach)."""
+    return _check(bag, reach=max(cycle_window, GATE_REACH), cycle_window=cycle_window,
+                  strict=strict)
+
+
 def _kinds(report: GateReport) -> dict[str, int]:
     return {kind.value: count for kind, count in report.violation_counts}
 
@@ -129,6 +136,33 @@ def test_a_gate_that_follows_its_rule_holds_gate_v1_with_every_other_check(
     assert isinstance(document, dict)
     assert document['holds'] is True and document['applicable'] is True
     assert document['records_total'] == 20 and document['violations'] == []
+
+
+def _gate_configuration(timeout_s: float, log_time_ns: int) -> Entry:
+    """The configuration record the command gate publishes at start (its timeout)."""
+    change = configuration_change('/command_gate', -1, {'gate': {'timeout_s': timeout_s}},
+                                  log_time_ns)
+    return Entry(change.topic, change.type_name, change.msg, change.log_time_ns, 0)
+
+
+def test_the_gate_timeout_in_force_is_the_one_the_bag_records(tmp_path: Path) -> None:
+    """A gate run with timeout_s 1.0 records it: G3 judges with 1.0, not the default.
+
+    Without the record the same gate records are a timeout_mismatch (the default is 0.5 s);
+    a recorded timeout beyond its declared bound (5 s) fails the parameters check.
+    """
+    records = [replace(record, timeout_s=1.0) for record in gate_records(SMOKE)]
+    entries = merged(trace_entries(SMOKE), _twist_entries(),
+                     [gate_entry(record) for record in records])
+    recorded = write_bag(tmp_path / 'recorded', merged([_gate_configuration(1.0, 1)], entries))
+    result = verify_all(recorded)
+    assert result.gate is not None and result.gate.holds, result.gate.summary()
+    unrecorded = verify_all(write_bag(tmp_path / 'unrecorded', entries)).gate
+    assert unrecorded is not None and _kinds(unrecorded) == {'timeout_mismatch': 8}  # every pass
+    lax = verify_all(write_bag(tmp_path / 'lax', merged([_gate_configuration(1e6, 1)],
+                                                       entries)))
+    assert not lax.holds and lax.parameters is not None
+    assert 'gate.timeout_s must be a number in (0, 5] s' in lax.parameters.summary()
 
 
 def test_the_gate_topic_is_found_by_schema_and_other_topics_are_never_decoded(

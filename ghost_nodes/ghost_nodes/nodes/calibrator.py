@@ -38,6 +38,11 @@ class CalibratorNode(GhostNode):
         """Rebuild the core configuration from the parameters."""
         self._config = loop_config(self.param)
 
+    def validate_together(self, updates: dict[str, object]) -> str | None:
+        """Refuse M or K beyond W (a count the window cannot reach: drift detection off)."""
+        loop_config(lambda name: updates.get(name, self.param(name)))  # raises ConfigError
+        return None
+
     def configuration_section(self) -> dict[str, object]:
         """M, K and W the calibrated assessments are now computed with."""
         return {'loop': {'downgrade_threshold': self._config.downgrade_threshold,

@@ -64,6 +64,7 @@ from ghost_core.gate import gate_verdict, GateAction, GateReason, GateVerdict, L
 from ghost_core.graph import GATE_TOPIC, relative_topic
 from ghost_core.hashing import is_sha256_hex
 from ghost_core.ros_inputs import time_ns
+from ghost_core.run_configuration import GATE_SECTION
 from ghost_core.wire import to_msg_dict
 from ghost_interfaces.msg import ActionEmission, GateEmission
 from ghost_nodes.convert import from_msg_dict
@@ -182,6 +183,14 @@ class CommandGateNode(GhostNode):
     def on_parameters_changed(self) -> None:
         """Take a new timeout_s."""
         self._timeout_ns = int(round(self.param('timeout_s') * 1e9))
+
+    def configuration_section(self) -> dict[str, object]:
+        """The timeout GATE-v1 judges this gate's freshness with (recorded, SPEC 5 v1.3)."""
+        return {GATE_SECTION: {'timeout_s': self._timeout_ns / 1e9}}
+
+    def start_configuration(self) -> dict[str, object]:
+        """The timeout it starts with."""
+        return self.configuration_section()
 
     # --- the verdict ---
 
