@@ -6,7 +6,7 @@ ARGS ?=
 # Where the shared data and vendored sources are (the real logs, the ros2 CLI, px4_msgs).
 SHARED ?= ../shared
 
-.PHONY: demo demo-px4 demo-ardupilot ros2 test test-fast bootstrap lint typecheck bench clean
+.PHONY: demo demo-px4 demo-ardupilot ros2 stress test test-fast bootstrap lint typecheck bench clean
 
 ## The main job: set up if needed, run the closed loop as separate processes, record, verify.
 demo: bootstrap
@@ -33,6 +33,14 @@ ros2: bootstrap
 	(README, On a ROS 2 Jazzy install)))
 	@bash scripts/vendored.sh ros2-jazzy $(SHARED)/vendor/ros2-jazzy > /dev/null
 	@echo 'ros2: ready; in each shell: source scripts/env.sh --ros2'
+
+## Not in CI: every start-up and shutdown order (ghost/test/startup_orders.py) 10 times, and
+## each PX4 log of $(SHARED)/realdata 10 times through ghost_run --px4-ulog, with one CPU
+## burner per core; prints how many verified (scripts/stress.py; ARGS='--runs 2' for fewer).
+stress: ros2
+	@source scripts/env.sh --ros2 && install=$$(bash scripts/vendored.sh px4_msgs \
+		$(SHARED)/vendor/px4_msgs) && set +u && COLCON_CURRENT_PREFIX=$$install \
+		source "$$install/local_setup.bash" && python scripts/stress.py $(ARGS)
 
 ## The whole test suite: lint, strict typing, then every package's tests (unit, bag, real DDS).
 test: bootstrap

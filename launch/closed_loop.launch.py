@@ -65,6 +65,8 @@ from ghost_core.graph import (
 from ghost_nodes.agent_process import graph_document
 from ghost_nodes.node_parameters import AGENT_EXECUTOR, EXECUTORS
 
+#: Seconds ros2 launch gives the recorder after SIGINT before SIGTERM: its drain and teardown.
+RECORDER_STOP_S = '35'
 _TRUE = ('true', '1', 'yes', 'on')
 _FALSE = ('false', '0', 'no', 'off')
 
@@ -220,6 +222,10 @@ def _graph(context, *args, declared=(), **kwargs):
             namespace=spec.namespace or None,
             parameters=parameter_files(spec, overrides_file),
             remappings=remap_rules(spec), output='screen',
+            # The recorder closes the bag (summary, metadata.yaml, the manifest's hashes) in
+            # up to RecorderNode.TEARDOWN_S (30 s) after its drain; SIGTERM, then SIGKILL,
+            # from ros2 launch before that would cut the bag from its manifest.
+            **({'sigterm_timeout': RECORDER_STOP_S} if spec.name == 'recorder' else {}),
             **({'ros_arguments': ['--enclave', f'{prefix}/{spec.name}']} if prefix else {}))
         nodes.append(node)
         if spec.name in SOURCES and source in (Source.SCENARIO, Source.INPUT_BAG):

@@ -23,10 +23,11 @@ __all__ = ['AGENT_PROCESS', 'AGENT_SETTINGS', 'AgentSetting', 'AP_CMD_VEL_TOPIC'
            'AP_MODE_SWITCH_SERVICE', 'AP_OUT_TOPICS', 'CMD_VEL_IN_TOPIC', 'CMD_VEL_TOPIC',
            'CONFIGURATION_TOPIC', 'CONFIGURATION_TYPE', 'DIAGNOSTICS_TOPIC', 'DIAGNOSTICS_TYPE',
            'GATE_MODES', 'GATE_TOPIC', 'GHOST_TOPICS', 'GRAPH_STATUS_TOPIC', 'IN_PROCESS_NODES',
-           'INPUT_QOS_CHOICES', 'INPUT_READERS', 'INPUT_TOPICS', 'MAVROS_TOPICS',
-           'MISSION_SETPOINT_TOPIC', 'NODE_PACKAGES', 'node_topic', 'normalise_namespace',
-           'OPTIONAL_INPUTS', 'PX4_IN_TOPICS', 'PX4_OUT_TOPICS', 'QosClass', 'RECORDED_TOPICS',
-           'relative_topic', 'SCENARIOS', 'SOURCE_SAMPLES_TOPIC', 'SOURCE_SAMPLES_TYPE', 'SOURCES',
+           'INPUT_QOS_CHOICES', 'INPUT_READERS', 'INPUT_TOPICS', 'LIFECYCLE_TOPIC',
+           'LIFECYCLE_TYPE', 'MAVROS_TOPICS', 'MISSION_SETPOINT_TOPIC', 'NODE_PACKAGES',
+           'node_topic', 'normalise_namespace', 'OPTIONAL_INPUTS', 'PX4_IN_TOPICS',
+           'PX4_OUT_TOPICS', 'QosClass', 'RECORDED_TOPICS', 'relative_topic', 'SCENARIOS',
+           'SOURCE_SAMPLES_TOPIC', 'SOURCE_SAMPLES_TYPE', 'SOURCES',
            'topic_in_namespace', 'TOPIC_QOS', 'VEHICLE_STATUS_TOPIC', 'VEHICLE_STATUS_TYPE',
            'WIRING']
 
@@ -59,6 +60,12 @@ SOURCE_SAMPLES_TYPE = 'ghost_interfaces/msg/SourceSamples'
 #: with the configuration in force (ghost_core.run_configuration).
 CONFIGURATION_TOPIC = '/ghost/configuration'
 CONFIGURATION_TYPE = 'ghost_interfaces/msg/ConfigurationChange'
+#: Each agent node's start-up and shutdown, as the recorder logs them (ghost_core.lifecycle):
+#: 'ready' once its own endpoints have matched, 'stopping' when it begins to drain; the
+#: recorder's 'stopping' too. std_msgs/String holding JSON, transient-local like the
+#: configuration, so that a recorder that starts late still gets every 'ready'.
+LIFECYCLE_TOPIC = '/ghost/lifecycle'
+LIFECYCLE_TYPE = 'std_msgs/msg/String'
 #: The monitor's health and live verdicts (diagnostic_msgs/DiagnosticArray). Absolute, as
 #: ROS tools expect it (rqt_robot_monitor via diagnostic_aggregator, Foxglove): graphs in
 #: different namespaces share it; their status names differ.
@@ -71,6 +78,7 @@ RECORDED_TOPICS: Mapping[str, str] = {**INPUT_TOPICS, VEHICLE_STATUS_TOPIC: VEHI
                                       SOURCE_SAMPLES_TOPIC: SOURCE_SAMPLES_TYPE,
                                       **GHOST_TOPICS,
                                       CONFIGURATION_TOPIC: CONFIGURATION_TYPE,
+                                      LIFECYCLE_TOPIC: LIFECYCLE_TYPE,
                                       DIAGNOSTICS_TOPIC: DIAGNOSTICS_TYPE}
 #: The command gate's record of every output it sent (ghost_interfaces/GateEmission).
 GATE_TOPIC = '/ghost/gate'
@@ -165,6 +173,7 @@ TOPIC_QOS: Mapping[str, str] = {
     AP_CMD_VEL_TOPIC: QosClass.AP_COMMAND,
     DIAGNOSTICS_TOPIC: QosClass.DIAGNOSTICS,
     CONFIGURATION_TOPIC: QosClass.CONFIGURATION,
+    LIFECYCLE_TOPIC: QosClass.CONFIGURATION,
 }
 
 #: Which node subscribes to / publishes which default topic, for the agent and its source

@@ -123,9 +123,9 @@ _RECORDER = (
     ParamSpec('output', '', "Bag directory to create ('' = ghost_bag_<UTC time> in the working "
               'directory). It must not exist yet.', read_only=True),
     ParamSpec('topics', _DEFAULT_TOPICS, 'topic=type pairs to record (default: the two '
-              'inputs, vehicle_status, every ghost topic and ghost/configuration, by their '
-              'default names, relative to the namespace, and the absolute /diagnostics; remaps '
-              'apply).', read_only=True),
+              'inputs, vehicle_status, every ghost topic, ghost/configuration and '
+              'ghost/lifecycle, by their default names, relative to the namespace, and the '
+              'absolute /diagnostics; remaps apply).', read_only=True),
     ParamSpec('input_qos', INPUT_QOS_CHOICES[0], "Reliability of the subscriptions to the inputs "
               "(state/nav, observations) and to topics of other packages' types (the command "
               "gate's px4_msgs outputs): 'best_effort' records best-effort and reliable "

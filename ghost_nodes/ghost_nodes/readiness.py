@@ -38,12 +38,15 @@ from ghost_core.graph import (
     CONFIGURATION_TOPIC,
     DIAGNOSTICS_TOPIC,
     GRAPH_STATUS_TOPIC,
+    LIFECYCLE_TOPIC,
+    OPTIONAL_INPUTS,
     relative_topic,
 )
 
 __all__ = ['FOREIGN_WARNING_PERIOD_S', 'STATUS_TOPIC', 'EndpointReport', 'GraphReadiness',
-           'GraphStatusReporter', 'STATUS_READER_QOS', 'STATUS_WRITER_QOS',
-           'foreign_producer_message', 'foreign_producers', 'missing_edges', 'parse_report']
+           'GraphStatusReporter', 'STATUS_READER_QOS', 'STATUS_WRITER_QOS', 'endpoint_report',
+           'foreign_producer_message', 'foreign_producers', 'missing_edges', 'own_edges_missing',
+           'parse_report']
 
 #: Relative: each namespace's graph has its own (/uav1/ghost/graph_status).
 STATUS_TOPIC = relative_topic(GRAPH_STATUS_TOPIC)
@@ -103,6 +106,51 @@ def parse_report(text: str) -> EndpointReport:
     return EndpointReport(node=data['node'], writers=_counts(data.get('writers'), 'writers'),
                           readers=_counts(data.get('readers'), 'readers'),
                           shared=_counts(data.get('shared', {}), 'shared'))
+
+
+#: What a node's own readiness does not wait for: the graph's bookkeeping (each end of it
+#: may be absent: no monitor, no other graph) and the inputs whose absence is no fault.
+_NOT_AWAITED = (CONFIGURATION_TOPIC, LIFECYCLE_TOPIC, GRAPH_STATUS_TOPIC, DIAGNOSTICS_TOPIC)
+
+
+def own_edges_missing(report: EndpointReport) -> list[str]:
+    """A node's own endpoints not matched yet (empty: the node is ready, ghost_core.lifecycle).
+
+    Every subscription has matched a writer (an optional input aside), every Ghost writer a
+    reader (the next node, or the recorder).
+    """
+    def awaited(topic: str) -> bool:
+        return not topic.endswith(_NOT_AWAITED)
+
+    missing = [f'{topic}: no writer' for topic, count in sorted(report.readers.items())
+               if count == 0 and awaited(topic)
+               and not any(topic.endswith(optional) for optional in OPTIONAL_INPUTS)]
+    missing += [f'{topic}: no reader' for topic, count in sorted(report.writers.items())
+                if count == 0 and awaited(topic)]
+    return missing
+
+
+def endpoint_report(node: Any, ignored: frozenset[str] | set[str],
+                    in_process: Callable[[], tuple[Mapping[str, int], Mapping[str, int],
+                                                   Mapping[str, int]]] | None = None
+                    ) -> EndpointReport:
+    """``node``'s endpoints (less `ignored` topics) and their matched counts, now.
+
+    ``in_process``: as ``GraphStatusReporter``'s (endpoints served in the process).
+    """
+    writers = {p.topic_name: p.get_subscription_count() for p in node.publishers
+               if p.topic_name not in ignored}
+    readers = {s.topic_name: s.get_publisher_count() for s in node.subscriptions
+               if s.topic_name not in ignored}
+    shared: Mapping[str, int] = {}
+    if in_process is not None:
+        # Endpoints served in the process (ghost_nodes.intra_process) are matched there.
+        in_writers, in_readers, shared = in_process()
+        for topic, count in in_writers.items():
+            writers[topic] = writers.get(topic, 0) + count
+        for topic, count in in_readers.items():
+            readers[topic] = readers.get(topic, 0) + count
+    return EndpointReport(node.get_fully_qualified_name(), writers, readers, dict(shared))
 
 
 def missing_edges(expected_readers: Mapping[str, int],
@@ -203,20 +251,7 @@ class GraphStatusReporter:
 
     def current(self) -> EndpointReport:
         """The node's endpoints and their matched counts, now."""
-        writers = {p.topic_name: p.get_subscription_count() for p in self._node.publishers
-                   if p.topic_name not in self._ignored}
-        readers = {s.topic_name: s.get_publisher_count() for s in self._node.subscriptions
-                   if s.topic_name not in self._ignored}
-        shared: Mapping[str, int] = {}
-        if self._in_process is not None:
-            # Endpoints served in the process (ghost_nodes.intra_process) are matched there.
-            in_writers, in_readers, shared = self._in_process()
-            for topic, count in in_writers.items():
-                writers[topic] = writers.get(topic, 0) + count
-            for topic, count in in_readers.items():
-                readers[topic] = readers.get(topic, 0) + count
-        return EndpointReport(self._node.get_fully_qualified_name(), writers, readers,
-                              dict(shared))
+        return endpoint_report(self._node, self._ignored, self._in_process)
 
     @property
     def period_ns(self) -> int:

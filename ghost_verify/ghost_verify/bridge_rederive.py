@@ -329,11 +329,13 @@ def bag_px4_topics(bag: str | os.PathLike[str]) -> tuple[str, ...]:
 
 
 def rederive_bridge(bag: str | os.PathLike[str], recorded_config: object,
-                    px4_topics: tuple[str, ...]) -> BridgeReport:
+                    px4_topics: tuple[str, ...], stop_ns: int | None = None) -> BridgeReport:
     """Re-derive px4_bridge's recorded outputs from the PX4 samples each one names.
 
     `recorded_config` is the run configuration's ``px4_bridge`` object (None when the run
     did not record one); `px4_topics` the bag's fmu/out topics (``bag_px4_topics``).
+    `stop_ns`: where the run began to stop (ghost_verify.edges): an output logged from then
+    on that would differ is unverifiable (a best-effort sample lost or reordered at shutdown).
     Everything that keeps the re-derivation from being done is in the report.
     """
     try:
@@ -358,6 +360,7 @@ def rederive_bridge(bag: str | os.PathLike[str], recorded_config: object,
     provenance = named.get(SOURCE_SAMPLES_TOPIC) or named[VEHICLE_STATUS_TOPIC].removesuffix(
         VEHICLE_STATUS_TOPIC) + SOURCE_SAMPLES_TOPIC
     judge = _Judge(bridge_module, config, named, provenance)
+    judge.stop_ns = stop_ns
     try:
         judge.run(bag)
     except _NotPossible as err:
@@ -418,6 +421,9 @@ class _Judge:
                  provenance_topic: str) -> None:
         self.module = module
         self.config = config
+        # The run's stop (rederive_bridge), and the log time of the output being judged.
+        self.stop_ns: int | None = None
+        self.judging_ns = 0
         self.method_of = {topics[name]: method for name, method in _METHODS.items()}
         self.topic_of = {method: topic for topic, method in self.method_of.items()}
         self.outputs = {topics[name]: _STREAM_OF[name] for name in BRIDGE_STREAMS}
@@ -489,6 +495,7 @@ class _Judge:
         for waiting in self.open.pop((topic, timestamp), ()):
             if not waiting.done:
                 waiting.done = True
+                self.judging_ns = waiting.out.log_ns
                 self._violation(waiting.out.stream, BridgeDifference(
                     waiting.out.stamp_ns, 'named_input_from_the_future', topic, timestamp,
                     log_ns - waiting.out.log_ns))
@@ -541,6 +548,7 @@ class _Judge:
     # unverifiable) ---
 
     def _judge(self, out: _Pending) -> None:
+        self.judging_ns = out.log_ns
         self.streams[out.stream].recorded += 1
         previous = self.last_stamp.get(out.stream)
         self.last_stamp[out.stream] = out.stamp_ns
@@ -694,12 +702,23 @@ class _Judge:
         return BridgeDifference(out.stamp_ns, 'field', found.field, found.recorded,
                                 found.recomputed)
 
+    def _after_stop(self, stream: str) -> bool:
+        """An output judged wrong but logged after the run began to stop: unverifiable."""
+        if self.stop_ns is None or self.judging_ns < self.stop_ns:
+            return False
+        self._unverifiable(stream, 'logged after the run began to stop (start-up and shutdown)')
+        return True
+
     def _differs(self, stream: str, difference: BridgeDifference) -> None:
+        if self._after_stop(stream):
+            return
         stats = self.streams[stream]
         stats.differing += 1
         stats.note(difference)
 
     def _violation(self, stream: str, difference: BridgeDifference) -> None:
+        if self._after_stop(stream):
+            return
         stats = self.streams[stream]
         stats.violations[difference.kind] = stats.violations.get(difference.kind, 0) + 1
         stats.note(difference)
@@ -711,6 +730,7 @@ class _Judge:
     # --- at the end of the recording: what the bag never held ---
 
     def _without_sources(self, out: _Pending) -> None:
+        self.judging_ns = out.log_ns
         first, last = self.first_sources_ns, self.last_sources_ns
         if first is not None and last is not None and (
                 out.log_ns < first + TRANSPORT_BOUND_NS
@@ -735,6 +755,7 @@ class _Judge:
         return None
 
     def _never_recorded(self, waiting: _Open) -> None:
+        self.judging_ns = waiting.out.log_ns
         reasons = []
         for topic, timestamp, own in waiting.absent:
             reason = self._outside(topic, timestamp, waiting.out, own)

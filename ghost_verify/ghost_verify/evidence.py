@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import math
 import os
 
+from ghost_bag.errors import BagError
 from ghost_bag.recorded_inputs import read_inputs
 from ghost_core.contracts import VehicleStatus
 from ghost_core.evidence import TRANSPORT_BOUND_NS
@@ -43,9 +44,10 @@ from ghost_core.properties import JsonValue
 from ghost_core.samples import BeliefSample, Observation
 
 from .events import CycleEvent, GhostMessage
+from .run_parameters import RunParameters
 
-__all__ = ['EVIDENCE_VERSION', 'EvidenceChecker', 'EvidenceReport', 'EvidenceViolation',
-           'InputIndex', 'load_input_index']
+__all__ = ['EVIDENCE_VERSION', 'evidence_checker', 'EvidenceChecker', 'EvidenceReport',
+           'EvidenceViolation', 'InputIndex', 'load_input_index']
 
 EVIDENCE_VERSION = 'EVIDENCE-v1'
 _NS_PER_S = 1_000_000_000
@@ -452,3 +454,18 @@ class EvidenceChecker:
         return EvidenceReport(True, self._names, self._late, self._before, self._total,
                               tuple(self._found), tuple(sorted(self._kinds.items())),
                               largest_input_after_ns=max(self._largest_after, 0))
+
+
+def evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
+                     ) -> EvidenceChecker:
+    """EVIDENCE-v1 on the bag's recorded inputs; not checked (and why) when it has none."""
+    topics = {'state': '/state/nav', 'observations': '/observations',
+              'status': '/vehicle_status', **parameters.input_topics}
+    config = None if parameters.timeline is None else parameters.timeline.config_at(-1)
+    lag_ns = 250_000_000 if config is None else config.evaluator.max_observation_lag_ns
+    idle_ns = 1_000_000_000 if config is None else (config.idle_flush_ns or 2**62)
+    try:
+        return EvidenceChecker(load_input_index(bag, topics), max_observation_lag_ns=lag_ns,
+                               idle_flush_ns=idle_ns)
+    except BagError as err:
+        return EvidenceChecker(None, ' '.join(str(err).split())[:120] or 'no recorded inputs')

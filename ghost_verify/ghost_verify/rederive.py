@@ -660,6 +660,8 @@ class _Comparison:
         # restarts).
         self._assessor_cut: bool | None = None
         self._assessor_started_log_ns = assessor_started_log_ns
+        # Beliefs and fixes stamped before this are before the recording (start_at).
+        self.start_stamp_ns: int | None = None
         # The recorded messages of the last cycle compared that are exactly the re-run's, by
         # id: the contract each was written from (see Rederivation.matched).
         self.matched: dict[int, object] = {}
@@ -676,6 +678,9 @@ class _Comparison:
                 self._last_log_ns = 2**63
                 return
             self._last_log_ns = item.log_time_ns
+            if (self.start_stamp_ns is not None and item.sample.stamp_ns < self.start_stamp_ns
+                    and isinstance(item.sample, BeliefSample | Observation)):
+                continue
             if self._first_input_log_ns is None:
                 self._first_input_log_ns = item.log_time_ns
             sample = item.sample
@@ -885,6 +890,19 @@ class Rederivation:
             except _NotPossible as err:
                 self._reason = str(err)
 
+    #: Where the run began to stop (ghost_verify.edges), for the bridge's outputs.
+    stop_log_ns: int | None = None
+
+    def start_at(self, stamp_ns: int) -> None:
+        """Take the beliefs and fixes stamped before `stamp_ns` as before the recording.
+
+        ghost_verify.edges: the first cycle judged after the start-up; the cycles before it are
+        not fed, so the agent's state from them is not in what the re-run reads. Call before
+        the first ``update``.
+        """
+        if self._comparison is not None and self._comparison.start_stamp_ns is None:
+            self._comparison.start_stamp_ns = stamp_ns
+
     def tap_inputs(self, take: InputTap, state_topic: str, observations_topic: str) -> bool:
         """Give `take` every belief and fix the re-run reads, when it reads these topics.
 
@@ -932,7 +950,7 @@ class Rederivation:
         if comparison is not None and info.read_errors:
             comparison, reason = None, ('part of the bag could not be read (see read_errors): '
                                         'a re-run needs every input and every recorded message')
-        bridge = _bridge(self._bag, self._parameters, info)
+        bridge = _bridge(self._bag, self._parameters, info, self.stop_log_ns)
         if comparison is None:
             return _not_replayed(self._parameters, reason or 'the run configuration is missing',
                                  info, bridge)
@@ -964,14 +982,14 @@ def rederive(
 
 
 def _bridge(bag: str | os.PathLike[str], parameters: RunParameters,
-            info: BagInfo) -> BridgeReport | None:
+            info: BagInfo, stop_ns: int | None = None) -> BridgeReport | None:
     """The re-derivation of px4_bridge's conversion, when the bag holds its fmu/out inputs."""
     topics = bag_px4_topics(bag)
     if not topics:
         return None
     if info.read_errors:
         return BridgeReport('part of the bag could not be read (see read_errors)')
-    return rederive_bridge(bag, parameters.px4_bridge, topics)
+    return rederive_bridge(bag, parameters.px4_bridge, topics, stop_ns)
 
 
 def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,

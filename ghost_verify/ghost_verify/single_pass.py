@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import os
 from types import MappingProxyType
 
-from ghost_bag.errors import BagError
 from ghost_core.properties import BAUD_V1, CycleProperty, ERUR_V1, JsonValue
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag
 from .completeness import CompletenessChecker, CompletenessReport
 from .conformance import ConformanceChecker, ConformanceReport
 from .cycle_properties import PropertyChecker, PropertyReport
+from .edges import EdgeFilter, EdgesReport, read_run_edges
 from .events import BagInfo, CycleEvent, GateRecord, ReadError
-from .evidence import EvidenceChecker, EvidenceReport, load_input_index
+from .evidence import evidence_checker, EvidenceChecker, EvidenceReport
 from .gate import GATE_REACH, GateChecker, GateReport
 from .history import HistoryChecker, HistoryReport
 from .manifest import ManifestCheck
@@ -58,6 +58,7 @@ class VerificationResult:
     recovery: RecoveryReport | None = None
     #: EVIDENCE-v1: every named input on the recorder's log times; ``None``: not asked.
     evidence: EvidenceReport | None = None
+    edges: EdgesReport | None = None  # the start-up and shutdown rule (ghost_verify.edges)
 
     @property
     def unverifiable(self) -> tuple[UnverifiableCycle, ...]:
@@ -73,7 +74,8 @@ class VerificationResult:
                   for cycle in (*self.baud.unverifiable, *self.erur.unverifiable)
                   if (cycle.cycle_stamp_ns, cycle.reason) not in listed}
         return tuple(sorted(
-            (*self.completeness.unverifiable, *spared.values(), *self.history.unverifiable),
+            (*self.completeness.unverifiable, *spared.values(), *self.history.unverifiable,
+             *(() if self.edges is None else self.edges.unverifiable)),
             key=lambda cycle: (cycle.cycle_stamp_ns, cycle.reason.value)))
 
     @property
@@ -107,6 +109,7 @@ class VerificationResult:
                 and (self.parameters is None or self.parameters.holds)
                 and (self.recovery is None or not self.recovery.violated)
                 and (self.evidence is None or self.evidence.holds)
+                and (self.edges is None or self.edges.holds)
                 and not self.incomplete_input
                 and (self.manifest is None or self.manifest.ok))
 
@@ -128,6 +131,8 @@ class VerificationResult:
             checks.append((not self.gate.violated, self.gate.summary()))
         if self.evidence is not None:
             checks.append((self.evidence.holds, self.evidence.summary()))
+        if self.edges is not None:
+            checks.append((self.edges.holds, self.edges.summary() or ''))
         if self.replay is not None and self.replay.fails(self.strict):
             bridge = self.replay.bridge
             if bridge is not None and bridge.violated and not self.replay.messages_differing:
@@ -191,6 +196,7 @@ class VerificationResult:
             lines.append(self.gate.summary())
         if self.evidence is not None:
             lines.append(self.evidence.summary())
+        lines.extend(line for line in (self.edges and self.edges.summary(),) if line)
         if self.replay is not None:
             lines.append(self.replay.summary())
             if self.replay.bridge is not None:
@@ -240,6 +246,7 @@ class VerificationResult:
             'parameters': None if self.parameters is None else self.parameters.to_json(),
             'recovery': None if self.recovery is None else self.recovery.to_json(),
             'evidence': None if self.evidence is None else self.evidence.to_json(),
+            'edges': None if self.edges is None else self.edges.to_json(),
             'limits': list(self.limits()),
             'manifest': None if self.manifest is None else self.manifest.to_json(),
             'strict': self.strict,
@@ -276,12 +283,13 @@ def verify_single_pass(
     `replay`, the bag is re-derived from its inputs in the same pass (``Rederivation``).
     """
     checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict,
-                        evidence=_evidence_checker(bag, parameters))
+                        evidence=evidence_checker(bag, parameters))
     rederivation = Rederivation(bag, parameters) if replay else None
     following = (rederivation is not None
                  and follow_the_re_run(checks.recovery, rederivation, parameters))
     ghost_bag = GhostBag(bag, cycle_window=cycle_window)
-    for event in ghost_bag.events():
+    edges = EdgeFilter(read_run_edges(bag), strict=strict, rederivation=rederivation)
+    for event in edges.events(ghost_bag.events()):
         if rederivation is not None and isinstance(event, CycleEvent):
             # First: the checks take the messages it finds exactly the agent's as contracts.
             rederivation.update(event)
@@ -291,22 +299,8 @@ def verify_single_pass(
     info = ghost_bag.info
     replayed = None if rederivation is None else rederivation.result(info)
     every_input = following and rederivation is not None and rederivation.read_every_input()
-    return checks.result(info, manifest, replayed, bag=bag, recovery_inputs_read=every_input)
-
-
-def _evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
-                      ) -> EvidenceChecker:
-    """EVIDENCE-v1 on the bag's recorded inputs; not checked (and why) when it has none."""
-    topics = {'state': '/state/nav', 'observations': '/observations',
-              'status': '/vehicle_status', **parameters.input_topics}
-    config = None if parameters.timeline is None else parameters.timeline.config_at(-1)
-    lag_ns = 250_000_000 if config is None else config.evaluator.max_observation_lag_ns
-    idle_ns = 1_000_000_000 if config is None else (config.idle_flush_ns or 2**62)
-    try:
-        return EvidenceChecker(load_input_index(bag, topics), max_observation_lag_ns=lag_ns,
-                               idle_flush_ns=idle_ns)
-    except BagError as err:
-        return EvidenceChecker(None, ' '.join(str(err).split())[:120] or 'no recorded inputs')
+    return replace(checks.result(info, manifest, replayed, bag=bag,
+                                 recovery_inputs_read=every_input), edges=edges.result())
 
 
 @dataclass(slots=True)

@@ -65,6 +65,10 @@ class UnverifiableReason(StrEnum):
     CUT_AT_END = 'cut_at_end'
     #: The recorded history counts outcomes observed before the bag's first outcome.
     EVIDENCE_BEFORE_RECORDING = 'evidence_before_recording'
+    #: Its first message was logged before every Ghost node was ready (ghost_verify.edges).
+    BEFORE_READY = 'before_ready'
+    #: Logged after the run began to stop, or cut by the stop (ghost_verify.edges).
+    AFTER_STOP = 'after_stop'
 
 
 @dataclass(frozen=True, slots=True)

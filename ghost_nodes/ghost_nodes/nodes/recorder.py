@@ -40,7 +40,13 @@ from ghost_bag.write import (
     offered_qos,
     register_msg_package,
 )
-from ghost_core.graph import CONFIGURATION_TOPIC, DIAGNOSTICS_TOPIC, INPUT_TOPICS, relative_topic
+from ghost_core.graph import (
+    CONFIGURATION_TOPIC,
+    DIAGNOSTICS_TOPIC,
+    INPUT_TOPICS,
+    LIFECYCLE_TOPIC,
+    relative_topic,
+)
 from ghost_nodes.node_base import GhostNode, run
 from ghost_nodes.node_parameters import PARAMETERS
 from ghost_nodes.qos import CONFIGURATION_QOS, DIAGNOSTICS_QOS, GHOST_QOS, input_qos
@@ -49,6 +55,8 @@ __all__ = ['RecorderNode', 'main']
 
 _INPUT_NAMES = frozenset(relative_topic(topic) for topic in INPUT_TOPICS)
 _CONFIGURATION_NAME = relative_topic(CONFIGURATION_TOPIC)
+#: Transient-local as the configuration: the records made before the recorder matched too.
+_LATCHED = frozenset({_CONFIGURATION_NAME, relative_topic(LIFECYCLE_TOPIC)})
 
 
 def _run_config(text: str) -> dict[str, Any]:
@@ -71,6 +79,8 @@ class RecorderNode(GhostNode):
 
     #: Longer than the other nodes' drain: it records what they finish while draining.
     DRAIN_S = 1.0
+    #: Its 'stopping' record (which it records itself) marks where the run began to stop.
+    LIFECYCLE = True
     #: Closing writes the summary, metadata.yaml and the manifest (hashing every file).
     TEARDOWN_S = 30.0
 
@@ -109,7 +119,7 @@ class RecorderNode(GhostNode):
             # stacks' topics (the gate's px4_msgs outputs), as input_qos says.
             # Configuration changes transient-local, so those made before it started come too;
             # /diagnostics as its publishers (diagnostic_updater's profile).
-            qos = (CONFIGURATION_QOS if relative_topic(topic) == _CONFIGURATION_NAME
+            qos = (CONFIGURATION_QOS if relative_topic(topic) in _LATCHED
                    else DIAGNOSTICS_QOS if resolved == DIAGNOSTICS_TOPIC
                    else GHOST_QOS if type_name.startswith('ghost_interfaces/')
                    and relative_topic(topic) not in _INPUT_NAMES
