@@ -56,7 +56,7 @@ def test_an_honest_recording_is_re_derived_exactly(honest_run: Path, tmp_path: P
     assert replay['topics']['outcome']['topics'] == ['/uav1/prediction_outcomes']
     config = json.loads((honest_run / MANIFEST_NAME).read_text())['config']
     assert config['input_topics'] == replay['input_topics']
-    assert config['policies']['assessor_id'] == 'covariance_threshold_hysteresis_v3'
+    assert config['policies']['assessor_id'] == 'covariance_threshold_hysteresis_v4'
 
 
 def _actuations_recorded(bag: Path) -> int:

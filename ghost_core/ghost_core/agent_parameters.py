@@ -41,6 +41,9 @@ ACCURACY_PROFILE_NAMES = ('gnss', 'rtk', 'indoor')
 DEFAULT_PROFILE = 'gnss'
 
 _BLOCKS = (('position', 'm'), ('velocity', 'm/s'), ('orientation', 'rad'))
+#: What each block's thresholds judge: the orientation's the tilt, its heading only UNKNOWN.
+_JUDGED = {'position': ('position', ''), 'velocity': ('velocity', ''),
+           'orientation': ('tilt (rot x, y)', ', tilt or heading (rot z)')}
 
 # Declared upper bounds (SPEC 5 v1.3: a recorded value outside them is a violation). Each is
 # where a value stops meaning what the property it feeds promises, not a tuning:
@@ -71,11 +74,12 @@ SELF_ASSESSOR = (
               'docs/parameters.md lists their values.', (one_of(ACCURACY_PROFILE_NAMES),)),
     *(spec for block, unit in _BLOCKS for spec in (
         ParamSpec(f'{block}_known_max_std', 0.0,
-                  f'Largest 1-sigma {block} std ({unit}) still judged KNOWN; 0 = the '
-                  "accuracy profile's.", (non_negative,)),
+                  f'Largest 1-sigma {_JUDGED[block][0]} std ({unit}) still judged KNOWN; 0 = '
+                  "the accuracy profile's.", (non_negative,)),
         ParamSpec(f'{block}_uncertain_max_std', 0.0,
-                  f'Largest 1-sigma {block} std ({unit}) still judged UNCERTAIN '
-                  "(beyond it: UNKNOWN); 0 = the accuracy profile's.", (non_negative,)))),
+                  f'Largest 1-sigma {_JUDGED[block][0]} std ({unit}) still judged UNCERTAIN '
+                  f"(beyond it{_JUDGED[block][1]}: UNKNOWN); 0 = the accuracy profile's.",
+                  (non_negative,)))),
     ParamSpec('unconfirmed_horizon_s', -1.0, 'A belief no independent fix (observations) '
               'confirmed for longer than this (s) is at best UNCERTAIN; -1 = the accuracy '
               "profile's, 0 = never (a stack without independent fixes).", (at_least(-1),)),

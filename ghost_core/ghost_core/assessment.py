@@ -27,6 +27,7 @@ __all__ = [
     'NO_COVARIANCE_LEVELS',
     'REASON_BEYOND_UNCERTAIN',
     'REASON_ESTIMATOR_INVALID',
+    'REASON_HEADING_BEYOND_UNCERTAIN',
     'REASON_HYSTERESIS',
     'REASON_NO_COVARIANCE',
     'REASON_INVALID_ORIENTATION',
@@ -46,14 +47,18 @@ __all__ = [
 ]
 
 #: assessor_id of the reference self-assessor: covariance thresholds with the no-covariance
-#: rule, the estimator's own invalid flag, the unconfirmed horizon and bounded hysteresis.
-ASSESSOR_ID = 'covariance_threshold_hysteresis_v3'
+#: rule, the estimator's own invalid flag, the heading judged apart from the tilt (v4), the
+#: unconfirmed horizon and bounded hysteresis.
+ASSESSOR_ID = 'covariance_threshold_hysteresis_v4'
 #: The judged blocks of a belief, in message order.
 BLOCK_NAMES = ('position', 'velocity', 'orientation')
 
 REASON_WITHIN_KNOWN = 'within_known_threshold'
 REASON_WITHIN_UNCERTAIN = 'within_uncertain_threshold'
 REASON_BEYOND_UNCERTAIN = 'beyond_uncertain_threshold'
+#: The orientation block whose heading (rotation about the world z axis) std is beyond the
+#: block's uncertain_max_std: UNKNOWN, whatever the tilt.
+REASON_HEADING_BEYOND_UNCERTAIN = 'heading_beyond_uncertain_threshold'
 REASON_NO_COVARIANCE = 'no_covariance_information'
 #: A block kept at a worse level than its instantaneous one until its recovery is confirmed.
 REASON_HYSTERESIS = 'held_by_hysteresis'
@@ -71,6 +76,7 @@ class BlockThresholds:
     """Thresholds of one block on its largest 1-sigma standard deviation.
 
     max_std <= known_max_std gives KNOWN; <= uncertain_max_std gives UNCERTAIN; above, UNKNOWN.
+    The orientation block's heading is judged against uncertain_max_std alone (assess_block).
     Invariants: both finite, 0 < known_max_std <= uncertain_max_std.
     """
 
@@ -258,6 +264,8 @@ def assess_block(
     thresholds: BlockThresholds,
     no_covariance_level: SelfAssessmentLevel = _NO_COVARIANCE_DEFAULT,
     invalid_reason: str = REASON_ESTIMATOR_INVALID['position'],
+    *,
+    heading: bool = False,
 ) -> AxisAssessment:
     """Return the instantaneous assessment of one 3x3 covariance block (row-major).
 
@@ -266,6 +274,17 @@ def assess_block(
     declares invalid (declares_invalid) is UNKNOWN with `invalid_reason`; a block with NaN or
     -inf, a negative variance, asymmetry or that is not positive semi-definite is UNKNOWN with
     the defect as reason. All have max_std 0.0, and none is ever KNOWN.
+
+    Otherwise the level comes from the block's largest std (BlockThresholds.level_of), and
+    max_std reports the std the level was judged on. With `heading` (the orientation block:
+    rot x, rot y, rot z about the world axes, REP-103) only the tilt axes x and y are judged
+    that way; the heading (z, the last diagonal element) is judged against
+    uncertain_max_std alone: beyond it the block is UNKNOWN (reason
+    heading_beyond_uncertain_threshold, max_std the heading std) unless the tilt already is;
+    within it the heading does not lower the block. A GNSS-aided estimator carries its
+    heading's effect on navigation in its velocity and position covariance, which are judged
+    on their own; EKF3 declares a heading std near its compass noise (0.5 rad by default)
+    after every in-flight yaw alignment (docs/contracts.md).
     """
     if has_no_covariance_information(covariance):
         return AxisAssessment(no_covariance_level, 0.0, REASON_NO_COVARIANCE)
@@ -274,8 +293,15 @@ def assess_block(
     defect = covariance_defect(covariance)
     if defect is not None:
         return AxisAssessment(SelfAssessmentLevel.UNKNOWN, 0.0, defect)
-    max_std = math.sqrt(max(covariance[0], covariance[4], covariance[8]))
+    judged = (covariance[0], covariance[4]) if heading else (
+        covariance[0], covariance[4], covariance[8])
+    max_std = math.sqrt(max(judged))
     level, reason = thresholds.level_of(max_std)
+    if heading and level != SelfAssessmentLevel.UNKNOWN:
+        heading_std = math.sqrt(covariance[8])
+        if heading_std > thresholds.uncertain_max_std:
+            return AxisAssessment(SelfAssessmentLevel.UNKNOWN, heading_std,
+                                  REASON_HEADING_BEYOND_UNCERTAIN)
     return AxisAssessment(level, max_std, reason)
 
 
@@ -300,7 +326,8 @@ def assess_belief(
     """Return the raw self-assessment of a belief from its covariances (pure).
 
     Blocks (geometry_msgs row-major 6x6 order x, y, z, rot x, rot y, rot z): position = the
-    x, y, z block of the pose covariance; orientation = its rotation block; velocity = the
+    x, y, z block of the pose covariance; orientation = its rotation block, its tilt (rot x,
+    rot y) and its heading (rot z) judged apart (assess_block with heading); velocity = the
     linear block of the twist covariance. The overall level is the worst block. A 6x6 matrix
     whose first element is ROS's -1 sentinel declares every block of it unknown. Stateless:
     no hysteresis (see SelfAssessor).
@@ -314,7 +341,8 @@ def assess_belief(
     position = _unknown_block(level) if unknown_pose else assess_block(
         block3(pose, 0, 0), config.position, level, REASON_ESTIMATOR_INVALID['position'])
     orientation = _unknown_block(level) if unknown_pose else assess_block(
-        block3(pose, 3, 3), config.orientation, level, REASON_ESTIMATOR_INVALID['orientation'])
+        block3(pose, 3, 3), config.orientation, level, REASON_ESTIMATOR_INVALID['orientation'],
+        heading=True)
     velocity = _unknown_block(level) if unknown_twist else assess_block(
         block3(twist, 0, 0), config.velocity, level, REASON_ESTIMATOR_INVALID['velocity'])
     return BeliefSelfAssessment(

@@ -77,8 +77,8 @@ class AccuracyProfile:
                 f'velocity KNOWN <= {v.known_max_std:g} m/s (evh <= '
                 f'{v.known_max_std * root2:.2f}), UNKNOWN beyond {v.uncertain_max_std:g} m/s '
                 f'(evh > {v.uncertain_max_std * root2:.2f}); '
-                f'orientation KNOWN <= {o.known_max_std:g} rad, UNKNOWN beyond '
-                f'{o.uncertain_max_std:g} rad; unconfirmed horizon '
+                f'orientation: tilt KNOWN <= {o.known_max_std:g} rad, tilt or heading '
+                f'UNKNOWN beyond {o.uncertain_max_std:g} rad; unconfirmed horizon '
                 f'{self.unconfirmed_horizon_s:g} s')
 
 

@@ -15,11 +15,19 @@ from ghost_core.assessment import (
     ASSESSOR_ID,
     BlockThresholds,
     HysteresisConfig,
+    REASON_BEYOND_UNCERTAIN,
+    REASON_HEADING_BEYOND_UNCERTAIN,
+    REASON_HYSTERESIS,
+    REASON_WITHIN_KNOWN,
+    REASON_WITHIN_UNCERTAIN,
+    SelfAssessor,
     ThresholdsConfig,
 )
 from ghost_core.errors import ConfigError, ContractError
 from ghost_core.hashing import content_address
 from ghost_core.levels import SelfAssessmentLevel
+from ghost_core.profiles import accuracy_profile
+from ghost_core.samples import BeliefSample
 
 KNOWN, UNCERTAIN, UNKNOWN = SelfAssessmentLevel
 
@@ -56,6 +64,89 @@ def test_assess_belief_uses_the_right_blocks() -> None:
     assert raw.thresholds_sha256 == content_address(config.to_dict())
     assert raw.assessor_id == ASSESSOR_ID
     assert (raw.stamp_ns, raw.frame_id) == (7, 'map')
+
+
+def orientation_pose(tilt_x_std: float, tilt_y_std: float, heading_std: float,
+                     tilt_heading_correlation: float = 0.0) -> list[float]:
+    """A pose covariance: position std 0.1 m, the rotation block (pose 21, 28, 35) as given."""
+    pose = diagonal6(0.01, 0.0)
+    pose[21], pose[28], pose[35] = tilt_x_std**2, tilt_y_std**2, heading_std**2
+    pose[23] = pose[33] = tilt_heading_correlation * tilt_x_std * heading_std  # rot x, rot z
+    return pose
+
+
+#: The gnss profile's orientation bounds: KNOWN <= 0.2 rad, UNKNOWN beyond 0.5 rad.
+GNSS = accuracy_profile('gnss').thresholds()
+
+
+@pytest.mark.parametrize(('tilt', 'heading', 'level', 'max_std', 'reason'), [
+    # Tilt 0.01 / 0.02 rad, heading 0.3 rad (17°, about EKF3's after its yaw alignment):
+    # KNOWN, judged on the tilt, sqrt(max(1e-4, 4e-4)) = 0.02.
+    ((0.01, 0.02), 0.3, KNOWN, 0.02, REASON_WITHIN_KNOWN),
+    # Heading at the UNKNOWN bound exactly (0.5 rad, EKF3's EK3_YAW_M_NSE default): KNOWN.
+    ((0.01, 0.02), 0.5, KNOWN, 0.02, REASON_WITHIN_KNOWN),
+    # Heading 0.6 rad > 0.5: UNKNOWN, max_std = the heading's sqrt(0.36) = 0.6.
+    ((0.01, 0.02), 0.6, UNKNOWN, 0.6, REASON_HEADING_BEYOND_UNCERTAIN),
+    # Tilt 0.25 rad (> 0.2, <= 0.5), heading small: UNCERTAIN as before.
+    ((0.25, 0.01), 0.01, UNCERTAIN, 0.25, REASON_WITHIN_UNCERTAIN),
+    ((0.01, 0.25), 0.3, UNCERTAIN, 0.25, REASON_WITHIN_UNCERTAIN),
+    # Tilt UNCERTAIN and heading beyond the bound: UNKNOWN by the heading.
+    ((0.25, 0.01), 0.6, UNKNOWN, 0.6, REASON_HEADING_BEYOND_UNCERTAIN),
+    # Tilt beyond the bound: UNKNOWN by the tilt, whatever the heading.
+    ((0.55, 0.01), 0.6, UNKNOWN, 0.55, REASON_BEYOND_UNCERTAIN),
+    ((0.55, 0.01), 0.01, UNKNOWN, 0.55, REASON_BEYOND_UNCERTAIN),
+])
+def test_heading_is_judged_apart_from_tilt(tilt: tuple[float, float], heading: float,
+                                           level: SelfAssessmentLevel, max_std: float,
+                                           reason: str) -> None:
+    """Tilt (rot x, y) against both orientation bounds; heading (rot z) only against UNKNOWN."""
+    for correlation in (0.0, 0.5):  # a tilt-heading correlation changes nothing
+        pose = orientation_pose(*tilt, heading, correlation)
+        raw = assess_belief(1, 'map', pose, diagonal6(0.01, 0.01), GNSS)
+        assert raw.orientation.level == level
+        assert raw.orientation.max_std == pytest.approx(max_std)
+        assert raw.orientation.reason == reason
+        assert raw.overall_level == level  # position and velocity are KNOWN
+        block = assess_block(pose[21:24] + pose[27:30] + pose[33:36], GNSS.orientation,
+                             heading=True)
+        assert (block.level, block.reason) == (level, reason)
+
+
+def test_heading_is_judged_only_in_the_orientation_block() -> None:
+    """Without heading, a block's z axis is judged as x and y (position, velocity)."""
+    covariance = (0.01**2, 0.0, 0.0, 0.0, 0.01**2, 0.0, 0.0, 0.0, 0.3**2)
+    assert assess_block(covariance, GNSS.orientation).level == UNCERTAIN
+    assert assess_block(covariance, GNSS.orientation, heading=True).level == KNOWN
+    pose = diagonal6(0.01, 0.0001)
+    pose[14] = 1.5**2  # position z std 1.5 m > the gnss KNOWN 1.0 m
+    assert assess_belief(1, 'map', pose, diagonal6(0.01, 0.01), GNSS).position.level == (
+        UNCERTAIN)
+
+
+def test_a_heading_after_a_yaw_reset_holds_nothing_and_beyond_the_bound_is_unknown() -> None:
+    """EKF3's yaw reset: heading std 0.5, then 0.28, 0.18 rad; tilt 0.03: KNOWN throughout.
+
+    The same stream with the heading at 0.6 rad for one belief: UNKNOWN at once, then held
+    by the hysteresis (the instantaneous level is what the hysteresis works on).
+    """
+    def belief(stamp_ns: int, heading: float) -> BeliefSample:
+        return BeliefSample(stamp_ns, 'map', (0.0, 0.0, 0.0), (0.0, 0.0, 0.0),
+                            tuple(orientation_pose(0.03, 0.03, heading)),
+                            tuple(diagonal6(0.01, 0.01)))
+
+    period = 100_000_000
+    headings = [0.05] * 5 + [0.5] * 5 + [0.28] * 5 + [0.18] * 5
+    assessor = SelfAssessor(GNSS)
+    published = [assessor.assess(belief(i * period, h)) for i, h in enumerate(headings)]
+    assert {p.orientation.level for p in published} == {KNOWN}
+    assert [p.orientation.max_std for p in published] == [pytest.approx(0.03)] * 20
+
+    assessor = SelfAssessor(GNSS)
+    headings = [0.05] * 5 + [0.6] + [0.3] * 5
+    published = [assessor.assess(belief(i * period, h)) for i, h in enumerate(headings)]
+    assert [p.orientation.level for p in published] == [KNOWN] * 5 + [UNKNOWN] * 6
+    assert published[5].orientation.reason == REASON_HEADING_BEYOND_UNCERTAIN
+    assert {p.orientation.reason for p in published[6:]} == {REASON_HYSTERESIS}
 
 
 def test_thresholds_are_content_addressed() -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ghost_core.assessment import (
     REASON_BEYOND_UNCERTAIN,
     REASON_ESTIMATOR_INVALID,
+    REASON_HEADING_BEYOND_UNCERTAIN,
     REASON_HYSTERESIS,
     REASON_NO_COVARIANCE,
     REASON_UNCONFIRMED,
@@ -77,6 +78,10 @@ def _block_text(block: str, sigma: float, reason: str, thresholds: ThresholdsCon
         bound = (limits.known_max_std if reason == REASON_WITHIN_UNCERTAIN
                  else limits.uncertain_max_std)
         return f'{text} > {bound:g} {unit}'
+    if reason == REASON_HEADING_BEYOND_UNCERTAIN:
+        text = f'{block} heading σ {sigma:.3g} {unit}'
+        return f'{text} ({reason})' if limits is None else (
+            f'{text} > {limits.uncertain_max_std:g} {unit}')
     if reason == REASON_NO_COVARIANCE:
         return f'{block}: no covariance information'
     if reason in _INVALID:

@@ -62,6 +62,22 @@ def test_without_a_known_configuration_no_threshold_is_quoted() -> None:
         'raw UNCERTAIN: position σ 1.71 m (within_uncertain_threshold)')
 
 
+def test_a_heading_beyond_the_bound_quotes_the_heading_and_the_unknown_bound() -> None:
+    """The orientation block UNKNOWN by its heading: its σ against uncertain_max_std."""
+    known = ('KNOWN', 0.01, 'within_known_threshold')
+    row = CycleRow(2 * S, raw_level='UNKNOWN',
+                   blocks={'position': known, 'velocity': known,
+                           'orientation': ('UNKNOWN', 0.6, 'heading_beyond_uncertain_threshold')},
+                   adjusted_level='UNKNOWN', adjustment_reason='calibration_within_tolerance',
+                   min_outcomes=4, downgrade_threshold=2, window_size=32, beyond_3_std=0,
+                   fix_stamp_ns=None, decision='ABSTAIN_UNCERTAIN', rationale_sha256='0' * 64)
+    rows = [_row(1.0, 'PROCEED'), row]
+    assert episodes(rows, THRESHOLDS)[0].causes == (
+        'raw UNKNOWN: orientation heading σ 0.6 rad > 0.5 rad',)
+    assert episodes(rows, None)[0].causes == (
+        'raw UNKNOWN: orientation heading σ 0.6 rad (heading_beyond_uncertain_threshold)',)
+
+
 def test_fix_age_carries_the_last_fix_forward() -> None:
     assert fix_ages(ROWS) == [0.0, 1.0, 2.0, 3.0, 0.0, 1.0]
 
