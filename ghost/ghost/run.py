@@ -348,28 +348,7 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
         gate=args.gate or '', graph_status=True, extra_subscribers={'/actuations': 1},
         overrides={'scenario': {'seed': args.seed}})
     if args.px4_ulog is not None:
-        try:
-            from ghost_px4.ulog_read import UlogReadError
-            from ghost_px4.ulog_topics import bridge_parameters, ulog_duration_s
-        except ImportError as err:
-            raise _UsageError(f'--px4-ulog needs the ghost_px4 package ({err})') from None
-        if _is_dataflash(args.px4_ulog):
-            raise _BadInput(f'--px4-ulog: {args.px4_ulog} is an ArduPilot DataFlash log, not a '
-                            f'PX4 ULog: run `ghost_import {args.px4_ulog} --output BAG` and '
-                            '`ghost_run --input BAG`')
-        try:
-            duration_s = ulog_duration_s(args.px4_ulog)
-        except UlogReadError as err:
-            raise _BadInput(f'--px4-ulog: {err}') from None
-        # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
-        overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},
-                     'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
-        options = replace(options, source=Source.PX4_ULOG,
-                          px4_ulog=str(args.px4_ulog.resolve()), overrides=overrides)
-        # The log decides the number of cycles: until the player is done and the loop settled.
-        return _Plan(options, None, f'PX4 log {args.px4_ulog} ({duration_s:.0f} s at '
-                     f'{args.speed:g}x)', 'px4-ulog', duration_s / args.speed + 60.0,
-                     'px4_log_player')
+        return _px4_ulog_plan(args, options)
     if args.ardupilot_log is not None:
         return _ardupilot_log_plan(args, options)
     if args.ardupilot:
@@ -403,6 +382,32 @@ def _plan(args: argparse.Namespace, namespace: str) -> _Plan:
     scenario = generate_scenario(args.scenario, seed=args.seed)
     return _Plan(options, len(scenario.cycles), args.scenario, args.scenario, 120.0,
                  require_coverage=scenario.parameters.covers_both_properties)
+
+
+def _px4_ulog_plan(args: argparse.Namespace, options: GraphOptions) -> _Plan:
+    """A PX4 ULog played as PX4 would, through px4_bridge and the gate."""
+    try:
+        from ghost_px4.ulog_read import UlogReadError
+        from ghost_px4.ulog_topics import bridge_parameters, ulog_duration_s
+    except ImportError as err:
+        raise _UsageError(f'--px4-ulog needs the ghost_px4 package ({err})') from None
+    if _is_dataflash(args.px4_ulog):
+        raise _BadInput(f'--px4-ulog: {args.px4_ulog} is an ArduPilot DataFlash log, not a '
+                        f'PX4 ULog: run `ghost_import {args.px4_ulog} --output BAG` and '
+                        '`ghost_run --input BAG`')
+    try:
+        duration_s = ulog_duration_s(args.px4_ulog)
+    except UlogReadError as err:
+        raise _BadInput(f'--px4-ulog: {err}') from None
+    # The vehicle's own EKF2 settings, from the log, so the bridge reads it as PX4 did.
+    overrides = {'px4_log_player': {'speed': float(args.speed), 'exit_when_done': True},
+                 'px4_bridge': dict(bridge_parameters(args.px4_ulog))}
+    options = replace(options, source=Source.PX4_ULOG,
+                      px4_ulog=str(args.px4_ulog.resolve()), overrides=overrides)
+    # The log decides the number of cycles: until the player is done and the loop settled.
+    return _Plan(options, None, f'PX4 log {args.px4_ulog} ({duration_s:.0f} s at '
+                 f'{args.speed:g}x)', 'px4-ulog', duration_s / args.speed + 60.0,
+                 'px4_log_player')
 
 
 def _ardupilot_log_plan(args: argparse.Namespace, options: GraphOptions) -> _Plan:

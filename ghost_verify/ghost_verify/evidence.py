@@ -40,11 +40,11 @@ from ghost_bag.errors import BagError
 from ghost_bag.recorded_inputs import read_inputs
 from ghost_core.contracts import VehicleStatus
 from ghost_core.evidence import TRANSPORT_BOUND_NS
+from ghost_core.pipeline import PipelineConfig
 from ghost_core.properties import JsonValue
 from ghost_core.samples import BeliefSample, Observation
 
 from .events import CycleEvent, GhostMessage
-from .run_parameters import RunParameters
 
 __all__ = ['EVIDENCE_VERSION', 'evidence_checker', 'EvidenceChecker', 'EvidenceReport',
            'EvidenceViolation', 'InputIndex', 'load_input_index']
@@ -456,12 +456,14 @@ class EvidenceChecker:
                               largest_input_after_ns=max(self._largest_after, 0))
 
 
-def evidence_checker(bag: str | os.PathLike[str], parameters: RunParameters
-                     ) -> EvidenceChecker:
-    """EVIDENCE-v1 on the bag's recorded inputs; not checked (and why) when it has none."""
+def evidence_checker(bag: str | os.PathLike[str], input_topics: Mapping[str, str],
+                     config: PipelineConfig | None) -> EvidenceChecker:
+    """EVIDENCE-v1 on the bag's recorded inputs; not checked (and why) when it has none.
+
+    `input_topics` and `config` (the start configuration) are the run's, when recorded.
+    """
     topics = {'state': '/state/nav', 'observations': '/observations',
-              'status': '/vehicle_status', **parameters.input_topics}
-    config = None if parameters.timeline is None else parameters.timeline.config_at(-1)
+              'status': '/vehicle_status', **input_topics}
     lag_ns = 250_000_000 if config is None else config.evaluator.max_observation_lag_ns
     idle_ns = 1_000_000_000 if config is None else (config.idle_flush_ns or 2**62)
     try:

@@ -283,7 +283,8 @@ def verify_single_pass(
     `replay`, the bag is re-derived from its inputs in the same pass (``Rederivation``).
     """
     checks = Checks.new(parameters, cycle_window=cycle_window, strict=strict,
-                        evidence=evidence_checker(bag, parameters))
+                        evidence=evidence_checker(bag, parameters.input_topics, None if (
+                            parameters.timeline is None) else parameters.timeline.start))
     rederivation = Rederivation(bag, parameters) if replay else None
     following = (rederivation is not None
                  and follow_the_re_run(checks.recovery, rederivation, parameters))
