@@ -41,7 +41,8 @@ def read_run_edges(bag: str | os.PathLike[str]) -> RunEdges:
     try:
         starts: dict[str, int] = {}
         for change in read_configuration_changes(bag):
-            starts.setdefault(change.node, change.log_time_ns)
+            if change.in_force_after_stamp_ns < 0:  # a start part, or a change before any cycle
+                starts.setdefault(change.node, change.log_time_ns)
         records = []
         for message in read_typed(bag, frozenset({LIFECYCLE_TYPE}), 'the lifecycle records'):
             if not message.topic.endswith(LIFECYCLE_TOPIC):
@@ -115,15 +116,13 @@ class EdgeFilter:
 
     edges: RunEdges
     strict: bool = False
-    #: The pass's re-derivation: told where the run stops, and, after a start-up held back,
-    #: that it starts at the first cycle judged (the agent's state from before is not in
-    #: what it reads).
+    #: The pass's re-derivation: told where the run stops, and given the held-back cycles to
+    #: re-run without comparing (the agent's state from them is the judged cycles').
     rederivation: Rederivation | None = None
     #: The first message of the first complete cycle (READY_BOUND_NS counts from it).
     _first_ns: int | None = None
     _cut: list[UnverifiableCycle] = field(default_factory=list)
     _after_stop_ns: int | None = None
-    _held_start: bool = False
 
     def events(self, events: Iterator[CycleEvent | GateRecord]
                ) -> Iterator[CycleEvent | GateRecord]:
@@ -134,9 +133,9 @@ class EdgeFilter:
             if isinstance(event, GateRecord):
                 yield event
             elif not self._held(event):
-                if self._held_start and self.rederivation is not None:
-                    self.rederivation.start_at(event.stamp_ns)
                 yield event
+            elif self.rederivation is not None and self._after_stop_ns is None:
+                self.rederivation.warm_up(event)  # its state is the next cycles'
 
     def _held(self, cycle: CycleEvent) -> bool:
         first = _first_log_time(cycle)
@@ -157,7 +156,6 @@ class EdgeFilter:
         # (an outcome closes its cycle at the next fix, or the idle flush).
         if ready is not None and (first < ready
                                   or (incomplete and first < ready + STOP_LEAD_NS)):
-            self._held_start = True
             self._cut.append(UnverifiableCycle(
                 cycle.stamp_ns, UnverifiableReason.BEFORE_READY,
                 f'first message logged {(ready - first) / 1e6:.0f} ms before the run was '

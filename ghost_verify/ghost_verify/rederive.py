@@ -660,8 +660,6 @@ class _Comparison:
         # restarts).
         self._assessor_cut: bool | None = None
         self._assessor_started_log_ns = assessor_started_log_ns
-        # Beliefs and fixes stamped before this are before the recording (start_at).
-        self.start_stamp_ns: int | None = None
         # The recorded messages of the last cycle compared that are exactly the re-run's, by
         # id: the contract each was written from (see Rederivation.matched).
         self.matched: dict[int, object] = {}
@@ -678,9 +676,6 @@ class _Comparison:
                 self._last_log_ns = 2**63
                 return
             self._last_log_ns = item.log_time_ns
-            if (self.start_stamp_ns is not None and item.sample.stamp_ns < self.start_stamp_ns
-                    and isinstance(item.sample, BeliefSample | Observation)):
-                continue
             if self._first_input_log_ns is None:
                 self._first_input_log_ns = item.log_time_ns
             sample = item.sample
@@ -688,8 +683,13 @@ class _Comparison:
                       else self._fixes if isinstance(sample, Observation) else self._statuses)
             stream.add(sample.stamp_ns, sample)
 
-    def update(self, cycle: CycleEvent) -> None:
-        """Compare one recorded cycle (cycles come in stamp order)."""
+    def update(self, cycle: CycleEvent, *, compare: bool = True) -> None:
+        """Compare one recorded cycle (cycles come in stamp order).
+
+        With `compare` False the cycle is re-run, not compared (a cycle the start-up rule
+        leaves unverifiable): the assessor's state and the window still follow it, so the
+        first cycle judged is re-derived as the agent had it.
+        """
         self.matched.clear()
         recorded = _recorded(cycle)
         logged = [message.log_time_ns for messages in recorded.values() for message in messages]
@@ -699,10 +699,11 @@ class _Comparison:
             self._pull(max(logged) + TRANSPORT_BOUND_NS)
         if self.reason is not None:
             for kind, messages in recorded.items():
-                self.topics[kind].not_rederived += len(messages)
+                self.topics[kind].not_rederived += len(messages) if compare else 0
             return
         ours, why = self._rerun(cycle.stamp_ns, recorded)
-        self._compare(cycle.stamp_ns, ours, why, recorded)
+        if compare:
+            self._compare(cycle.stamp_ns, ours, why, recorded)
 
     def _rerun(self, t: int, recorded: Mapping[str, tuple[GhostMessage, ...]]
                ) -> tuple[dict[str, object], dict[str, _Why]]:
@@ -893,15 +894,14 @@ class Rederivation:
     #: Where the run began to stop (ghost_verify.edges), for the bridge's outputs.
     stop_log_ns: int | None = None
 
-    def start_at(self, stamp_ns: int) -> None:
-        """Take the beliefs and fixes stamped before `stamp_ns` as before the recording.
+    def warm_up(self, cycle: CycleEvent) -> None:
+        """Re-run a cycle the start-up rule leaves unverifiable, without comparing it.
 
-        ghost_verify.edges: the first cycle judged after the start-up; the cycles before it are
-        not fed, so the agent's state from them is not in what the re-run reads. Call before
-        the first ``update``.
+        ghost_verify.edges: the agent's state (hysteresis, window) from the cycles before the
+        run was ready is the one its first judged cycle was computed with.
         """
-        if self._comparison is not None and self._comparison.start_stamp_ns is None:
-            self._comparison.start_stamp_ns = stamp_ns
+        if self._comparison is not None:
+            self._comparison.update(cycle, compare=False)
 
     def tap_inputs(self, take: InputTap, state_topic: str, observations_topic: str) -> bool:
         """Give `take` every belief and fix the re-run reads, when it reads these topics.

@@ -58,12 +58,18 @@ def history_from_bins(bins: tuple[int, int, int, int], window: int,
 
 @st.composite
 def loop_configs(draw: st.DrawFn) -> LoopConfig:
-    """M, K in [1, 8] and W in [1, 16]."""
+    """W in [1, 16], M and K in [1, min(8, W)] (LoopConfig's bound: at most W)."""
+    window = draw(st.integers(1, 16))
     return LoopConfig(
-        min_outcomes=draw(st.integers(1, 8)),
-        downgrade_threshold=draw(st.integers(1, 8)),
-        max_history=draw(st.integers(1, 16)),
+        min_outcomes=draw(st.integers(1, min(8, window))),
+        downgrade_threshold=draw(st.integers(1, min(8, window))),
+        max_history=window,
     )
+
+
+def _bounded_loop(m: int, k: int, w: int) -> LoopConfig:
+    """M, K and W as drawn, W raised to them (M and K are at most W)."""
+    return LoopConfig(m, k, max(w, m, k))
 
 
 @st.composite
@@ -89,7 +95,7 @@ def boundary_cases(draw: st.DrawFn) -> CycleCase:
     beyond = draw(st.sampled_from([k - 1, k]))
     beyond_5 = draw(st.integers(0, beyond))
     considered = max(beyond, draw(st.sampled_from([m - 1, m])))
-    window = max(considered, 1)
+    window = max(considered, m, k, 1)  # M and K are at most W
     bins = (considered - beyond, 0, beyond - beyond_5, beyond_5)
     history = history_from_bins(bins, window, STAMP_NS)
     return CycleCase(LoopConfig(m, k, window), history, draw(levels), STAMP_NS)
@@ -320,8 +326,8 @@ def agent_configs(draw: st.DrawFn) -> PipelineConfig:
     return PipelineConfig(
         period_ns=draw(st.sampled_from([50_000_000, 100_000_000, 200_000_000])),
         process_noise_q=draw(st.sampled_from([0.0, 0.05, 0.5])),
-        loop=LoopConfig(draw(st.integers(1, 6)), draw(st.integers(1, 6)),
-                        draw(st.integers(1, 12))),
+        loop=_bounded_loop(draw(st.integers(1, 6)), draw(st.integers(1, 6)),
+                           draw(st.integers(1, 12))),
         thresholds=ThresholdsConfig(
             position=blocks, velocity=blocks, orientation=BlockThresholds(0.1, 0.35),
             no_covariance_level=draw(st.sampled_from([SelfAssessmentLevel.UNKNOWN,
@@ -374,6 +380,7 @@ def agent_runs(draw: st.DrawFn, max_cycles: int = 24) -> AgentRun:
     timed.sort(key=lambda item: (item[0], item[1]))
     change = None
     if draw(st.booleans()):
-        change = (draw(st.integers(0, cycles - 1)), draw(st.integers(1, 6)),
-                  draw(st.integers(1, 6)), draw(st.sampled_from([0.0, 0.05, 0.5])))
+        window = config.loop.max_history  # a change keeps M and K within W (its bound)
+        change = (draw(st.integers(0, cycles - 1)), draw(st.integers(1, min(6, window))),
+                  draw(st.integers(1, min(6, window))), draw(st.sampled_from([0.0, 0.05, 0.5])))
     return AgentRun(config, tuple((log, sample) for log, _, sample in timed), change)
