@@ -241,6 +241,8 @@ class RederivationReport:
     parameters_followed: tuple[FollowedChange, ...]
     read_errors: tuple[ReadError, ...] = ()
     bridge: BridgeReport | None = None
+    #: Bridges the run recorded whose conversion no check re-derives yet (a limit).
+    bridges_not_rederived: tuple[str, ...] = ()
 
     @property
     def possible(self) -> bool:
@@ -351,6 +353,7 @@ class RederivationReport:
             'read_errors': read_errors_to_json(self.read_errors),
             'violated': self.violated,
             'px4_bridge': None if self.bridge is None else self.bridge.to_json(),
+            'bridges_not_rederived': list(self.bridges_not_rederived),
         }
 
     def summary(self) -> str:
@@ -1001,7 +1004,8 @@ def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,
         input_topics=tuple(sorted(parameters.input_topics.items())), beliefs=0,
         observations=0, cycles_compared=0,
         topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
-        parameters_followed=(), read_errors=info.read_errors, bridge=bridge)
+        parameters_followed=(), read_errors=info.read_errors, bridge=bridge,
+        bridges_not_rederived=parameters.unverified_bridges)
 
 
 def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
@@ -1016,4 +1020,5 @@ def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
         cycles_compared=comparison.cycles_compared,
         topics=tuple(comparison.topics[kind].frozen() for kind in MESSAGE_KINDS),
         parameters_followed=followed_changes(comparison.timeline),
-        read_errors=info.read_errors, bridge=bridge)
+        read_errors=info.read_errors, bridge=bridge,
+        bridges_not_rederived=parameters.unverified_bridges)

@@ -124,6 +124,8 @@ class RunParameters:
     assessor_started_log_ns: int | None = None
     #: The command gate's recorded timeouts: (log time, timeout ns), in log-time order.
     gate_timeouts: tuple[tuple[int, int], ...] = ()
+    #: Bridges the run recorded whose conversion no check re-derives yet (a limit).
+    unverified_bridges: tuple[str, ...] = ()
     missing: str = ''
     problem: str = ''
 
@@ -193,7 +195,9 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
             start, topics = parse_run_config(document)
         except ConfigError as err:
             return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
-        given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY))
+        given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY),
+                        unverified_bridges=tuple(key for key in ('ap_bridge', 'mavros_bridge')
+                                                 if key in document))
     if in_bag is not None and why and document is not None:
         # Only part of the start is in the bag: what is there must be manifest.json's.
         differs = _differing_key(in_bag, document)
