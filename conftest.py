@@ -336,6 +336,9 @@ def mavros_msgs_env() -> dict[str, str]:
 def mavros_env(mavros_msgs_env: dict[str, str], ros_domain: int) -> dict[str, str]:
     """``mavros_msgs_env`` isolated as ``ros_env`` is (own domain, localhost only)."""
     return _isolated(mavros_msgs_env, ros_domain)
+
+
+@pytest.fixture(scope='session')
 def ardupilot_msgs_env() -> dict[str, str]:
     """The environment with the vendored ardupilot_msgs subset (and geographic_msgs) importable.
 
