@@ -258,13 +258,13 @@ def _after_stop(gate, ghost, mission, stop_signal):
 def test_gate_fails_closed_when_ghost_is_killed_or_stops(tmp_path, processes, px4_env) -> None:
     """Ghost killed: held after the timeout; Ghost stopped: held at once, before the timeout.
 
-    Stopped, Ghost's writer unmatches and the gate holds although the rule (30 s timeout)
-    would still pass. DDS notices a killed process only when its lease expires (20 s with
+    Stopped, Ghost's writer unmatches and the gate holds although the rule (5 s timeout, the
+    declared bound) would still pass. DDS notices a killed process only when its lease expires (20 s with
     Fast DDS): there the timeout is what holds.
     """
     killed = _kill_run(processes, px4_env, tmp_path, 'killed', [])
-    stopped = _kill_run(processes, px4_env, tmp_path, 'stopped', ['-p', 'timeout_s:=30.0'])
-    for run, sig, timeout_s in ((killed, signal.SIGKILL, 0.5), (stopped, signal.SIGINT, 30.0)):
+    stopped = _kill_run(processes, px4_env, tmp_path, 'stopped', ['-p', 'timeout_s:=5.0'])
+    for run, sig, timeout_s in ((killed, signal.SIGKILL, 0.5), (stopped, signal.SIGINT, 5.0)):
         seen = _after_stop(*run, sig)
         gone = [e for e in seen['gate'] if e['phase'] == 'gone' and e['action'] == HELD]
         assert len(gone) >= 3
