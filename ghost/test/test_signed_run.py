@@ -30,6 +30,7 @@ from ghost_core.graph import (
     DIAGNOSTICS_TYPE,
     GHOST_TOPICS,
     INPUT_TOPICS,
+    LIFECYCLE_TOPIC,
     VEHICLE_STATUS_TOPIC,
 )
 
@@ -115,14 +116,16 @@ def test_signed_smoke_run_verifies_with_its_key(signed_run) -> None:
     done = _verify(signed_run['bag'], signed_run['public'])
     assert done.returncode == 0, done.stdout + done.stderr
     manifest = json.loads((signed_run['bag'] / MANIFEST_NAME).read_text())
-    # 90 of the cycles, 6 start configurations; /diagnostics at 1 Hz, as many as the run
-    # lasted seconds.
+    # 90 of the cycles, 6 start configurations, each node's ready and stopping records (and
+    # the recorder's stopping); /diagnostics at 1 Hz, as many as the run lasted seconds.
     diagnostics = manifest['topics'][DIAGNOSTICS_TOPIC]['count']
+    lifecycle = manifest['topics'][LIFECYCLE_TOPIC]['count']
+    assert lifecycle == 2 * 6 + 1
     assert done.stdout.splitlines()[0] == (
-        f'manifest: signed, 2 files and {90 + 6 + diagnostics} messages verified')
+        f'manifest: signed, 2 files and {90 + 6 + lifecycle + diagnostics} messages verified')
     assert manifest['complete'] is True
     assert set(manifest['topics']) == {*TOPICS, VEHICLE_STATUS_TOPIC, DIAGNOSTICS_TOPIC,
-                                       '/ghost/configuration'}
+                                       '/ghost/configuration', LIFECYCLE_TOPIC}
     assert manifest['config']['loop']['min_outcomes'] == 4
     assert {'ghost', 'python', 'rclpy', 'rosbags', 'mcap'} <= set(manifest['software'])
     unchecked = _verify(signed_run['bag'], None)
