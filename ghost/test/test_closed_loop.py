@@ -72,9 +72,11 @@ def test_same_scenario_twice_gives_identical_payloads(tmp_path, ros_env) -> None
     second = payloads_by_topic(tmp_path / 'b' / 'bag')
     assert set(first) == set(second)
     assert len(first['/actuations']) == len(generate_scenario('dropout').cycles)
-    # The nodes' start configurations: one each, in whatever order the nodes came up.
+    # The nodes' start configurations and lifecycle records: one publisher each, in whatever
+    # order the nodes came up.
     for payloads in (first, second):
         payloads['/ghost/configuration'].sort(key=lambda record: str(record['node']))
+        payloads['/ghost/lifecycle'].sort(key=lambda record: str(record['data']))
     assert len(first['/ghost/configuration']) == 6
     for topic in first:
         assert without_arrival(first[topic]) == without_arrival(second[topic]), (

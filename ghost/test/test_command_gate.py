@@ -259,8 +259,8 @@ def test_gate_fails_closed_when_ghost_is_killed_or_stops(tmp_path, processes, px
     """Ghost killed: held after the timeout; Ghost stopped: held at once, before the timeout.
 
     Stopped, Ghost's writer unmatches and the gate holds although the rule (5 s timeout, the
-    declared bound) would still pass. DDS notices a killed process only when its lease expires (20 s with
-    Fast DDS): there the timeout is what holds.
+    declared bound) would still pass. DDS notices a killed process only when its lease
+    expires (20 s with Fast DDS): there the timeout is what holds.
     """
     killed = _kill_run(processes, px4_env, tmp_path, 'killed', [])
     stopped = _kill_run(processes, px4_env, tmp_path, 'stopped', ['-p', 'timeout_s:=5.0'])

@@ -29,7 +29,7 @@ def test_two_namespaced_graphs_share_one_domain_and_each_bag_verifies(tmp_path, 
         assert topics == {f'/{namespace}/{t}' for t in (
             'state/nav', 'observations', 'vehicle_status', 'self_assessment', 'predictions',
             'prediction_outcomes', 'self_assessment/calibrated', 'decisions', 'actuations',
-            'ghost/configuration')}
+            'ghost/configuration', 'ghost/lifecycle')}
         document = reports(run_dir)
         assert all(document[name]['holds'] for name in ('baud', 'erur')), document
         assert len(list(GhostBag(run_dir / 'bag').cycles())) == 10
