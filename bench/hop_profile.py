@@ -157,9 +157,20 @@ def _wrap(out: Path, cprofile: Path | None, argv: Sequence[str]) -> int:
     """Run the node script ``argv[0]`` with ``argv``, counted; the accounts into ``out``."""
     import cProfile
 
+    from ghost_nodes import node_base
+
     accounts = _Accounts()
     profiler = cProfile.Profile() if cprofile is not None else None
     _instrument(accounts, profiler)
+
+    def write() -> None:
+        out.write_text(json.dumps({'ns': accounts.ns, 'calls': accounts.calls}))
+        if profiler is not None and cprofile is not None:
+            profiler.dump_stats(str(cprofile))
+
+    # A node leaves with os._exit once torn down (node_base._leave): no finally runs after.
+    leave = node_base._leave
+    node_base._leave = lambda code=0: (write(), leave(code))  # type: ignore[assignment,func-returns-value]
     sys.argv = list(argv)
     code: object = 0
     try:
@@ -167,9 +178,7 @@ def _wrap(out: Path, cprofile: Path | None, argv: Sequence[str]) -> int:
     except SystemExit as done:
         code = done.code
     finally:
-        out.write_text(json.dumps({'ns': accounts.ns, 'calls': accounts.calls}))
-        if profiler is not None and cprofile is not None:
-            profiler.dump_stats(str(cprofile))
+        write()
     return code if isinstance(code, int) else (0 if code is None else 1)
 
 

@@ -391,7 +391,10 @@ def test_integration_launch_with_remapped_inputs_verifies(tmp_path, ros2_env, pr
     assert code == 0, out
     document = json.loads(report.read_text())
     assert document['cycles_seen'] == cycles, out
-    assert document['trace']['total_decisions'] == cycles, out
+    # The feed started once every edge matched; a node's ready record may reach the recorder
+    # just after the first cycle's messages: that cycle is unverifiable, not judged.
+    held = document['cycles_unverifiable']
+    assert held <= 1 and document['trace']['total_decisions'] == cycles - held, out
 
 
 def test_topic_echo_shows_actuations_and_graph_status_during_a_run(tmp_path, ros2_env,

@@ -435,6 +435,8 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
     requested = _stop_requests()
     nodes: list[Node] = []
     executor_name: str | None = None
+    executor: Any = None
+    code = 0
     try:
         for factory in node_factories:
             nodes.append(factory())
@@ -455,6 +457,8 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
         _drain(spin, nodes)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except SystemExit as done:  # a finite source is done (ghost_nodes.source): its code
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
     except ValueError as err:
         # Bad configuration: one line, no traceback.
         print(f'error: {err}', file=sys.stderr)
@@ -469,16 +473,20 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _report_a_stuck_stop(_teardown_s(nodes))
         try:
+            if executor is not None:
+                # Now, while the context is valid: left to the garbage collector, its
+                # destructor runs after rclpy's shutdown and prints an InvalidHandle error.
+                executor.shutdown(timeout_sec=1.0)
             for node in reversed(nodes):
                 node.destroy_node()
             rclpy.try_shutdown()
         finally:
             faulthandler.cancel_dump_traceback_later()
-    _leave()
+    _leave(code)
 
 
-def _leave() -> None:
-    """End the process now that its nodes are gone and rclpy is shut down (exit code 0).
+def _leave(code: int = 0) -> None:
+    """End the process now that its nodes are gone and rclpy is shut down (with `code`).
 
     What is left is the interpreter's own finalisation (modules torn down, the middleware's
     threads joined in its destructors), where nothing of Ghost runs. Under heavy load it took
@@ -490,4 +498,4 @@ def _leave() -> None:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(0)
+    os._exit(code)

@@ -179,10 +179,10 @@ def missing_edges(expected_readers: Mapping[str, int],
 
 
 #: Topics with many producers by design: every graph (and any other stack) on the domain
-#: publishes /diagnostics, which the recorder records; three nodes of a graph publish its
-#: ghost/configuration (each change names its node), in whatever namespace.
+#: publishes /diagnostics, which the recorder records; the nodes of a graph publish its
+#: ghost/configuration and ghost/lifecycle records (each names its node), in any namespace.
 _SHARED = frozenset({DIAGNOSTICS_TOPIC})
-_SHARED_IN_NAMESPACE = CONFIGURATION_TOPIC
+_SHARED_IN_NAMESPACE = (CONFIGURATION_TOPIC, LIFECYCLE_TOPIC)
 
 
 def _shared(topic: str) -> bool:
@@ -192,7 +192,7 @@ def _shared(topic: str) -> bool:
 def foreign_producers(readers: Mapping[str, int], expected_writers: int = 1) -> dict[str, int]:
     """The subscribed topics whose reader has matched more than ``expected_writers`` writers.
 
-    /diagnostics and ghost/configuration are shared by design and never count.
+    /diagnostics, ghost/configuration and ghost/lifecycle are shared by design and never count.
     """
     return {topic: count for topic, count in sorted(readers.items())
             if count > expected_writers and not _shared(topic)}
