@@ -486,7 +486,7 @@ def test_namespaced_launch_publishes_diagnostics_and_its_bag_verifies(tmp_path, 
                                      'self_assessment',
                                      'predictions', 'prediction_outcomes',
                                      'self_assessment/calibrated', 'decisions', 'actuations',
-                                     'ghost/configuration')}
+                                     'ghost/configuration', 'ghost/lifecycle')}
     # The launch's own parameter files are gone with it.
     assert not list((tmp_path / 'tmp').glob('ghost_launch_*'))
 
