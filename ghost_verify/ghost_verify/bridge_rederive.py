@@ -1,4 +1,8 @@
-"""Re-derivation of px4_bridge's outputs from exactly the PX4 samples each one names.
+"""Re-derivation of a bridge's outputs from exactly the samples each one names.
+
+Written for px4_bridge (below); ap_bridge's outputs are judged by the same pass with its own
+rules (``ghost_verify.bridge_rules`` holds what differs: inputs, the stamp field naming a
+sample, what each output is made of, the conversion).
 
 One cohesive job (the bridge's re-derivation: read, find the named samples, judge them by the
 recorder's log times, convert again, compare, report), so one module past 400 lines.
@@ -41,8 +45,9 @@ sample of the topic, so that naming samples from before the recording cannot exc
 PX4 samples no output names (rejected by the bridge's rules, or a best-effort sample the
 bridge missed) are counted, not differences.
 
-``ghost_px4`` is optional for the auditor: it is imported only when the bag holds /fmu/out
-topics, and without it the check is reported not possible, with that reason.
+``ghost_px4`` (``ghost_ardupilot``) is optional for the auditor: it is imported only when the
+bag holds /fmu/out (/ap) topics, and without it the check is reported not possible, with that
+reason.
 """
 
 from __future__ import annotations
@@ -402,6 +407,8 @@ class _Heard:
     first: _Sample | None = None
     last: _Sample | None = None
     count: int = 0
+    #: Samples the bridge no longer makes outputs of (``BridgeRules.superseded``).
+    ignored: int = 0
 
 
 @dataclass(slots=True)
@@ -497,6 +504,9 @@ class _Judge:
         heard.samples.append(sample)
         heard.by_stamp[timestamp] = sample
         heard.count += 1
+        later = self.rules.superseded('state/nav', self.method_of[topic])
+        if later is not None and self.heard[self.topic_of[later]].first is not None:
+            heard.ignored += 1
         if heard.first is None:
             heard.first = sample
         heard.last = sample
@@ -787,6 +797,7 @@ class _Judge:
         for stream, stats in self.streams.items():
             if stream != 'vehicle_status':
                 heard = sum(self.heard[self.topic_of[method]].count
+                            - self.heard[self.topic_of[method]].ignored
                             for method in self.roles[stream])
                 stats.not_named = max(0, heard - self.own_named.get(stream, 0))
         kind = self.rules

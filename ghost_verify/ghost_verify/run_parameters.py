@@ -198,9 +198,8 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         except ConfigError as err:
             return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
         given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY),
-                        ap_bridge=document.get('ap_bridge'),
-                        unverified_bridges=tuple(key for key in ('mavros_bridge',)
-                                                 if key in document))
+                        ap_bridge=document.get('ap_bridge'), unverified_bridges=tuple(
+                            key for key in ('mavros_bridge',) if key in document))
     if in_bag is not None and why and document is not None:
         # Only part of the start is in the bag: what is there must be manifest.json's.
         differs = _differing_key(in_bag, document)
