@@ -1,8 +1,9 @@
 """Re-derivation of a bridge's outputs from exactly the samples each one names.
 
-Written for px4_bridge (below); ap_bridge's outputs are judged by the same pass with its own
-rules (``ghost_verify.bridge_rules`` holds what differs: inputs, the stamp field naming a
-sample, what each output is made of, the conversion).
+Written for px4_bridge (below); ap_bridge's and mavros_bridge's outputs are judged by the same
+pass with their own rules (``ghost_verify.bridge_rules`` holds what differs: inputs, the stamp
+field naming a sample, what each output is made of, the samples kept for good, the
+conversion).
 
 One cohesive job (the bridge's re-derivation: read, find the named samples, judge them by the
 recorder's log times, convert again, compare, report), so one module past 400 lines.
@@ -45,9 +46,9 @@ sample of the topic, so that naming samples from before the recording cannot exc
 PX4 samples no output names (rejected by the bridge's rules, or a best-effort sample the
 bridge missed) are counted, not differences.
 
-``ghost_px4`` (``ghost_ardupilot``) is optional for the auditor: it is imported only when the
-bag holds /fmu/out (/ap) topics, and without it the check is reported not possible, with that
-reason.
+``ghost_px4`` (``ghost_ardupilot``, ``ghost_mavros``) is optional for the auditor: it is
+imported only when the bag holds /fmu/out (/ap, /mavros) topics, and without it the check is
+reported not possible, with that reason.
 """
 
 from __future__ import annotations
@@ -366,7 +367,7 @@ def rederive_bridge(bag: str | os.PathLike[str], recorded_config: object,
     try:
         rules = load_rules(bridge, recorded_config.get('parameters'))
         if not isinstance(topics, Mapping) or not all(
-                isinstance(topics.get(name), str) for name in (*kind.methods, *BRIDGE_STREAMS)):
+                isinstance(topics.get(name), str) for name in (*rules.read, *BRIDGE_STREAMS)):
             raise ValueError(f'{bridge}.topics does not name every input and output topic')
     except ImportError as err:
         return not_possible(f'the bag holds {held}, but {kind.package} (the {kind.autopilot}'
@@ -442,7 +443,8 @@ class _Judge:
         # The run's stop (rederive_bridge), and the log time of the output being judged.
         self.stop_ns: int | None = None
         self.judging_ns = 0
-        self.method_of = {topics[name]: method for name, method in rules.methods.items()}
+        self.method_of = {topics[name]: method for name, method in rules.methods.items()
+                          if name in topics}
         self.topic_of = {method: topic for topic, method in self.method_of.items()}
         self.outputs = {topics[name]: _STREAM_OF[name] for name in BRIDGE_STREAMS}
         self.stream_topic = {stream: topic for topic, stream in self.outputs.items()}
@@ -452,6 +454,9 @@ class _Judge:
         #: Per stream: the methods of the samples it may be made of, and those each holds.
         self.roles = rules.roles
         self.heard = {topic: _Heard() for topic in self.method_of}
+        #: Samples kept for good (``BridgeRules.fixed``), and per stream the first named.
+        self.pinned: dict[tuple[str, int], _Sample] = {}
+        self.anchors: dict[str, tuple[tuple[str, int], ...]] = {}
         self.inputs: dict[str, int] = {}
         self.pending: deque[_Pending] = deque()
         self.sources: dict[tuple[str, int], Any] = {}
@@ -595,14 +600,15 @@ class _Judge:
         self.own_named[out.stream] = self.own_named.get(out.stream, 0) + 1
         samples: dict[str, _Sample | None] = {}
         absent: list[tuple[str, int, bool]] = []
-        for method, timestamp in (own, *held.items()):
+        for role, timestamp in (own, *held.items()):
             if timestamp is None:
-                samples[method] = None
+                samples[role] = None
                 continue
-            topic = self.topic_of[method]
-            samples[method] = self.heard[topic].by_stamp.get(timestamp)
-            if samples[method] is None:
-                absent.append((topic, timestamp, method == own[0]))
+            topic = self._topic(role)
+            samples[role] = (self.heard[topic].by_stamp.get(timestamp)
+                             or self.pinned.get((topic, timestamp)))
+            if samples[role] is None:
+                absent.append((topic, timestamp, role == own[0]))
         if absent:
             waiting = _Open(out, absent)
             self.opened.append(waiting)
@@ -613,7 +619,7 @@ class _Judge:
 
     def _named(self, out: _Pending, message: Any
                ) -> tuple[tuple[str, int], dict[str, int | None]] | str:
-        """The samples a SourceSamples names, by method, or what is wrong with it."""
+        """The samples a SourceSamples names, by role, or what is wrong with it."""
         try:
             topics, fields, stamps = (list(message.source_topics), list(message.stamp_fields),
                                       [int(v) for v in message.stamps])
@@ -635,16 +641,19 @@ class _Judge:
                 return f'names {topic} by {name!r}, not {field_name!r}'
             if index == 0:
                 continue
-            if method in held and held[method] is None:
-                held[method] = stamp
+            role = next((role for role, named in held.items()
+                         if named is None and self.rules.method(role) == method), None)
+            if role is not None:
+                held[role] = stamp
             else:
                 return (f'names {topic} ({field_name} {stamp}), which the bridge does not '
                         'read for this output, or twice')
         return own, held
 
-    def _newer_held(self, method: str, sample: _Sample | None, before_ns: int
+    def _newer_held(self, role: str, sample: _Sample | None, before_ns: int
                     ) -> _Sample | None:
-        """The newest `method` sample logged by `before_ns`, if newer than `sample` (kept)."""
+        """The newest `role` sample logged by `before_ns`, if newer than `sample` (kept)."""
+        method = self.rules.method(role)
         for newer in reversed(self.heard[self.topic_of[method]].samples):
             if newer.log_ns > before_ns:
                 continue
@@ -670,13 +679,15 @@ class _Judge:
                  samples: Mapping[str, _Sample | None]) -> None:
         own = samples[own_method]
         assert own is not None
-        for method, sample in samples.items():
+        for role, sample in samples.items():
             if sample is not None and sample.log_ns > out.log_ns + TRANSPORT_BOUND_NS:
                 self._violation(out.stream, BridgeDifference(
-                    out.stamp_ns, 'named_input_from_the_future', self.topic_of[method],
+                    out.stamp_ns, 'named_input_from_the_future', self._topic(role),
                     sample.timestamp, sample.log_ns - out.log_ns))
                 return
-        held = {method: sample for method, sample in samples.items() if method != own_method}
+        held = {role: sample for role, sample in samples.items() if role != own_method}
+        if self._another_anchor(out, held):
+            return
         difference = self._difference(out, self._derive(out.stream, (own_method, own), held))
         if difference is not None:
             self._differs(out.stream, difference)
@@ -688,15 +699,40 @@ class _Judge:
         # claimed late when that one gives another output (a bridge behind its queues may hold
         # an older sample of a topic it has not drained: what it says stays the same).
         before = own.log_ns - TRANSPORT_BOUND_NS
-        for method, sample in held.items():
-            newer = self._newer_held(method, sample, before)
+        for role, sample in held.items():
+            if role in self.rules.fixed:
+                continue
+            newer = self._newer_held(role, sample, before)
             if newer is not None and self._difference(
-                    out, self._derive(out.stream, (own_method, own), {**held, method: newer})):
+                    out, self._derive(out.stream, (own_method, own), {**held, role: newer})):
                 self._violation(out.stream, BridgeDifference(
-                    out.stamp_ns, 'input_claimed_late', self.topic_of[method],
+                    out.stamp_ns, 'input_claimed_late', self._topic(role),
                     None if sample is None else sample.timestamp, newer.timestamp))
                 return
         self.streams[out.stream].exact += 1
+
+    def _topic(self, role: str) -> str:
+        return self.topic_of[self.rules.method(role)]
+
+    def _another_anchor(self, out: _Pending, held: Mapping[str, _Sample | None]) -> bool:
+        """Samples the bridge keeps for good (``BridgeRules.fixed``): kept, and always the same.
+
+        (mavros_bridge anchors its fixes at the first usable fix and the belief held then.)
+        """
+        fixed = tuple((role, sample.timestamp) for role, sample in held.items()
+                      if role in self.rules.fixed and sample is not None)
+        if not fixed:
+            return False
+        for role, sample in held.items():
+            if role in self.rules.fixed and sample is not None:
+                self.pinned[(self._topic(role), sample.timestamp)] = sample
+        first = self.anchors.setdefault(out.stream, fixed)
+        if first == fixed:
+            return False
+        self._differs(out.stream, BridgeDifference(
+            out.stamp_ns, 'provenance', f'names {fixed}, not the first it named, {first}',
+            None, None))
+        return True
 
     def _superseded(self, out: _Pending, own_method: str, own: _Sample) -> bool:
         """An output made of a kind the bridge stops using once it has had another: a violation.

@@ -5,7 +5,7 @@ one pass (``ghost_verify.bridge_rederive``); what differs between bridges is her
 configuration key, the inputs (default topic -> the bridge's method), the field naming a
 sample, the samples each output is made of (its own, by method, and those it holds), and the
 bridge's own pure rules, imported only when a bag holds the bridge's inputs (``ghost_px4``,
-``ghost_ardupilot`` stay optional for the auditor; neither imports rclpy):
+``ghost_ardupilot``, ``ghost_mavros`` stay optional for the auditor; none imports rclpy):
 
 - ``px4_bridge`` (``ghost_px4.bridge``): samples named by ``timestamp``; a belief is made of
   its EKF2 sample (odometry or local position, by ``source``) holding the other kind, a fix of
@@ -16,6 +16,11 @@ bridge's own pure rules, imported only when a bag holds the bridge's inputs (``g
   /ap/twist/filtered (``source``: both with ``auto``, where a pose belief after an odometry
   the bridge had is ``superseded``), a fix of an /ap/navsat holding the EKF origin, a status of
   the belief's sample holding the /ap/status.
+- ``mavros_bridge`` (``ghost_mavros.bridge.rederive``): samples named by ``header.stamp``; a
+  belief is made of a /mavros/local_position/odom alone, a status of it holding the state and
+  extended state, a fix of its own sample (``fix_source``) and, anchored (no ``origin``), the
+  ``anchor`` (the first usable fix) and the ``anchor_odometry`` held then: ``fixed``, kept for
+  good and never replaced by a later sample.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from collections.abc import Mapping
 import importlib
 from typing import Any
 
-from ghost_core.graph import AP_OUT_TOPICS, PX4_OUT_TOPICS
+from ghost_core.graph import AP_OUT_TOPICS, MAVROS_TOPICS, PX4_OUT_TOPICS
 
 __all__ = ['BRIDGES', 'BridgeRules', 'load_rules']
 
@@ -45,6 +50,14 @@ _AP_METHODS = {
     '/ap/gps_global_origin/filtered': 'origin', '/ap/status': 'status',
 }
 assert set(_AP_METHODS) == set(AP_OUT_TOPICS)
+#: mavros_bridge's inputs by the ``ghost_mavros.bridge.MavrosBridge`` method that takes them
+#: (one fix source of the two, by ``fix_source``).
+_MAVROS_METHODS = {
+    '/mavros/local_position/odom': 'odometry', '/mavros/global_position/raw/fix': 'navsat',
+    '/mavros/gpsstatus/gps1/raw': 'gpsraw', '/mavros/state': 'state',
+    '/mavros/extended_state': 'extended_state',
+}
+assert set(_MAVROS_METHODS) == set(MAVROS_TOPICS)
 
 
 class BridgeRules:
@@ -67,8 +80,23 @@ class BridgeRules:
         self.module = module
         self.config = config
         self.stamp_field = str(module.SOURCE_STAMP_FIELD)
-        #: Per output stream: the method of each sample it may be made of -> those it holds.
+        #: Per output stream: the method of each sample it may be made of -> the roles of
+        #: those it holds (a role is the method of its sample unless ``held_method`` says).
         self.roles: dict[str, dict[str, tuple[str, ...]]] = {}
+        self.held_method: dict[str, str] = {}
+        #: Roles of samples kept for good, not the latest of their kind (never claimed late).
+        self.fixed: frozenset[str] = frozenset()
+        #: The default topics of the inputs the bridge reads with this configuration.
+        self.read: tuple[str, ...] = tuple(self.methods)
+
+    @classmethod
+    def config_of(cls, module: Any, parameters: object) -> Any:
+        """The bridge's configuration from its recorded form; ValueError naming what is wrong."""
+        return module.BridgeConfig.from_dict(parameters)
+
+    def method(self, role: str) -> str:
+        """The input method of the samples a role names."""
+        return self.held_method.get(role, role)
 
     def config_dict(self) -> dict[str, object]:
         """The configuration as the run recorded it."""
@@ -171,8 +199,60 @@ class _Ap(BridgeRules):
         return dict(module.odometry_message(stamp, belief))
 
 
+class _Mavros(BridgeRules):
+    name, module_name, package = 'mavros_bridge', 'ghost_mavros.bridge', 'ghost_mavros'
+    autopilot = 'MAVROS'
+    samples, inputs, methods = 'MAVROS samples', '/mavros messages', _MAVROS_METHODS
+
+    def __init__(self, module: Any, config: Any) -> None:
+        super().__init__(module, config)
+        fix = config.fix_source
+        anchored = config.frame.origin is None
+        self.roles = {'state/nav': {'odometry': ()},
+                      'observations': {fix: ('anchor', 'anchor_odometry') if anchored else ()},
+                      'vehicle_status': {'odometry': tuple(module.STATUS_METHODS)}}
+        self.held_method = {'anchor': fix, 'anchor_odometry': 'odometry'}
+        self.fixed = frozenset(self.held_method)
+        other = 'gpsraw' if fix == 'navsat' else 'navsat'
+        self.read = tuple(topic for topic, method in self.methods.items() if method != other)
+
+    @classmethod
+    def config_of(cls, module: Any, parameters: object) -> Any:
+        expected: dict[str, type | tuple[type, ...]] = {
+                    'fix_source': str, 'autopilot': str, 'origin': (list, type(None)),
+                    'gnss_height': bool, 'gps_uere_m': (int, float), 'gps_delay_ns': int}
+        if not isinstance(parameters, Mapping) or set(parameters) != set(expected):
+            raise ValueError(f'mavros_bridge.parameters is not an object with keys '
+                             f'{sorted(expected)}')
+        for key, kind in expected.items():
+            if not isinstance(parameters[key], kind) or isinstance(parameters[key], bool) != (
+                    kind is bool):
+                raise ValueError(f'mavros_bridge.parameters.{key} is {parameters[key]!r}')
+        origin = parameters['origin']
+        geo = None if origin is None else module.px4.GeoOrigin(*(float(v) for v in origin))
+        frame = module.rules.FixFrame(geo, parameters['gnss_height'],
+                                      float(parameters['gps_uere_m']),
+                                      parameters['gps_delay_ns'])
+        return module.MavrosConfig(parameters['fix_source'], parameters['autopilot'], frame)
+
+    def sample_stamp(self, message: Any) -> int:
+        return int(self.module.rules.stamp_ns(message.header))
+
+    def derive(self, stream: str, own: str, message: Any,
+               held: Mapping[str, Any | None]) -> dict[str, Any] | str:
+        named = [(own, message)]
+        if stream == 'observations' and held.get('anchor') is not None:
+            named += [(own, held['anchor']), ('odometry', held.get('anchor_odometry'))]
+        elif stream == 'vehicle_status':
+            named += [(method, held[method]) for method in self.module.STATUS_METHODS
+                      if held.get(method) is not None]
+        found: dict[str, Any] | str = self.module.rederive(self.config, stream, named)
+        return found
+
+
 #: The bridges re-derived, by name (their run configuration key).
-BRIDGES: Mapping[str, type[BridgeRules]] = {rules.name: rules for rules in (_Px4, _Ap)}
+BRIDGES: Mapping[str, type[BridgeRules]] = {rules.name: rules
+                                            for rules in (_Px4, _Ap, _Mavros)}
 
 
 def load_rules(name: str, parameters: object) -> BridgeRules:
@@ -183,4 +263,4 @@ def load_rules(name: str, parameters: object) -> BridgeRules:
     """
     kind = BRIDGES[name]
     module = importlib.import_module(kind.module_name)
-    return kind(module, module.BridgeConfig.from_dict(parameters))
+    return kind(module, kind.config_of(module, parameters))

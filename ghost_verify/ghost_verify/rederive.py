@@ -226,7 +226,8 @@ class RederivationReport:
     the re-derived one. `violated` (a failure of verify_all): a message differs, or one whose
     named inputs the bag should hold could not be re-derived. `bridges`: the re-derivation of
     each bridge's conversion (px4_bridge's when the bag holds its fmu/out inputs, ap_bridge's
-    when it holds its /ap inputs or the run recorded it); `bridge` is px4_bridge's.
+    and mavros_bridge's when it holds their inputs or the run recorded them); `bridge` is
+    px4_bridge's.
     """
 
     property_version: str
@@ -242,8 +243,6 @@ class RederivationReport:
     parameters_followed: tuple[FollowedChange, ...]
     read_errors: tuple[ReadError, ...] = ()
     bridges: tuple[BridgeReport, ...] = ()
-    #: Bridges the run recorded whose conversion no check re-derives yet (a limit).
-    bridges_not_rederived: tuple[str, ...] = ()
 
     @property
     def bridge(self) -> BridgeReport | None:
@@ -362,9 +361,8 @@ class RederivationReport:
             'incomplete_input': self.incomplete_input,
             'read_errors': read_errors_to_json(self.read_errors),
             'violated': self.violated,
-            'px4_bridge': None, 'ap_bridge': None,
+            'px4_bridge': None, 'ap_bridge': None, 'mavros_bridge': None,
             **{bridge.name: bridge.to_json() for bridge in self.bridges},
-            'bridges_not_rederived': list(self.bridges_not_rederived),
         }
 
     def summary(self) -> str:
@@ -999,12 +997,13 @@ def _bridges(bag: str | os.PathLike[str], parameters: RunParameters,
              info: BagInfo, stop_ns: int | None = None) -> tuple[BridgeReport, ...]:
     """The re-derivation of each bridge's conversion.
 
-    px4_bridge's when the bag holds its fmu/out inputs, ap_bridge's when it holds its /ap
-    inputs or the run recorded it.
+    px4_bridge's when the bag holds its fmu/out inputs, ap_bridge's (mavros_bridge's) when it
+    holds its /ap (/mavros) inputs or the run recorded it.
     """
     found = []
     for name, recorded in (('px4_bridge', parameters.px4_bridge),
-                           ('ap_bridge', parameters.ap_bridge)):
+                           ('ap_bridge', parameters.ap_bridge),
+                           ('mavros_bridge', parameters.mavros_bridge)):
         topics = bag_bridge_topics(bag, name)
         if not topics and (name == 'px4_bridge' or recorded is None):
             continue
@@ -1026,8 +1025,7 @@ def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,
         input_topics=tuple(sorted(parameters.input_topics.items())), beliefs=0,
         observations=0, cycles_compared=0,
         topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
-        parameters_followed=(), read_errors=info.read_errors, bridges=bridge,
-        bridges_not_rederived=parameters.unverified_bridges)
+        parameters_followed=(), read_errors=info.read_errors, bridges=bridge)
 
 
 def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
@@ -1042,5 +1040,4 @@ def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
         cycles_compared=comparison.cycles_compared,
         topics=tuple(comparison.topics[kind].frozen() for kind in MESSAGE_KINDS),
         parameters_followed=followed_changes(comparison.timeline),
-        read_errors=info.read_errors, bridges=bridge,
-        bridges_not_rederived=parameters.unverified_bridges)
+        read_errors=info.read_errors, bridges=bridge)

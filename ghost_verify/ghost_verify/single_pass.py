@@ -173,8 +173,6 @@ class VerificationResult:
         elif replay is not None and replay.messages_cut:
             found.append(f'{replay.messages_cut} messages not re-derived: their named inputs '
                          'precede the recording')
-        found.extend(f"{name}'s conversion not re-derived (no check re-derives it yet)"
-                     for name in (() if replay is None else replay.bridges_not_rederived))
         found.extend(f"{bridge.name}'s conversion not re-derived ({bridge.not_possible_reason})"
                      for bridge in (() if replay is None else replay.bridges)
                      if not bridge.possible)
