@@ -1,4 +1,9 @@
-"""Re-derivation of px4_bridge's outputs from exactly the PX4 samples each one names.
+"""Re-derivation of a bridge's outputs from exactly the samples each one names.
+
+Written for px4_bridge (below); ap_bridge's and mavros_bridge's outputs are judged by the same
+pass with their own rules (``ghost_verify.bridge_rules`` holds what differs: inputs, the stamp
+field naming a sample, what each output is made of, the samples kept for good, the
+conversion).
 
 One cohesive job (the bridge's re-derivation: read, find the named samples, judge them by the
 recorder's log times, convert again, compare, report), so one module past 400 lines.
@@ -41,8 +46,9 @@ sample of the topic, so that naming samples from before the recording cannot exc
 PX4 samples no output names (rejected by the bridge's rules, or a best-effort sample the
 bridge missed) are counted, not differences.
 
-``ghost_px4`` is optional for the auditor: it is imported only when the bag holds /fmu/out
-topics, and without it the check is reported not possible, with that reason.
+``ghost_px4`` (``ghost_ardupilot``, ``ghost_mavros``) is optional for the auditor: it is
+imported only when the bag holds /fmu/out (/ap, /mavros) topics, and without it the check is
+reported not possible, with that reason.
 """
 
 from __future__ import annotations
@@ -51,7 +57,6 @@ from collections import deque
 from collections.abc import Generator, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
-import importlib
 import os
 from typing import Any
 
@@ -65,23 +70,14 @@ from ghost_core.properties import JsonValue
 from ghost_core.rederive import first_difference
 
 from .bag import resolve_bag
-from .run_parameters import BRIDGE_CONFIG_KEY
+from .bridge_rules import BridgeRules, BRIDGES, load_rules
 from .schema import quiet_parser
 
 __all__ = ['BRIDGE_STREAMS', 'BridgeDifference', 'BridgeReport', 'BridgeStream',
-           'HELD_NS', 'VIOLATIONS', 'bag_px4_topics', 'rederive_bridge']
+           'HELD_NS', 'VIOLATIONS', 'bag_bridge_topics', 'bag_px4_topics', 'rederive_bridge']
 
 #: The bridge's outputs, by their default topic.
 BRIDGE_STREAMS = (*INPUT_TOPICS, VEHICLE_STATUS_TOPIC)
-#: The fmu/out topics the bridge reads, by the ``ghost_px4.bridge.Px4Bridge`` method.
-_METHODS = {
-    '/fmu/out/vehicle_odometry': 'odometry',
-    '/fmu/out/vehicle_local_position': 'local_position',
-    '/fmu/out/vehicle_gps_position': 'gps',
-    '/fmu/out/vehicle_status': 'status',
-    '/fmu/out/vehicle_land_detected': 'land_detected',
-    '/fmu/out/mission_result': 'mission_result',
-}
 _STREAM_OF = {'/state/nav': 'state/nav', '/observations': 'observations',
               VEHICLE_STATUS_TOPIC: 'vehicle_status'}
 #: The violations of the evidence rules an output can carry (besides a field difference).
@@ -114,13 +110,13 @@ class BridgeDifference:
         """What differs, in words."""
         if self.kind == 'field':
             return (f'{self.field or "(message)"} recorded {_short(self.recorded)}, '
-                    f'recomputed from the PX4 samples it names {_short(self.recomputed)}')
+                    f'recomputed from the samples it names {_short(self.recomputed)}')
         if self.kind == 'order':
             return f'stamped {self.recorded}, not after the previous output {self.recomputed}'
         if self.kind == 'provenance':
             return f'its source_samples {self.field}'
         if self.kind == 'provenance_missing':
-            return 'no source_samples names the PX4 samples it was made from'
+            return 'no source_samples names the samples it was made from'
         if self.kind == 'input_claimed_late':
             return (f'made from {self.field} timestamp {self.recorded}, though the recorder '
                     f'logged timestamp {self.recomputed} more than '
@@ -203,6 +199,10 @@ class BridgeReport:
     inputs: tuple[tuple[str, int], ...] = ()
     streams: tuple[BridgeStream, ...] = ()
     config: Mapping[str, object] | None = None
+    #: The bridge (``bridge_rules.BRIDGES``), what its samples and inputs are called.
+    name: str = 'px4_bridge'
+    samples: str = 'PX4 samples'
+    inputs_word: str = 'fmu/out messages'
 
     @property
     def possible(self) -> bool:
@@ -247,7 +247,7 @@ class BridgeReport:
     def summary(self) -> str:
         """The one-line verdict, e.g. ``px4_bridge: 900/900 outputs re-derived exactly (…)``."""
         if self.not_possible_reason is not None:
-            return f'px4_bridge: not possible ({self.not_possible_reason})'
+            return f'{self.name}: not possible ({self.not_possible_reason})'
         total = self.messages_compared
         exact = sum(stream.exact for stream in self.streams)
         unverified = self.unmatched
@@ -263,29 +263,30 @@ class BridgeReport:
                     kinds[kind] = kinds.get(kind, 0) + count
             wrong = ', '.join(f'{count} {kind}' for kind, count in kinds.items() if count)
             also = f', {unverified} unverifiable' if unverified else ''
-            return (f'px4_bridge: DIFFERS ({exact} of {total} outputs re-derived exactly from '
-                    f'the PX4 samples they name; {wrong}{also}; the first at '
+            return (f'{self.name}: DIFFERS ({exact} of {total} outputs re-derived exactly '
+                    f'from the {self.samples} they name; {wrong}{also}; the first at '
                     f'{difference.stamp_ns} ns: {stream.topic} {difference.describe()})')
         done = (f'{exact}/{total} outputs' if not unverified else
                 f'{exact} of {total} outputs ({unverified} unverifiable)')
-        return (f'px4_bridge: {done} re-derived exactly from the PX4 samples they name '
-                f'({counts}; from {read} fmu/out messages)')
+        return (f'{self.name}: {done} re-derived exactly from the {self.samples} they name '
+                f'({counts}; from {read} {self.inputs_word})')
 
     def notes(self) -> tuple[str, ...]:
         """Per stream: its first difference, what was unverifiable, the samples not named."""
         lines = []
         for stream in self.streams:
             if stream.first is not None:
-                lines.append(f'px4_bridge: {stream.topic}: {stream.differences} of '
+                lines.append(f'{self.name}: {stream.topic}: {stream.differences} of '
                              f'{stream.recorded} differ, the first at {stream.first.stamp_ns} '
                              f'ns: {stream.first.describe()}')
             for reason, count in sorted(stream.unverifiable.items()):
-                lines.append(f'px4_bridge: {stream.topic}: {count} unverifiable: {reason} '
+                lines.append(f'{self.name}: {stream.topic}: {count} unverifiable: {reason} '
                              '(--strict fails)')
             if stream.not_named:
-                lines.append(f'px4_bridge: {stream.topic}: {stream.not_named} PX4 samples of '
-                             'its own topic are named by no output (the bridge rejects them, '
-                             'or a best-effort sample it did not receive; not a difference)')
+                lines.append(f'{self.name}: {stream.topic}: {stream.not_named} '
+                             f'{self.samples} of its own topic are named by no output (the '
+                             'bridge rejects them, or a best-effort sample it did not '
+                             'receive; not a difference)')
         return tuple(lines)
 
     def to_json(self) -> dict[str, JsonValue]:
@@ -295,6 +296,7 @@ class BridgeReport:
         if found is not None:
             first = {'topic': found[0].topic, **found[1].to_json()}
         return {
+            'bridge': self.name,
             'holds': self.holds,
             'possible': self.possible,
             'not_possible_reason': self.not_possible_reason,
@@ -322,50 +324,66 @@ def _topics_of(bag: str | os.PathLike[str]) -> tuple[str, ...]:
     return tuple(sorted(set(found)))
 
 
+def bag_bridge_topics(bag: str | os.PathLike[str], name: str = 'px4_bridge'
+                      ) -> tuple[str, ...]:
+    """The bag's topics that are one of bridge `name`'s inputs (in any namespace)."""
+    methods = BRIDGES[name].methods
+    return tuple(topic for topic in _topics_of(bag)
+                 if any(topic.endswith(default) for default in methods))
+
+
 def bag_px4_topics(bag: str | os.PathLike[str]) -> tuple[str, ...]:
     """The bag's topics that are one of px4_bridge's fmu/out inputs (in any namespace)."""
-    return tuple(topic for topic in _topics_of(bag)
-                 if any(topic.endswith(name) for name in _METHODS))
+    return bag_bridge_topics(bag, 'px4_bridge')
 
 
 def rederive_bridge(bag: str | os.PathLike[str], recorded_config: object,
-                    px4_topics: tuple[str, ...], stop_ns: int | None = None) -> BridgeReport:
-    """Re-derive px4_bridge's recorded outputs from the PX4 samples each one names.
+                    px4_topics: tuple[str, ...], stop_ns: int | None = None,
+                    bridge: str = 'px4_bridge') -> BridgeReport:
+    """Re-derive `bridge`'s recorded outputs from the samples each one names.
 
-    `recorded_config` is the run configuration's ``px4_bridge`` object (None when the run
-    did not record one); `px4_topics` the bag's fmu/out topics (``bag_px4_topics``).
-    `stop_ns`: where the run began to stop (ghost_verify.edges): an output logged from then
-    on that would differ is unverifiable (a best-effort sample lost or reordered at shutdown).
-    Everything that keeps the re-derivation from being done is in the report.
+    `recorded_config` is the run configuration's object for the bridge (its key is the
+    bridge's name; None when the run did not record one); `px4_topics` the bag's topics of the
+    bridge's inputs (``bag_bridge_topics``). `stop_ns`: where the run began to stop
+    (ghost_verify.edges): an output logged from then on that would differ is unverifiable (a
+    best-effort sample lost or reordered at shutdown). Everything that keeps the
+    re-derivation from being done is in the report.
     """
-    try:
-        bridge_module = importlib.import_module('ghost_px4.bridge')
-    except ImportError as err:
-        return BridgeReport(f'the bag holds {", ".join(px4_topics)}, but ghost_px4 (the PX4 '
-                            f"bridge's rules) is not installed here: {err}")
+    kind = BRIDGES[bridge]
+
+    def not_possible(reason: str, config: Mapping[str, object] | None = None) -> BridgeReport:
+        return BridgeReport(reason, config=config, name=kind.name, samples=kind.samples,
+                            inputs_word=kind.inputs)
+
+    held = ', '.join(px4_topics) or f'none of its {kind.inputs}'
     if not isinstance(recorded_config, Mapping):
-        return BridgeReport(f'the bag holds {", ".join(px4_topics)}, but its run '
-                            f"configuration does not record px4_bridge's ({BRIDGE_CONFIG_KEY}: "
-                            "a recorder other than the bringup's)")
+        return not_possible(f'the bag holds {held}, but its run configuration does not '
+                            f"record {bridge}'s ({bridge}: a recorder other than the "
+                            "bringup's)")
+    if not px4_topics:
+        return not_possible(f'the run configuration records {bridge}, but the bag holds none '
+                            f'of its {kind.inputs}')
     topics = recorded_config.get('topics')
     try:
-        config = bridge_module.BridgeConfig.from_dict(recorded_config.get('parameters'))
+        rules = load_rules(bridge, recorded_config.get('parameters'))
         if not isinstance(topics, Mapping) or not all(
-                isinstance(topics.get(name), str) for name in (*_METHODS, *BRIDGE_STREAMS)):
-            raise ValueError(f'{BRIDGE_CONFIG_KEY}.topics does not name every fmu/out input '
-                             'and output topic')
+                isinstance(topics.get(name), str) for name in (*rules.read, *BRIDGE_STREAMS)):
+            raise ValueError(f'{bridge}.topics does not name every input and output topic')
+    except ImportError as err:
+        return not_possible(f'the bag holds {held}, but {kind.package} (the {kind.autopilot}'
+                            f" bridge's rules) is not installed here: {err}")
     except ValueError as err:
-        return BridgeReport(f'the recorded px4_bridge configuration cannot be used: {err}')
+        return not_possible(f'the recorded {bridge} configuration cannot be used: {err}')
     named = {str(k): str(v) for k, v in topics.items()}
     provenance = named.get(SOURCE_SAMPLES_TOPIC) or named[VEHICLE_STATUS_TOPIC].removesuffix(
         VEHICLE_STATUS_TOPIC) + SOURCE_SAMPLES_TOPIC
-    judge = _Judge(bridge_module, config, named, provenance)
+    judge = _Judge(rules, named, provenance)
     judge.stop_ns = stop_ns
     try:
         judge.run(bag)
     except _NotPossible as err:
-        return BridgeReport(str(err), config=config.to_dict())
-    return judge.report(config.to_dict())
+        return not_possible(str(err), rules.config_dict())
+    return judge.report(rules.config_dict())
 
 
 class _NotPossible(Exception):
@@ -390,6 +408,8 @@ class _Heard:
     first: _Sample | None = None
     last: _Sample | None = None
     count: int = 0
+    #: Samples the bridge no longer makes outputs of (``BridgeRules.superseded``).
+    ignored: int = 0
 
 
 @dataclass(slots=True)
@@ -417,27 +437,26 @@ class _Open:
 class _Judge:
     """One pass over the bag in log order: each recorded output judged once (the module)."""
 
-    def __init__(self, module: Any, config: Any, topics: Mapping[str, str],
+    def __init__(self, rules: BridgeRules, topics: Mapping[str, str],
                  provenance_topic: str) -> None:
-        self.module = module
-        self.config = config
+        self.rules = rules
         # The run's stop (rederive_bridge), and the log time of the output being judged.
         self.stop_ns: int | None = None
         self.judging_ns = 0
-        self.method_of = {topics[name]: method for name, method in _METHODS.items()}
+        self.method_of = {topics[name]: method for name, method in rules.methods.items()
+                          if name in topics}
         self.topic_of = {method: topic for topic, method in self.method_of.items()}
         self.outputs = {topics[name]: _STREAM_OF[name] for name in BRIDGE_STREAMS}
         self.stream_topic = {stream: topic for topic, stream in self.outputs.items()}
         self.provenance_topic = provenance_topic
         self.streams = {stream: BridgeStream(stream, topic)
                         for topic, stream in self.outputs.items()}
-        source = 'odometry' if config.source == 'vehicle_odometry' else 'local_position'
-        other = 'local_position' if source == 'odometry' else 'odometry'
-        #: Per stream: the method of the sample it is made of, and those held.
-        self.roles: dict[str, tuple[str, tuple[str, ...]]] = {
-            'state/nav': (source, (other,)), 'observations': ('gps', ('local_position',)),
-            'vehicle_status': (source, tuple(module.STATUS_METHODS))}
+        #: Per stream: the methods of the samples it may be made of, and those each holds.
+        self.roles = rules.roles
         self.heard = {topic: _Heard() for topic in self.method_of}
+        #: Samples kept for good (``BridgeRules.fixed``), and per stream the first named.
+        self.pinned: dict[tuple[str, int], _Sample] = {}
+        self.anchors: dict[str, tuple[tuple[str, int], ...]] = {}
         self.inputs: dict[str, int] = {}
         self.pending: deque[_Pending] = deque()
         self.sources: dict[tuple[str, int], Any] = {}
@@ -480,15 +499,19 @@ class _Judge:
     def _sample(self, topic: str, message: Any, log_ns: int) -> None:
         self.inputs[topic] = self.inputs.get(topic, 0) + 1
         try:
-            timestamp = int(message.timestamp)
+            timestamp = self.rules.sample_stamp(message)
         except (AttributeError, TypeError, ValueError) as err:
-            raise _NotPossible(f'{topic} message at log time {log_ns} ns has no timestamp: '
+            raise _NotPossible(f'{topic} message at log time {log_ns} ns has no '
+                               f'{self.rules.stamp_field}: '
                                f'{type(err).__name__}: {err}') from err
         sample = _Sample(timestamp, log_ns, message)
         heard = self.heard[topic]
         heard.samples.append(sample)
         heard.by_stamp[timestamp] = sample
         heard.count += 1
+        later = self.rules.superseded('state/nav', self.method_of[topic])
+        if later is not None and self.heard[self.topic_of[later]].first is not None:
+            heard.ignored += 1
         if heard.first is None:
             heard.first = sample
         heard.last = sample
@@ -577,14 +600,15 @@ class _Judge:
         self.own_named[out.stream] = self.own_named.get(out.stream, 0) + 1
         samples: dict[str, _Sample | None] = {}
         absent: list[tuple[str, int, bool]] = []
-        for method, timestamp in (own, *held.items()):
+        for role, timestamp in (own, *held.items()):
             if timestamp is None:
-                samples[method] = None
+                samples[role] = None
                 continue
-            topic = self.topic_of[method]
-            samples[method] = self.heard[topic].by_stamp.get(timestamp)
-            if samples[method] is None:
-                absent.append((topic, timestamp, method == own[0]))
+            topic = self._topic(role)
+            samples[role] = (self.heard[topic].by_stamp.get(timestamp)
+                             or self.pinned.get((topic, timestamp)))
+            if samples[role] is None:
+                absent.append((topic, timestamp, role == own[0]))
         if absent:
             waiting = _Open(out, absent)
             self.opened.append(waiting)
@@ -595,7 +619,7 @@ class _Judge:
 
     def _named(self, out: _Pending, message: Any
                ) -> tuple[tuple[str, int], dict[str, int | None]] | str:
-        """The samples a SourceSamples names, by method, or what is wrong with it."""
+        """The samples a SourceSamples names, by role, or what is wrong with it."""
         try:
             topics, fields, stamps = (list(message.source_topics), list(message.stamp_fields),
                                       [int(v) for v in message.stamps])
@@ -603,93 +627,127 @@ class _Judge:
             return f'cannot be read ({type(err).__name__}: {err})'
         if not len(topics) == len(fields) == len(stamps):
             return 'has arrays of different lengths'
-        own_method, held_methods = self.roles[out.stream]
-        own: tuple[str, int] | None = None
-        held: dict[str, int | None] = dict.fromkeys(held_methods)
-        for topic, name, stamp in zip(topics, fields, stamps, strict=True):
-            method = self.method_of.get(topic)
-            if name != self.module.SOURCE_STAMP_FIELD:
-                return f'names {topic} by {name!r}, not {self.module.SOURCE_STAMP_FIELD!r}'
-            if method == own_method and own is None:
-                own = (method, stamp)
-            elif method in held and held[method] is None:
-                held[method] = stamp
+        roles = self.roles[out.stream]
+        field_name = self.rules.stamp_field
+        methods = [self.method_of.get(topic) for topic in topics]
+        if not methods or methods[0] not in roles:
+            wanted = ' or '.join(self.topic_of[method] for method in roles)
+            return f'does not name its {wanted} sample first'
+        own = (str(methods[0]), stamps[0])
+        held: dict[str, int | None] = dict.fromkeys(roles[own[0]])
+        for index, (topic, name, stamp) in enumerate(zip(topics, fields, stamps, strict=True)):
+            method = methods[index]
+            if name != field_name:
+                return f'names {topic} by {name!r}, not {field_name!r}'
+            if index == 0:
+                continue
+            role = next((role for role, named in held.items()
+                         if named is None and self.rules.method(role) == method), None)
+            if role is not None:
+                held[role] = stamp
             else:
-                return (f'names {topic} (timestamp {stamp}), which the bridge does not read '
-                        'for this output, or twice')
-        if own is None:
-            return f'does not name its {self.topic_of[own_method]} sample'
+                return (f'names {topic} ({field_name} {stamp}), which the bridge does not '
+                        'read for this output, or twice')
         return own, held
 
-    def _newer_held(self, method: str, sample: _Sample | None, before_ns: int
+    def _newer_held(self, role: str, sample: _Sample | None, before_ns: int
                     ) -> _Sample | None:
-        """The newest `method` sample logged by `before_ns`, if newer than `sample` (kept)."""
+        """The newest `role` sample logged by `before_ns`, if newer than `sample` (kept)."""
+        method = self.rules.method(role)
         for newer in reversed(self.heard[self.topic_of[method]].samples):
             if newer.log_ns > before_ns:
                 continue
-            if method == 'odometry' and self.module.attitude_of(newer.message) is None:
-                continue  # the bridge keeps only an odometry with an attitude
+            if not self.rules.keeps(method, newer.message):
+                continue
             if sample is None or newer.timestamp > sample.timestamp:
                 return newer
             return None
         return None
 
-    def _derive(self, stream: str, own: _Sample, held: Mapping[str, _Sample | None]
-                ) -> dict[str, Any] | str:
+    def _derive(self, stream: str, own: tuple[str, _Sample],
+                held: Mapping[str, _Sample | None]) -> dict[str, Any] | str:
         """The message the bridge's rules give for these samples, or why none."""
-        module, message = self.module, own.message
-
-        def get(method: str) -> Any:
-            sample = held.get(method)
-            return None if sample is None else sample.message
-
+        method, sample = own
         try:
-            if stream == 'observations':
-                fix = module.fix_of(self.config, message, get('local_position'))
-                if isinstance(fix, module.Dropped):
-                    return str(fix.reason)
-                return dict(module.fix_message(fix))
-            stamp = module.live.belief_time_ns(message.timestamp, message.timestamp_sample)
-            if stream == 'vehicle_status':
-                status = module.status_of(stamp, *(get(name) for name in module.STATUS_METHODS))
-                return dict(module.to_msg_dict(status))
-            belief = module.belief_of(self.config, message, get(self.roles[stream][1][0]))
-            if isinstance(belief, module.Dropped):
-                return str(belief.reason)
-            return dict(module.odometry_message(stamp, belief))
+            return self.rules.derive(stream, method, sample.message, {
+                name: None if value is None else value.message for name, value in held.items()})
         except (AttributeError, TypeError, ValueError) as err:
-            raise _NotPossible(f'{self.topic_of[self.roles[stream][0]]} sample {own.timestamp} '
-                               f'cannot be converted: {type(err).__name__}: {err}') from err
+            raise _NotPossible(f'{self.topic_of[method]} sample {sample.timestamp} cannot be '
+                               f'converted: {type(err).__name__}: {err}') from err
 
     def _compare(self, out: _Pending, own_method: str,
                  samples: Mapping[str, _Sample | None]) -> None:
         own = samples[own_method]
         assert own is not None
-        for method, sample in samples.items():
+        for role, sample in samples.items():
             if sample is not None and sample.log_ns > out.log_ns + TRANSPORT_BOUND_NS:
                 self._violation(out.stream, BridgeDifference(
-                    out.stamp_ns, 'named_input_from_the_future', self.topic_of[method],
+                    out.stamp_ns, 'named_input_from_the_future', self._topic(role),
                     sample.timestamp, sample.log_ns - out.log_ns))
                 return
-        held = {method: sample for method, sample in samples.items() if method != own_method}
-        difference = self._difference(out, self._derive(out.stream, own, held))
+        held = {role: sample for role, sample in samples.items() if role != own_method}
+        if self._another_anchor(out, held):
+            return
+        difference = self._difference(out, self._derive(out.stream, (own_method, own), held))
         if difference is not None:
             self._differs(out.stream, difference)
+            return
+        if self._superseded(out, own_method, own):
             return
         # The bridge holds the latest sample of each kind: it had the one the recorder logged
         # more than the bound before the output's own sample. Naming an older one (or none) is
         # claimed late when that one gives another output (a bridge behind its queues may hold
         # an older sample of a topic it has not drained: what it says stays the same).
         before = own.log_ns - TRANSPORT_BOUND_NS
-        for method, sample in held.items():
-            newer = self._newer_held(method, sample, before)
+        for role, sample in held.items():
+            if role in self.rules.fixed:
+                continue
+            newer = self._newer_held(role, sample, before)
             if newer is not None and self._difference(
-                    out, self._derive(out.stream, own, {**held, method: newer})):
+                    out, self._derive(out.stream, (own_method, own), {**held, role: newer})):
                 self._violation(out.stream, BridgeDifference(
-                    out.stamp_ns, 'input_claimed_late', self.topic_of[method],
+                    out.stamp_ns, 'input_claimed_late', self._topic(role),
                     None if sample is None else sample.timestamp, newer.timestamp))
                 return
         self.streams[out.stream].exact += 1
+
+    def _topic(self, role: str) -> str:
+        return self.topic_of[self.rules.method(role)]
+
+    def _another_anchor(self, out: _Pending, held: Mapping[str, _Sample | None]) -> bool:
+        """Samples the bridge keeps for good (``BridgeRules.fixed``): kept, and always the same.
+
+        (mavros_bridge anchors its fixes at the first usable fix and the belief held then.)
+        """
+        fixed = tuple((role, sample.timestamp) for role, sample in held.items()
+                      if role in self.rules.fixed and sample is not None)
+        if not fixed:
+            return False
+        for role, sample in held.items():
+            if role in self.rules.fixed and sample is not None:
+                self.pinned[(self._topic(role), sample.timestamp)] = sample
+        first = self.anchors.setdefault(out.stream, fixed)
+        if first == fixed:
+            return False
+        self._differs(out.stream, BridgeDifference(
+            out.stamp_ns, 'provenance', f'names {fixed}, not the first it named, {first}',
+            None, None))
+        return True
+
+    def _superseded(self, out: _Pending, own_method: str, own: _Sample) -> bool:
+        """An output made of a kind the bridge stops using once it has had another: a violation.
+
+        (ap_bridge with source auto takes no belief from a pose once it had an odometry: one
+        the recorder logged more than the bound before the output's own sample.)
+        """
+        method = self.rules.superseded(out.stream, own_method)
+        first = None if method is None else self.heard[self.topic_of[method]].first
+        if first is None or first.log_ns >= own.log_ns - TRANSPORT_BOUND_NS:
+            return False
+        self._violation(out.stream, BridgeDifference(
+            out.stamp_ns, 'input_claimed_late', self.topic_of[method or ''], None,
+            first.timestamp))
+        return True
 
     def _difference(self, out: _Pending, expected: dict[str, Any] | str
                     ) -> BridgeDifference | None:
@@ -774,11 +832,14 @@ class _Judge:
                 self._never_recorded(waiting)
         for stream, stats in self.streams.items():
             if stream != 'vehicle_status':
-                own_topic = self.topic_of[self.roles[stream][0]]
-                stats.not_named = max(0, self.heard[own_topic].count
-                                      - self.own_named.get(stream, 0))
+                heard = sum(self.heard[self.topic_of[method]].count
+                            - self.heard[self.topic_of[method]].ignored
+                            for method in self.roles[stream])
+                stats.not_named = max(0, heard - self.own_named.get(stream, 0))
+        kind = self.rules
         return BridgeReport(None, tuple(sorted(self.inputs.items())),
-                            tuple(self.streams.values()), config)
+                            tuple(self.streams.values()), config, kind.name, kind.samples,
+                            kind.inputs)
 
 
 def _messages(bag: str | os.PathLike[str],

@@ -274,8 +274,9 @@ def _verify_all_parser(prog: str) -> ToolParser:
                         help='check the signed run manifest (manifest.json) with this Ed25519 '
                              'public key (PEM, from ghost_keygen) before anything else')
     parser.add_argument('--no-replay', action='store_true',
-                        help='skip the re-derivation: by default the agent (and px4_bridge, '
-                             'when the bag holds its fmu/out inputs) is re-run from the '
+                        help='skip the re-derivation: by default the agent (and its bridge, '
+                             'px4_bridge, ap_bridge or mavros_bridge, when the bag holds its '
+                             'inputs) is re-run from the '
                              'inputs the bag holds, with the configuration it recorded, and '
                              'every recorded message compared with the re-derived one exactly '
                              '(exit 1 when one differs; a bag without inputs or configuration '

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import json
 import os
 from pathlib import Path
@@ -69,7 +69,7 @@ from ghost_core.wire import (
 )
 
 from .bag import DEFAULT_CYCLE_WINDOW, GhostBag, resolve_bag
-from .bridge_rederive import bag_px4_topics, BridgeReport, rederive_bridge
+from .bridge_rederive import bag_bridge_topics, BridgeReport, rederive_bridge
 from .events import BagInfo, CycleEvent, GhostMessage, ReadError
 from .report_json import read_errors_to_json
 from .run_parameters import load_run_parameters, RunParameters
@@ -224,8 +224,10 @@ class RederivationReport:
     `not_possible_reason` says why (a limit of the bag, not a failure). `holds` is True
     exactly when every recorded message was re-derived from the inputs it names and equals
     the re-derived one. `violated` (a failure of verify_all): a message differs, or one whose
-    named inputs the bag should hold could not be re-derived. `bridge`: the re-derivation of
-    px4_bridge's conversion, when the bag holds its fmu/out inputs.
+    named inputs the bag should hold could not be re-derived. `bridges`: the re-derivation of
+    each bridge's conversion (px4_bridge's when the bag holds its fmu/out inputs, ap_bridge's
+    and mavros_bridge's when it holds their inputs or the run recorded them); `bridge` is
+    px4_bridge's.
     """
 
     property_version: str
@@ -240,9 +242,16 @@ class RederivationReport:
     topics: tuple[TopicReplay, ...]
     parameters_followed: tuple[FollowedChange, ...]
     read_errors: tuple[ReadError, ...] = ()
-    bridge: BridgeReport | None = None
-    #: Bridges the run recorded whose conversion no check re-derives yet (a limit).
-    bridges_not_rederived: tuple[str, ...] = ()
+    bridges: tuple[BridgeReport, ...] = ()
+
+    @property
+    def bridge(self) -> BridgeReport | None:
+        """The re-derivation of px4_bridge's conversion (None: the bag has no fmu/out)."""
+        return self.bridge_report('px4_bridge')
+
+    def bridge_report(self, name: str) -> BridgeReport | None:
+        """The re-derivation of bridge `name`'s conversion, when there is one."""
+        return next((report for report in self.bridges if report.name == name), None)
 
     @property
     def possible(self) -> bool:
@@ -274,19 +283,19 @@ class RederivationReport:
         """True when every message (and the bridge's conversion) was re-derived, all equal."""
         return (self.possible and self.messages_differing == 0
                 and self.messages_not_rederived == 0
-                and (self.bridge is None or self.bridge.holds))
+                and all(bridge.holds for bridge in self.bridges))
 
     @property
     def violated(self) -> bool:
         """True when a message differs, or could not be re-derived from what it names."""
         return (self.messages_differing > 0 or self.messages_not_rederived > 0
-                or (self.bridge is not None and self.bridge.violated))
+                or any(bridge.violated for bridge in self.bridges))
 
     @property
     def complete(self) -> bool:
         """True when everything was re-derived: nothing cut, nothing of the bridge's left."""
         return (self.holds and self.messages_cut == 0
-                and (self.bridge is None or self.bridge.unmatched == 0))
+                and all(bridge.unmatched == 0 for bridge in self.bridges))
 
     def fails(self, strict: bool) -> bool:
         """Whether verify_all fails on it: a violation; with `strict`, anything not done."""
@@ -352,8 +361,8 @@ class RederivationReport:
             'incomplete_input': self.incomplete_input,
             'read_errors': read_errors_to_json(self.read_errors),
             'violated': self.violated,
-            'px4_bridge': None if self.bridge is None else self.bridge.to_json(),
-            'bridges_not_rederived': list(self.bridges_not_rederived),
+            'px4_bridge': None, 'ap_bridge': None, 'mavros_bridge': None,
+            **{bridge.name: bridge.to_json() for bridge in self.bridges},
         }
 
     def summary(self) -> str:
@@ -400,8 +409,8 @@ class RederivationReport:
                 lines.append(f'replay: followed the recorded change of {change.parameter} '
                              f'from {change.previous} to {change.value} for the cycles after '
                              f'{change.in_force_after_stamp_ns} ns')
-        if self.bridge is not None:
-            lines.extend(self.bridge.notes())
+        for bridge in self.bridges:
+            lines.extend(bridge.notes())
         return tuple(lines)
 
 
@@ -953,7 +962,7 @@ class Rederivation:
         if comparison is not None and info.read_errors:
             comparison, reason = None, ('part of the bag could not be read (see read_errors): '
                                         'a re-run needs every input and every recorded message')
-        bridge = _bridge(self._bag, self._parameters, info, self.stop_log_ns)
+        bridge = _bridges(self._bag, self._parameters, info, self.stop_log_ns)
         if comparison is None:
             return _not_replayed(self._parameters, reason or 'the run configuration is missing',
                                  info, bridge)
@@ -984,19 +993,31 @@ def rederive(
     return rederivation.result(ghost_bag.info if info is None else info)
 
 
-def _bridge(bag: str | os.PathLike[str], parameters: RunParameters,
-            info: BagInfo, stop_ns: int | None = None) -> BridgeReport | None:
-    """The re-derivation of px4_bridge's conversion, when the bag holds its fmu/out inputs."""
-    topics = bag_px4_topics(bag)
-    if not topics:
-        return None
-    if info.read_errors:
-        return BridgeReport('part of the bag could not be read (see read_errors)')
-    return rederive_bridge(bag, parameters.px4_bridge, topics, stop_ns)
+def _bridges(bag: str | os.PathLike[str], parameters: RunParameters,
+             info: BagInfo, stop_ns: int | None = None) -> tuple[BridgeReport, ...]:
+    """The re-derivation of each bridge's conversion.
+
+    px4_bridge's when the bag holds its fmu/out inputs, ap_bridge's (mavros_bridge's) when it
+    holds its /ap (/mavros) inputs or the run recorded it.
+    """
+    found = []
+    for name, recorded in (('px4_bridge', parameters.px4_bridge),
+                           ('ap_bridge', parameters.ap_bridge),
+                           ('mavros_bridge', parameters.mavros_bridge)):
+        topics = bag_bridge_topics(bag, name)
+        if not topics and (name == 'px4_bridge' or recorded is None):
+            continue
+        if info.read_errors:
+            found.append(replace(rederive_bridge(bag, None, (), bridge=name),
+                                 not_possible_reason='part of the bag could not be read (see '
+                                                     'read_errors)'))
+            continue
+        found.append(rederive_bridge(bag, recorded, topics, stop_ns, name))
+    return tuple(found)
 
 
 def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,
-                  bridge: BridgeReport | None) -> RederivationReport:
+                  bridge: tuple[BridgeReport, ...]) -> RederivationReport:
     return RederivationReport(
         property_version=REPLAY_VERSION, replayed=False, not_possible_reason=reason,
         config_source=MANIFEST_NAME if parameters.config_sha256 else None,
@@ -1004,12 +1025,11 @@ def _not_replayed(parameters: RunParameters, reason: str, info: BagInfo,
         input_topics=tuple(sorted(parameters.input_topics.items())), beliefs=0,
         observations=0, cycles_compared=0,
         topics=tuple(TopicReplay(kind) for kind in MESSAGE_KINDS),
-        parameters_followed=(), read_errors=info.read_errors, bridge=bridge,
-        bridges_not_rederived=parameters.unverified_bridges)
+        parameters_followed=(), read_errors=info.read_errors, bridges=bridge)
 
 
 def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
-              bridge: BridgeReport | None) -> RederivationReport:
+              bridge: tuple[BridgeReport, ...]) -> RederivationReport:
     return RederivationReport(
         property_version=REPLAY_VERSION, replayed=True,
         not_possible_reason=comparison.reason,
@@ -1020,5 +1040,4 @@ def _replayed(parameters: RunParameters, comparison: _Comparison, info: BagInfo,
         cycles_compared=comparison.cycles_compared,
         topics=tuple(comparison.topics[kind].frozen() for kind in MESSAGE_KINDS),
         parameters_followed=followed_changes(comparison.timeline),
-        read_errors=info.read_errors, bridge=bridge,
-        bridges_not_rederived=parameters.unverified_bridges)
+        read_errors=info.read_errors, bridges=bridge)

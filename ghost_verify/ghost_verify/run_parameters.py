@@ -120,12 +120,13 @@ class RunParameters:
     config_sha256: str = ''
     #: The recorded px4_bridge configuration (``bridge_rederive`` reads it), when there is one.
     px4_bridge: object = None
+    #: The recorded ap_bridge configuration (``bridge_rederive`` reads it), when there is one.
+    ap_bridge: object = None
+    mavros_bridge: object = None
     #: When the recorder logged the self-assessor's start configuration (None: not recorded).
     assessor_started_log_ns: int | None = None
     #: The command gate's recorded timeouts: (log time, timeout ns), in log-time order.
     gate_timeouts: tuple[tuple[int, int], ...] = ()
-    #: Bridges the run recorded whose conversion no check re-derives yet (a limit).
-    unverified_bridges: tuple[str, ...] = ()
     missing: str = ''
     problem: str = ''
 
@@ -196,8 +197,8 @@ def load_run_parameters(bag: str | os.PathLike[str], *, min_outcomes: int | None
         except ConfigError as err:
             return replace(given, problem=f'the recorded run configuration cannot be used: {err}')
         given = replace(given, input_topics=topics, px4_bridge=document.get(BRIDGE_CONFIG_KEY),
-                        unverified_bridges=tuple(key for key in ('ap_bridge', 'mavros_bridge')
-                                                 if key in document))
+                        ap_bridge=document.get('ap_bridge'),
+                        mavros_bridge=document.get('mavros_bridge'))
     if in_bag is not None and why and document is not None:
         # Only part of the start is in the bag: what is there must be manifest.json's.
         differs = _differing_key(in_bag, document)

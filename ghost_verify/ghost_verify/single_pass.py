@@ -134,8 +134,8 @@ class VerificationResult:
         if self.edges is not None:
             checks.append((self.edges.holds, self.edges.summary() or ''))
         if self.replay is not None and self.replay.fails(self.strict):
-            bridge = self.replay.bridge
-            if bridge is not None and bridge.violated and not self.replay.messages_differing:
+            bridge = next((bridge for bridge in self.replay.bridges if bridge.violated), None)
+            if bridge is not None and not self.replay.messages_differing:
                 checks.append((False, bridge.summary()))
             else:
                 checks.append((False, self.replay.summary()))
@@ -173,8 +173,9 @@ class VerificationResult:
         elif replay is not None and replay.messages_cut:
             found.append(f'{replay.messages_cut} messages not re-derived: their named inputs '
                          'precede the recording')
-        found.extend(f"{name}'s conversion not re-derived (no check re-derives it yet)"
-                     for name in (() if replay is None else replay.bridges_not_rederived))
+        found.extend(f"{bridge.name}'s conversion not re-derived ({bridge.not_possible_reason})"
+                     for bridge in (() if replay is None else replay.bridges)
+                     if not bridge.possible)
         return tuple(found)
 
     def uncovered(self) -> tuple[str, ...]:
@@ -201,8 +202,7 @@ class VerificationResult:
         lines.extend(line for line in (self.edges and self.edges.summary(),) if line)
         if self.replay is not None:
             lines.append(self.replay.summary())
-            if self.replay.bridge is not None:
-                lines.append(self.replay.bridge.summary())
+            lines.extend(bridge.summary() for bridge in self.replay.bridges)
         unverifiable = self.unverifiable
         if unverifiable:
             reasons: dict[str, int] = {}

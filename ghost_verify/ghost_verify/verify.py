@@ -48,9 +48,9 @@ def verify_all(
     makes those cycles fail (and, without a recorded configuration, judges every cycle with
     the first recorded M and K).
 
-    `replay` (on by default; ``--no-replay`` turns it off) re-runs the agent, and px4_bridge's
-    conversion when the bag holds its fmu/out inputs, from the bag's inputs with its recorded
-    configuration and compares every recorded message with the re-derived one
+    `replay` (on by default; ``--no-replay`` turns it off) re-runs the agent, and a bridge's
+    conversion (px4_, ap_, mavros_bridge) when the bag holds its inputs, from the bag's inputs
+    with its recorded configuration and compares every recorded message with the re-derived one
     (``ghost_verify.rederive``; a second pass over the bag). A difference fails; a bag without
     inputs or configuration is reported not re-derivable, which fails only with `strict`.
 
