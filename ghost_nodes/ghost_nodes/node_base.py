@@ -468,21 +468,26 @@ def run_nodes(node_factories: Sequence[Callable[[], Node]], args: list[str] | No
             sys.exit(2)
         raise
     finally:
-        # Nothing cuts the teardown short any more: it is bounded, and SIGKILL still works.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        _report_a_stuck_stop(_teardown_s(nodes))
-        try:
-            if executor is not None:
-                # Now, while the context is valid: left to the garbage collector, its
-                # destructor runs after rclpy's shutdown and prints an InvalidHandle error.
-                executor.shutdown(timeout_sec=1.0)
-            for node in reversed(nodes):
-                node.destroy_node()
-            rclpy.try_shutdown()
-        finally:
-            faulthandler.cancel_dump_traceback_later()
+        _teardown(executor, nodes)
     _leave(code)
+
+
+def _teardown(executor: Any, nodes: Sequence[Node]) -> None:
+    """Shut the executor, the nodes (newest first) and rclpy down; nothing cuts it short."""
+    # It is bounded, and SIGKILL still works.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _report_a_stuck_stop(_teardown_s(nodes))
+    try:
+        if executor is not None:
+            # Now, while the context is valid: left to the garbage collector, its destructor
+            # runs after rclpy's shutdown and prints an InvalidHandle error.
+            executor.shutdown(timeout_sec=1.0)
+        for node in reversed(nodes):
+            node.destroy_node()
+        rclpy.try_shutdown()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _leave(code: int = 0) -> None:
