@@ -52,7 +52,7 @@ def test_a_running_node_describes_its_ranges_over_dds(ros_env, processes) -> Non
     assert calibrator['min_outcomes']['read_only'] is False
     assert calibrator['max_history']['read_only'] is True
     assert calibrator['max_history']['description'].startswith('W: the window')
-    assert predictor['process_noise']['floating_point_range'] == [[0.0, 'inf', 0.0]]
+    assert predictor['process_noise']['floating_point_range'] == [[0.0, 10.0, 0.0]]  # Q's bound
     assert predictor['period_s']['floating_point_range'] == [[0.0, 'inf', 0.0]]
     assert predictor['period_s']['additional_constraints'] == '> 0 (0 itself is refused)'
     assert predictor['input_qos']['additional_constraints'] == 'one of best_effort, reliable'

@@ -103,8 +103,10 @@ def test_demo_ardupilot_runs_every_real_log_and_says_what_the_gate_did(tmp_path,
     assert [(g['vehicle_command'], g['output_topic']) for g in asked] == [
         (17, '/ap/mode_switch')] * len(asked)
     # Nobody answers /ap/mode_switch in a replay: every later record says so (3: unanswered).
+    # (A flight Ghost proceeds on throughout asks for none: the first log's is one now.)
     after = [g for g in payloads['/ghost/gate'] if asked and g['mode_asked'] == 17]
-    assert all(g['mode_answer'] in (0, 3) for g in after) and after[-1]['mode_answer'] == 3
+    assert all(g['mode_answer'] in (0, 3) for g in after)
+    assert not asked or after[-1]['mode_answer'] == 3
 
 
 def test_without_odometry_ghost_abstains_and_the_bridge_says_why_once(tmp_path,
