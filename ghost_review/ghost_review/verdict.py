@@ -87,15 +87,19 @@ def _vacuous(check: Check) -> bool:
     return check.status is Status.LIMIT and 'vacuous' in check.text
 
 
+#: The bridges verify_all re-derives; each has its own line and replay section.
+_BRIDGES = ('px4_bridge', 'ap_bridge', 'mavros_bridge')
+
+
 def _section(document: Mapping[str, JsonValue] | None, name: str) -> Mapping[str, JsonValue]:
     if document is None:
         return {}
     key = _SECTIONS.get(name)
     if key is None and name == 'cycles':
         return {'incomplete_cycles': document.get('incomplete_cycles')}
-    if key is None and name == 'px4_bridge':
+    if key is None and name in _BRIDGES:  # each bridge's re-derivation, in the replay's
         replay = document.get('replay')
-        value = replay.get('px4_bridge') if isinstance(replay, Mapping) else None
+        value = replay.get(name) if isinstance(replay, Mapping) else None
     else:
         value = document.get(key or '')
     return value if isinstance(value, Mapping) else {}

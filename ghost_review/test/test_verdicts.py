@@ -109,3 +109,17 @@ def test_the_exit_code_is_the_largest_that_applies(tampered_review: tuple[Path, 
     assert done.returncode == ExitCode.VIOLATED, done.stderr
     assert done.stdout.splitlines()[-1].endswith('; NOT VERIFIED: proceed')
     assert TAMPERED_FLIGHT  # the edits are of this real flight
+
+
+@pytest.mark.parametrize('bridge', ['px4_bridge', 'ap_bridge', 'mavros_bridge'])
+def test_a_bridge_that_differs_leads_the_verdict_at_its_cycle(bridge: str) -> None:
+    """Each bridge's replay section (px4, ArduPilot, MAVROS) links its failure to its cycle."""
+    from ghost_review.verdict import verdict_of
+
+    line = f'{bridge}: DIFFERS (9 of 10 outputs re-derived exactly; 1 differ; ...)'
+    document = {'replay': {bridge: {'holds': False, 'first_difference': {
+        'cycle_stamp_ns': 4_200_000_000}}}}
+    verdict = verdict_of(['replay: 60/60 messages re-derived exactly (10 cycles, ...)', line,
+                          f'NOT VERIFIED: {line}'], ExitCode.VIOLATED, document)
+    failing = [check for check in verdict.checks if check.name == bridge]
+    assert verdict.lead == bridge and failing and failing[0].stamp_ns == 4_200_000_000
