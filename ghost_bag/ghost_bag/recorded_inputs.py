@@ -135,8 +135,10 @@ def read_file_inputs(
         raise InputBagError(f'{path}: not an MCAP file ({path.stat().st_size} bytes, shorter '
                             'than its magic)') from err
     # A damaged record length sends mcap's reader to read more than the file or the index
-    # allows (OverflowError, MemoryError before anything is allocated): damage, not a fault.
-    except (OSError, McapError, ValueError, EOFError, OverflowError, MemoryError) as err:
+    # allows (OverflowError, MemoryError before anything is allocated), a damaged channel id
+    # to a channel its summary lacks (KeyError): damage, not a fault.
+    except (OSError, McapError, ValueError, EOFError, OverflowError, MemoryError,
+            KeyError) as err:
         raise InputBagError(f'{path}: not a readable MCAP file: {_why(path, err)}') from err
 
 

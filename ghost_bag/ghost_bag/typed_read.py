@@ -51,7 +51,7 @@ def read_typed(bag: str | os.PathLike[str], type_names: frozenset[str],
         except RecursionError as err:
             raise BagError(f'{path}: {what} cannot be read: nested too deeply') from err
         except (OSError, McapError, ValueError, EOFError, KeyError, IndexError, TypeError,
-                AttributeError, struct.error) as err:
+                AttributeError, struct.error, OverflowError, MemoryError) as err:
             raise BagError(f'{path}: {what} cannot be read: '
                            f'{" ".join(str(err).split()) or type(err).__name__}') from err
 
