@@ -29,11 +29,12 @@ __all__ = ['EVENTS', 'READY', 'READY_BOUND_NS', 'RunEdges', 'STOP_BOUND_NS', 'ST
 READY = 'ready'
 STOPPING = 'stopping'
 EVENTS = frozenset({READY, STOPPING})
-#: A readiness later than this after the first complete cycle is capped there: a complete
-#: cycle shows every node and the recorder matched, and each node says so within a poll
-#: (0.1 s) of matching. A node restarted mid-run (its first ready then) moves nothing. So at
-#: most this much of a run after its first complete cycle can be unverifiable.
-READY_BOUND_NS = 1_000_000_000
+#: A readiness later than this after the first complete cycle is capped there: a graph whose
+#: cycles complete is matched, and each node says so within a poll (0.1 s) of matching; a
+#: graph slow to start on a loaded machine is ready well within it (``make stress``). So at
+#: most this much of a run after its first complete cycle can be unverifiable (a node
+#: restarted within it, which never said ready before, moves the readiness to its restart).
+READY_BOUND_NS = 10_000_000_000
 #: After the first ``stopping`` record, every node drains (0.5 s; the recorder 1 s) and
 #: exits: a Ghost message logged later than this after it shows the run did not stop.
 STOP_BOUND_NS = 5_000_000_000
