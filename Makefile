@@ -48,8 +48,8 @@ test: bootstrap
 
 ## The inner loop: the unit and bag tiers only (no ROS 2 process) but their slow tests
 ## (conftest.SLOW_TESTS, marker slow: make test runs them), two workers, no lint. Measured here
-## (2026-12-04, 2 cores shared, load about 2): 1091 tests, 60 s wall with the set-up check,
-## 84 s of CPU.
+## (2026-12-04, 2 cores, load about 2): 1368 tests, 88 s wall with the set-up check, 153 s of
+## CPU.
 test-fast: bootstrap
 	@source scripts/env.sh && GHOST_TEST_TIER=fast python -m pytest -q -n 2 \
 		-m '(unit or bag) and not slow' $(ARGS)
